@@ -1,1 +1,44 @@
-fn main() {}
+//! `kindling`: run GGUF models natively over the same crates the browser package uses.
+
+mod commands;
+mod load;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "kindling", version, about = "Run GGUF language models (CPU today; WebGPU next)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Show a GGUF file's architecture, hyperparameters, tokenizer and tensor table.
+    Inspect(commands::inspect::Args),
+    /// Generate text from a prompt.
+    Run(commands::run::Args),
+    /// Print the token ids of a text, as the model's prompt tokenization gives them.
+    Tokenize(commands::tokenize::Args),
+    /// Evaluate a sequence in one pass and print the top logits at every position.
+    Logits(commands::logits::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect(a) => commands::inspect::run(a),
+        Command::Run(a) => commands::run::run(a),
+        Command::Tokenize(a) => commands::tokenize::run(a),
+        Command::Logits(a) => commands::logits::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,1 +1,284 @@
+//! The CPU backend: the browser fallback and the reference every other backend is
+//! tested against. Ops execute immediately; weights stay quantized in memory and are
+//! dequantized a row (or block) at a time inside the kernels. Results do not depend on
+//! the number of threads: every dot product is summed in the same order.
 
+mod kernels;
+mod parallel;
+
+use kindling_gguf::GgmlType;
+use kindling_model::{
+    Activation, AttentionParams, Backend, KvSpec, ModelError, Result, RopeConfig, WeightSpec,
+};
+
+pub use parallel::set_max_threads;
+
+/// A weight: the tensor's GGUF bytes, exactly as stored.
+pub struct CpuWeight {
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    data: Vec<u8>,
+    /// Dequantized copy of small one-row tensors (norm weights, RoPE factors).
+    dense: Option<Vec<f32>>,
+}
+
+impl CpuWeight {
+    fn row_bytes(&self) -> usize {
+        self.data.len() / self.rows.max(1)
+    }
+
+    fn row(&self, i: usize) -> &[u8] {
+        let rb = self.row_bytes();
+        &self.data[i * rb..(i + 1) * rb]
+    }
+
+    fn dense(&self) -> &[f32] {
+        self.dense.as_deref().unwrap_or(&[])
+    }
+}
+
+/// Handle of an activation matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuActivation(usize);
+
+struct Matrix {
+    data: Vec<f32>,
+    capacity: usize,
+    cols: usize,
+}
+
+/// One layer's keys and values, `[positions, width]` each; grows as positions arrive.
+pub struct CpuKvCache {
+    k: Vec<f32>,
+    v: Vec<f32>,
+    spec: KvSpec,
+}
+
+#[derive(Default)]
+pub struct CpuBackend {
+    acts: Vec<Matrix>,
+    tokens: Vec<u32>,
+    start_pos: usize,
+    /// Total bytes of weights allocated (for reporting).
+    weight_bytes: u64,
+}
+
+impl CpuBackend {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn weight_bytes(&self) -> u64 {
+        self.weight_bytes
+    }
+
+    /// Rows the current batch has in activation `a`.
+    fn rows(&self, a: CpuActivation) -> usize {
+        self.tokens.len().min(self.acts[a.0].capacity)
+    }
+
+    fn cols(&self, a: CpuActivation) -> usize {
+        self.acts[a.0].cols
+    }
+
+    /// Takes an activation's storage out so it can be written while others are read.
+    fn take(&mut self, a: CpuActivation) -> Vec<f32> {
+        std::mem::take(&mut self.acts[a.0].data)
+    }
+
+    fn put(&mut self, a: CpuActivation, data: Vec<f32>) {
+        self.acts[a.0].data = data;
+    }
+}
+
+impl Backend for CpuBackend {
+    type Weight = CpuWeight;
+    type Activation = CpuActivation;
+    type KvCache = CpuKvCache;
+
+    fn name(&self) -> String {
+        format!("cpu ({} threads)", parallel::threads())
+    }
+
+    fn alloc_weight(&mut self, spec: &WeightSpec) -> Result<CpuWeight> {
+        let n = usize::try_from(spec.n_bytes)
+            .map_err(|_| ModelError::Backend(format!("tensor '{}' is too large for this machine", spec.name)))?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(n).map_err(|_| {
+            ModelError::Backend(format!("out of memory allocating {n} bytes for tensor '{}'", spec.name))
+        })?;
+        data.resize(n, 0);
+        self.weight_bytes += spec.n_bytes;
+        Ok(CpuWeight { ty: spec.ty, rows: spec.rows, cols: spec.cols, data, dense: None })
+    }
+
+    fn write_weight(&mut self, w: &mut CpuWeight, offset: u64, bytes: &[u8]) -> Result<()> {
+        let start = offset as usize;
+        let dst = w
+            .data
+            .get_mut(start..start + bytes.len())
+            .ok_or_else(|| ModelError::Backend("weight write past the end of its tensor".into()))?;
+        dst.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    fn finish_weight(&mut self, w: &mut CpuWeight) -> Result<()> {
+        if w.rows == 1 {
+            let mut dense = vec![0.0; w.cols];
+            kindling_gguf::dequantize(w.ty, &w.data, &mut dense)?;
+            w.dense = Some(dense);
+        }
+        Ok(())
+    }
+
+    fn alloc_activation(&mut self, capacity: usize, cols: usize) -> Result<CpuActivation> {
+        let n = capacity
+            .checked_mul(cols)
+            .ok_or_else(|| ModelError::Backend("activation size overflows".into()))?;
+        self.acts.push(Matrix { data: vec![0.0; n], capacity, cols });
+        Ok(CpuActivation(self.acts.len() - 1))
+    }
+
+    fn alloc_kv_cache(&mut self, spec: KvSpec) -> Result<CpuKvCache> {
+        Ok(CpuKvCache { k: Vec::new(), v: Vec::new(), spec })
+    }
+
+    fn begin_batch(&mut self, tokens: &[u32], start_pos: usize) -> Result<()> {
+        self.tokens.clear();
+        self.tokens.extend_from_slice(tokens);
+        self.start_pos = start_pos;
+        Ok(())
+    }
+
+    fn embed(&mut self, table: &CpuWeight, scale: f32, out: CpuActivation) {
+        let n = self.rows(out);
+        let cols = self.cols(out);
+        let mut o = self.take(out);
+        for (r, &t) in self.tokens[..n].iter().enumerate() {
+            let row = &mut o[r * cols..(r + 1) * cols];
+            if (t as usize) < table.rows && kindling_gguf::dequantize(table.ty, table.row(t as usize), row).is_ok() {
+                row.iter_mut().for_each(|v| *v *= scale);
+            } else {
+                row.fill(0.0); // unreachable: `Model::eval` checks ids against the vocabulary
+            }
+        }
+        self.put(out, o);
+    }
+
+    fn rms_norm(&mut self, x: CpuActivation, weight: &CpuWeight, group: usize, eps: f32, out: CpuActivation) {
+        let n = self.rows(x);
+        let cols = self.cols(x);
+        let src = if x == out { None } else { Some(self.take(x)) };
+        let mut o = self.take(out);
+        match &src {
+            Some(s) => o[..n * cols].copy_from_slice(&s[..n * cols]),
+            None => {}
+        }
+        kernels::rms_norm(&mut o[..n * cols], weight.dense(), group, eps);
+        self.put(out, o);
+        if let Some(s) = src {
+            self.put(x, s);
+        }
+    }
+
+    fn matmul(&mut self, x: CpuActivation, w: &CpuWeight, out: CpuActivation) {
+        let n = self.rows(x);
+        let xs = self.take(x);
+        let mut o = self.take(out);
+        kernels::matmul(&xs[..n * w.cols], n, w.ty, &w.data, w.rows, w.cols, &mut o[..n * w.rows]);
+        self.put(out, o);
+        self.put(x, xs);
+    }
+
+    fn rope(&mut self, x: CpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&CpuWeight>) {
+        let n = self.rows(x);
+        let cols = self.cols(x);
+        let start = self.start_pos;
+        let ff = freq_factors.map(|w| w.dense());
+        let data = &mut self.acts[x.0].data;
+        for r in 0..n {
+            kernels::rope_row(&mut data[r * cols..r * cols + heads * head_dim], heads, head_dim, start + r, rope, ff);
+        }
+    }
+
+    fn attention(
+        &mut self,
+        q: CpuActivation,
+        k: CpuActivation,
+        v: CpuActivation,
+        cache: &mut CpuKvCache,
+        p: &AttentionParams,
+        out: CpuActivation,
+    ) {
+        let n = self.rows(q);
+        let width = cache.spec.width;
+        let end = (self.start_pos + n) * width;
+        if cache.k.len() < end {
+            cache.k.resize(end, 0.0);
+            cache.v.resize(end, 0.0);
+        }
+        let at = self.start_pos * width;
+        cache.k[at..end].copy_from_slice(&self.acts[k.0].data[..n * width]);
+        cache.v[at..end].copy_from_slice(&self.acts[v.0].data[..n * width]);
+        let qs = self.take(q);
+        let mut o = self.take(out);
+        let q_cols = p.head_count * p.head_dim;
+        kernels::attention(&qs[..n * q_cols], &cache.k, &cache.v, width, self.start_pos, n, p, &mut o[..n * q_cols]);
+        self.put(out, o);
+        self.put(q, qs);
+    }
+
+    fn gated_activation(&mut self, gate: CpuActivation, up: CpuActivation, act: Activation, out: CpuActivation) {
+        let len = self.rows(gate) * self.cols(gate);
+        let g = self.take(gate);
+        let u = self.take(up);
+        let mut o = self.take(out);
+        kernels::gated(&g[..len], &u[..len], act, &mut o[..len]);
+        self.put(out, o);
+        self.put(up, u);
+        self.put(gate, g);
+    }
+
+    fn add(&mut self, x: CpuActivation, y: CpuActivation) {
+        let len = self.rows(x) * self.cols(x);
+        let ys = self.take(y);
+        self.acts[x.0].data[..len].iter_mut().zip(&ys[..len]).for_each(|(a, b)| *a += b);
+        self.put(y, ys);
+    }
+
+    fn select_row(&mut self, src: CpuActivation, src_row: usize, dst: CpuActivation) {
+        let cols = self.cols(src);
+        let s = self.take(src);
+        self.acts[dst.0].data[..cols].copy_from_slice(&s[src_row * cols..(src_row + 1) * cols]);
+        self.put(src, s);
+    }
+
+    fn softcap(&mut self, x: CpuActivation, cap: f32) {
+        let len = self.rows(x) * self.cols(x);
+        self.acts[x.0].data[..len].iter_mut().for_each(|v| *v = cap * (*v / cap).tanh());
+    }
+
+    async fn read_rows(&mut self, x: CpuActivation, rows: usize) -> Result<Vec<f32>> {
+        let m = &self.acts[x.0];
+        let rows = rows.min(m.capacity);
+        Ok(m.data[..rows * m.cols].to_vec())
+    }
+
+    async fn argmax_rows(&mut self, x: CpuActivation, rows: usize) -> Result<Vec<u32>> {
+        let m = &self.acts[x.0];
+        let rows = rows.min(m.capacity);
+        Ok(m.data[..rows * m.cols]
+            .chunks_exact(m.cols.max(1))
+            .map(|row| {
+                let mut best = (0u32, f32::NEG_INFINITY);
+                for (i, &v) in row.iter().enumerate() {
+                    if v > best.1 {
+                        best = (i as u32, v);
+                    }
+                }
+                best.0
+            })
+            .collect())
+    }
+}

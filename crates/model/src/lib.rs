@@ -1,1 +1,25 @@
+//! The model layer: configuration resolved from GGUF metadata, the `Backend` trait,
+//! one forward pass per architecture, the streaming loader, sessions with their KV
+//! caches, sampling and generation. No platform code: it runs wherever a `Backend`
+//! does (CPU natively and in WebAssembly, wgpu natively and in the browser).
 
+pub mod backend;
+pub mod config;
+mod engine;
+mod error;
+mod forward;
+pub mod generate;
+mod info;
+pub mod loader;
+pub mod sampler;
+pub mod weights;
+
+pub use backend::{AttentionParams, Backend, KvSpec, WeightSpec};
+pub use config::{Activation, Architecture, LayerConfig, ModelConfig, RopeConfig, RopeStyle};
+pub use engine::{EvalOutput, Evaluated, Model, ModelOptions, Session};
+pub use error::{ModelError, Result};
+pub use forward::LogitRows;
+pub use generate::{FinishReason, GenerateOptions, Generation, Piece};
+pub use info::ModelInfo;
+pub use loader::{LoadProgress, LoadedModel, Loader};
+pub use sampler::{Sampler, SamplerConfig};

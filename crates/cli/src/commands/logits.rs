@@ -1,0 +1,73 @@
+//! `kindling logits FILE (--prompt TEXT | --token-ids 1,2,3) [--top K] [--json]`:
+//! teacher-forced evaluation in one pass, the tool fidelity is measured with.
+
+use std::path::PathBuf;
+
+use kindling_model::{EvalOutput, Evaluated, ModelOptions};
+
+use crate::load::{load_model, BackendChoice, Error};
+
+#[derive(clap::Args)]
+pub struct Args {
+    file: PathBuf,
+    /// Text to evaluate (tokenized with special tokens added and parsed).
+    #[arg(long, conflicts_with = "token_ids", required_unless_present = "token_ids")]
+    prompt: Option<String>,
+    /// Comma-separated token ids to evaluate.
+    #[arg(long, value_delimiter = ',')]
+    token_ids: Option<Vec<u32>>,
+    /// How many top logits to print per position.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+    #[arg(long, value_enum, default_value = "cpu")]
+    backend: BackendChoice,
+    /// Print `{"token_ids": [...], "top": [[[id, logit], ...], ...]}`.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<(), Error> {
+    let mut loaded = load_model(&args.file, args.backend, ModelOptions::default())?;
+    let model = &mut loaded.model;
+    let ids = match (&args.prompt, args.token_ids) {
+        (Some(p), _) => model.tokenizer().encode(p, true, true),
+        (None, Some(ids)) => ids,
+        (None, None) => return Err("give --prompt or --token-ids".into()),
+    };
+    if ids.is_empty() {
+        return Err("nothing to evaluate: the prompt has no tokens".into());
+    }
+    let mut session = model.new_session(ids.len())?;
+    if ids.len() > session.capacity() {
+        return Err(format!("{} tokens exceed the model's context of {}", ids.len(), session.capacity()).into());
+    }
+    let Evaluated::Logits(logits) = pollster::block_on(model.eval(&mut session, &ids, EvalOutput::AllLogits))? else {
+        return Err("the engine returned no logits".into());
+    };
+    let vocab = model.config().vocab_size;
+    let top: Vec<Vec<(u32, f32)>> = logits.chunks_exact(vocab).map(|row| top_k(row, args.top)).collect();
+    if args.json {
+        let top: Vec<Vec<(u32, f32)>> = top;
+        println!("{}", serde_json::json!({ "token_ids": ids, "top": top }));
+    } else {
+        for (i, (id, row)) in ids.iter().zip(&top).enumerate() {
+            let piece = String::from_utf8_lossy(&model.tokenizer().token_bytes(*id)).into_owned();
+            let best: Vec<String> = row.iter().map(|(t, l)| format!("{t}:{l:.3}")).collect();
+            println!("{i:>4} {id:>7} {piece:<16?} -> {}", best.join(" "));
+        }
+    }
+    Ok(())
+}
+
+/// The `k` largest (id, logit) pairs, largest first (lower id first on ties).
+pub fn top_k(row: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let mut idx: Vec<(u32, f32)> = row.iter().enumerate().map(|(i, &l)| (i as u32, l)).collect();
+    let k = k.min(idx.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    idx.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    idx.truncate(k);
+    idx.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    idx
+}

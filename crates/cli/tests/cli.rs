@@ -1,0 +1,144 @@
+//! The `kindling` binary end to end: its JSON outputs on a real model, and bad input
+//! of every kind giving a clear error, a non-zero exit code and no panic.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use kindling_testdata::RealModel;
+use serde_json::Value;
+
+fn kindling(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kindling")).args(args).output().expect("run kindling")
+}
+
+fn json(out: &Output) -> Value {
+    assert!(out.status.success(), "kindling failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn smol() -> String {
+    RealModel::SmolLm2.path().to_string_lossy().into_owned()
+}
+
+fn ids(v: &Value) -> Vec<u64> {
+    v.as_array().expect("array").iter().map(|x| x.as_u64().expect("id")).collect()
+}
+
+#[test]
+fn run_json_reports_ids_text_finish_and_timings() {
+    let out = kindling(&["run", &smol(), "--prompt", "The capital of France is", "--max-tokens", "8", "--temperature", "0", "--json"]);
+    let v = json(&out);
+    assert!(!ids(&v["prompt_token_ids"]).is_empty());
+    let gen = ids(&v["token_ids"]);
+    assert!(!gen.is_empty() && gen.len() <= 8);
+    assert!(v["text"].as_str().is_some());
+    assert!(["length", "eos", "stop"].contains(&v["finish_reason"].as_str().unwrap()));
+    for k in ["load_ms", "prefill_tok_s", "decode_tok_s"] {
+        assert!(v["timings"][k].as_f64().unwrap() >= 0.0, "{k}");
+    }
+    // Greedy is deterministic; a seeded sample is repeatable.
+    assert_eq!(v["token_ids"], json(&kindling(&["run", &smol(), "--prompt", "The capital of France is", "--max-tokens", "8", "--temperature", "0", "--json"]))["token_ids"]);
+    let sampled = |seed: &str| {
+        json(&kindling(&["run", &smol(), "--prompt", "Once upon a time", "--max-tokens", "12", "--temperature", "1.0", "--seed", seed, "--json"]))["token_ids"].clone()
+    };
+    assert_eq!(sampled("7"), sampled("7"));
+}
+
+#[test]
+fn run_streams_text_and_honours_stop_strings() {
+    let out = kindling(&["run", &smol(), "--prompt", "1, 2, 3, 4,", "--max-tokens", "24", "--temperature", "0", "--stop", "8", "--json"]);
+    let v = json(&out);
+    let text = v["text"].as_str().unwrap();
+    if v["finish_reason"] == "stop" {
+        assert!(!text.contains('8'), "text {text:?} should stop before '8'");
+    }
+    let plain = kindling(&["run", &smol(), "--prompt", "Hello", "--max-tokens", "4", "--temperature", "0"]);
+    assert!(plain.status.success());
+    assert!(!plain.stdout.is_empty());
+}
+
+#[test]
+fn chat_mode_uses_the_template() {
+    let v = json(&kindling(&["run", &smol(), "--chat", "--prompt", "Say hi.", "--max-tokens", "4", "--temperature", "0", "--json"]));
+    // SmolLM2's template starts with <|im_start|>system (id 1).
+    assert_eq!(ids(&v["prompt_token_ids"])[0], 1);
+}
+
+#[test]
+fn tokenize_and_logits_json() {
+    let v = json(&kindling(&["tokenize", &smol(), "--text", "Hello world", "--json"]));
+    let t = ids(&v["token_ids"]);
+    assert!(!t.is_empty());
+    let joined: Vec<String> = t.iter().map(|i| i.to_string()).collect();
+    let v = json(&kindling(&["logits", &smol(), "--token-ids", &joined.join(","), "--top", "3", "--json"]));
+    assert_eq!(ids(&v["token_ids"]), t);
+    let top = v["top"].as_array().unwrap();
+    assert_eq!(top.len(), t.len());
+    for row in top {
+        let row = row.as_array().unwrap();
+        assert_eq!(row.len(), 3);
+        let l: Vec<f64> = row.iter().map(|p| p[1].as_f64().unwrap()).collect();
+        assert!(l[0] >= l[1] && l[1] >= l[2]);
+    }
+}
+
+#[test]
+fn inspect_shows_architecture_and_tensors() {
+    let out = kindling(&["inspect", &smol()]);
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("llama") && s.contains("blk.0.attn_q.weight") && s.contains("Q4_1"), "{s}");
+}
+
+/// Writes `bytes` to a temp file and runs every file-reading command on it.
+fn expect_clean_failure(tag: &str, bytes: &[u8], needle: &str) {
+    let dir = std::env::temp_dir().join(format!("kindling-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path: PathBuf = dir.join(format!("{tag}.gguf"));
+    std::fs::write(&path, bytes).unwrap();
+    for cmd in [&["inspect"][..], &["run", "--prompt", "hi", "--max-tokens", "1"][..], &["logits", "--token-ids", "1"][..], &["tokenize", "--text", "hi"][..]] {
+        let mut args: Vec<&str> = vec![cmd[0]];
+        let p = path.to_string_lossy().into_owned();
+        args.push(&p);
+        args.extend(&cmd[1..]);
+        let out = kindling(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{tag}: `{}` should fail", args.join(" "));
+        assert!(!err.contains("panicked"), "{tag}: panic: {err}");
+        assert!(err.to_lowercase().contains(needle), "{tag}: `{}` error {err:?} should mention {needle:?}", args.join(" "));
+    }
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn bad_files_fail_cleanly() {
+    let real = std::fs::read(RealModel::SmolLm2.path()).unwrap();
+    expect_clean_failure("empty", b"", "empty");
+    expect_clean_failure("text", b"this is not a model, just some text\n", "magic");
+    let mut magic = real[..1 << 16].to_vec();
+    magic[..4].copy_from_slice(b"GGUX");
+    expect_clean_failure("magic", &magic, "magic");
+    // 20 cut points: inside the header, inside the tensor table, inside tensor data.
+    let cuts = [3usize, 4, 8, 15, 23, 24, 100, 1000, 10_000, 100_000, 500_000, 1_000_000, 1_500_000, 1_800_000];
+    for (i, &cut) in cuts.iter().enumerate() {
+        expect_clean_failure(&format!("cut{i}"), &real[..cut], "trunc");
+    }
+    let data_cuts = [real.len() / 6, real.len() / 3, real.len() / 2, real.len() * 2 / 3, real.len() - 1000, real.len() - 1];
+    for (i, &cut) in data_cuts.iter().enumerate() {
+        expect_clean_failure_loading(&format!("datacut{i}"), &real[..cut]);
+    }
+}
+
+/// Data-section truncation is only seen by commands that load weights.
+fn expect_clean_failure_loading(tag: &str, bytes: &[u8]) {
+    let path = std::env::temp_dir().join(format!("kindling-cli-{tag}-{}.gguf", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    let p = path.to_string_lossy().into_owned();
+    for args in [vec!["run", &p, "--prompt", "hi", "--max-tokens", "1"], vec!["logits", &p, "--token-ids", "1"]] {
+        let out = kindling(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && !err.contains("panicked"), "{tag}: {err}");
+        assert!(err.contains("truncated") || err.contains("ends"), "{tag}: {err}");
+    }
+    std::fs::remove_file(Path::new(&path)).ok();
+}

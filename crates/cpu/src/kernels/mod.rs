@@ -1,0 +1,12 @@
+//! CPU kernels, one family per file. Inputs are plain slices so each kernel can be
+//! tested (and later vectorised) on its own.
+
+mod attention;
+mod matmul;
+mod norm;
+mod rope;
+
+pub use attention::attention;
+pub use matmul::{dot, matmul};
+pub use norm::{gated, rms_norm};
+pub use rope::rope_row;

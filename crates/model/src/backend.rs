@@ -1,0 +1,136 @@
+//! The `Backend` trait: the ops a forward pass is made of, executed by the CPU or
+//! recorded by the GPU.
+//!
+//! The contract is shaped by the GPU, the backend we care most about:
+//! - **Ops record, reads execute.** Every op may be deferred. Nothing is observable
+//!   until `read_rows` or `argmax_rows`, which are `async` because a browser can only
+//!   read a GPU buffer back by yielding to its event loop. A backend is free to put all
+//!   ops between two reads into one command submission; a decode step is one batch of
+//!   ops and one read of a token id.
+//! - **Handles, not data.** Weights, activations and KV caches are opaque handles the
+//!   backend allocates up front; no op allocates, so nothing is created per token.
+//! - **Weights arrive in pieces.** `write_weight` takes any byte range of a tensor's
+//!   GGUF data in increasing order, as a network stream delivers it; the backend
+//!   copies it to its final home (a GPU buffer) at once, so the host never holds the
+//!   whole model.
+//! - **A batch is a run of positions.** `begin_batch` uploads the token ids and first
+//!   position of the next `n` rows; ops act on the first `min(n, capacity)` rows of
+//!   their activations (capacity fixed at allocation), so an activation of capacity 1
+//!   holds one row, e.g. the last position's hidden state when only its logits are
+//!   wanted. Prefill is one batch of a whole prompt chunk.
+
+use kindling_gguf::GgmlType;
+
+use crate::config::{Activation, RopeConfig};
+use crate::error::Result;
+
+/// What a weight tensor is, as the backend needs to allocate and use it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WeightSpec {
+    pub name: String,
+    pub ty: GgmlType,
+    /// Values per row (GGUF `ne0`): the dot-product length of a matmul.
+    pub cols: usize,
+    /// Rows (product of the other dims): the output width of a matmul.
+    pub rows: usize,
+    /// Size of the tensor's GGUF data in bytes.
+    pub n_bytes: u64,
+}
+
+/// Shape of one layer's KV cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KvSpec {
+    /// Positions it can hold.
+    pub capacity: usize,
+    /// Width of one position's key (and value) row: kv_heads × head_dim.
+    pub width: usize,
+}
+
+/// Parameters of one attention op.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttentionParams {
+    pub head_count: usize,
+    pub head_count_kv: usize,
+    pub head_dim: usize,
+    /// Multiplies q·k before the softmax.
+    pub scale: f32,
+    /// Attend only to the last `w` positions (incl. the current one).
+    pub sliding_window: Option<usize>,
+}
+
+/// A compute backend. See the module docs for the execution model.
+#[allow(async_fn_in_trait)] // backends run on one thread (wasm); no Send bound wanted
+pub trait Backend {
+    /// A weight tensor in its GGUF type (quantized weights stay quantized).
+    type Weight;
+    /// An f32 activation matrix `[rows ≤ capacity, cols]`, row-major.
+    type Activation: Copy;
+    /// One layer's key and value cache.
+    type KvCache;
+
+    /// Human-readable name ("cpu", "NVIDIA H200 (Vulkan)").
+    fn name(&self) -> String;
+
+    // ---- loading ----------------------------------------------------------------
+
+    /// Reserves storage for a weight. Fails cleanly (no panic) when it does not fit.
+    fn alloc_weight(&mut self, spec: &WeightSpec) -> Result<Self::Weight>;
+    /// Copies `bytes` of the tensor's GGUF data starting at byte `offset` of the tensor.
+    /// Called with increasing, non-overlapping ranges that end up covering the tensor.
+    fn write_weight(&mut self, weight: &mut Self::Weight, offset: u64, bytes: &[u8]) -> Result<()>;
+    /// The last byte of the tensor has been written.
+    fn finish_weight(&mut self, _weight: &mut Self::Weight) -> Result<()> {
+        Ok(())
+    }
+
+    // ---- working memory (allocated once, outside the token loop) -----------------
+
+    fn alloc_activation(&mut self, capacity: usize, cols: usize) -> Result<Self::Activation>;
+    fn alloc_kv_cache(&mut self, spec: KvSpec) -> Result<Self::KvCache>;
+
+    // ---- ops --------------------------------------------------------------------
+
+    /// Starts a batch: the next ops act on `tokens.len()` rows holding positions
+    /// `start_pos..start_pos + tokens.len()`. A backend that uploads the ids through
+    /// its queue submits the ops recorded for the previous batch first.
+    fn begin_batch(&mut self, tokens: &[u32], start_pos: usize) -> Result<()>;
+    /// `out[r] = scale * table[tokens[r]]` (rows dequantized from the table's type).
+    fn embed(&mut self, table: &Self::Weight, scale: f32, out: Self::Activation);
+    /// RMS norm over consecutive groups of `group` columns (a whole row when
+    /// `group == cols`; one head when normalising q/k per head), times `weight[group]`.
+    /// `out` may be `x` (in place).
+    fn rms_norm(&mut self, x: Self::Activation, weight: &Self::Weight, group: usize, eps: f32, out: Self::Activation);
+    /// `out[r] = W · x[r]` for a weight of `rows × cols`: out has `rows` columns.
+    fn matmul(&mut self, x: Self::Activation, weight: &Self::Weight, out: Self::Activation);
+    /// Rotates `heads` heads of `head_dim` in place by each row's position.
+    /// `freq_factors` (`n_rot / 2` f32) divide the pair frequencies when given.
+    fn rope(&mut self, x: Self::Activation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&Self::Weight>);
+    /// Stores k and v rows at the batch positions, then for every row computes causal
+    /// (and optionally windowed) grouped-query attention of q over the cache.
+    fn attention(
+        &mut self,
+        q: Self::Activation,
+        k: Self::Activation,
+        v: Self::Activation,
+        cache: &mut Self::KvCache,
+        params: &AttentionParams,
+        out: Self::Activation,
+    );
+    /// `out = act(gate) * up`, elementwise.
+    fn gated_activation(&mut self, gate: Self::Activation, up: Self::Activation, act: Activation, out: Self::Activation);
+    /// `x += y`, elementwise.
+    fn add(&mut self, x: Self::Activation, y: Self::Activation);
+    /// Copies row `src_row` of the batch in `src` to row 0 of `dst` (used to compute
+    /// logits for the last position only, with a `dst` of capacity 1).
+    fn select_row(&mut self, src: Self::Activation, src_row: usize, dst: Self::Activation);
+    /// `x = cap * tanh(x / cap)` elementwise.
+    fn softcap(&mut self, x: Self::Activation, cap: f32);
+
+    // ---- reads: run everything recorded so far, then read back -------------------
+
+    /// The first `rows` rows of `x`, row-major.
+    async fn read_rows(&mut self, x: Self::Activation, rows: usize) -> Result<Vec<f32>>;
+    /// The index of the largest value in each of the first `rows` rows (lowest index
+    /// on ties): a greedy step reads back 4 bytes.
+    async fn argmax_rows(&mut self, x: Self::Activation, rows: usize) -> Result<Vec<u32>>;
+}

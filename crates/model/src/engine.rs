@@ -1,0 +1,207 @@
+//! `Model`: a loaded model on a backend, and `Session`: one conversation's KV cache.
+//!
+//! The model owns the backend, the weights and the activation workspace (allocated
+//! once here, never in the token loop); a session owns its KV caches and the tokens
+//! they hold. `eval` runs tokens through the model in batches of at most `max_batch`.
+
+use kindling_tokenizer::{ChatTemplate, Tokenizer};
+
+use crate::backend::{Backend, KvSpec};
+use crate::config::ModelConfig;
+use crate::error::{ModelError, Result};
+use crate::forward::{self, LogitRows, Workspace};
+use crate::info::ModelInfo;
+use crate::loader::{LoadedModel, Loader};
+use crate::weights::Weights;
+
+/// Settings fixed when a model is built on a backend.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelOptions {
+    /// Most positions evaluated in one batch (prompt chunks are this long).
+    pub max_batch: usize,
+}
+
+impl Default for ModelOptions {
+    fn default() -> Self {
+        ModelOptions { max_batch: 64 }
+    }
+}
+
+/// What `Model::eval` returns for the evaluated tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvalOutput {
+    /// The logits of the last position (one vocabulary row).
+    LastLogits,
+    /// The logits of every position, row after row.
+    AllLogits,
+    /// The argmax of the last position's logits (4 bytes read back).
+    LastArgmax,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Evaluated {
+    Logits(Vec<f32>),
+    Token(u32),
+}
+
+pub struct Model<B: Backend> {
+    backend: B,
+    config: ModelConfig,
+    info: ModelInfo,
+    tokenizer: Tokenizer,
+    chat_template: Option<ChatTemplate>,
+    weights: Weights<B::Weight>,
+    work: Workspace<B::Activation>,
+    max_batch: usize,
+}
+
+/// One sequence's state: its KV caches and the tokens they hold.
+pub struct Session<B: Backend> {
+    caches: Vec<B::KvCache>,
+    capacity: usize,
+    tokens: Vec<u32>,
+}
+
+impl<B: Backend> Session<B> {
+    /// Tokens whose keys and values are cached, in order.
+    pub fn tokens(&self) -> &[u32] {
+        &self.tokens
+    }
+
+    /// Most positions the session can hold.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Forgets everything after the first `n` tokens (their cache rows are overwritten
+    /// by later tokens).
+    pub fn truncate(&mut self, n: usize) {
+        self.tokens.truncate(n);
+    }
+}
+
+impl<B: Backend> Model<B> {
+    /// Loads a whole in-memory GGUF file onto `backend`, feeding it in chunks like a
+    /// stream would.
+    pub fn load_from_bytes(mut backend: B, bytes: &[u8], options: ModelOptions) -> Result<Self> {
+        let mut loader = Loader::new(Some(bytes.len() as u64));
+        for chunk in bytes.chunks(1 << 20) {
+            loader.feed(&mut backend, chunk)?;
+        }
+        let loaded = loader.finish()?;
+        Model::new(backend, loaded, options)
+    }
+
+    /// Builds the model around weights already loaded onto `backend`.
+    pub fn new(mut backend: B, loaded: LoadedModel<B::Weight>, options: ModelOptions) -> Result<Self> {
+        let max_batch = options.max_batch.max(1);
+        let work = Workspace::alloc(&mut backend, &loaded.config, max_batch)?;
+        Ok(Model {
+            backend,
+            config: loaded.config,
+            info: loaded.info,
+            tokenizer: loaded.tokenizer,
+            chat_template: loaded.chat_template,
+            weights: loaded.weights,
+            work,
+            max_batch,
+        })
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    pub fn chat_template(&self) -> Option<&ChatTemplate> {
+        self.chat_template.as_ref()
+    }
+
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    pub fn backend_name(&self) -> String {
+        self.backend.name()
+    }
+
+    /// A new empty session holding up to `context` positions (capped to the model's
+    /// trained context length).
+    pub fn new_session(&mut self, context: usize) -> Result<Session<B>> {
+        let capacity = context.clamp(1, self.config.context_length);
+        let spec = KvSpec { capacity, width: self.config.kv_width() };
+        let caches = (0..self.config.block_count)
+            .map(|_| self.backend.alloc_kv_cache(spec))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Session { caches, capacity, tokens: Vec::new() })
+    }
+
+    /// Appends `tokens` to the session and returns what `output` asks for.
+    pub async fn eval(&mut self, session: &mut Session<B>, tokens: &[u32], output: EvalOutput) -> Result<Evaluated> {
+        if tokens.is_empty() {
+            return Err(ModelError::InvalidRequest("nothing to evaluate: no tokens".into()));
+        }
+        if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= self.config.vocab_size) {
+            return Err(ModelError::InvalidRequest(format!(
+                "token id {bad} is outside the vocabulary of {} tokens",
+                self.config.vocab_size
+            )));
+        }
+        if session.tokens.len() + tokens.len() > session.capacity {
+            return Err(ModelError::InvalidRequest(format!(
+                "context full: {} cached + {} new tokens exceed the session's {} positions",
+                session.tokens.len(),
+                tokens.len(),
+                session.capacity
+            )));
+        }
+        let vocab = self.config.vocab_size;
+        let mut all = Vec::new();
+        let chunks: Vec<&[u32]> = tokens.chunks(self.max_batch).collect();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let last_chunk = i + 1 == chunks.len();
+            let rows = match output {
+                EvalOutput::AllLogits => Some(LogitRows::All),
+                _ if last_chunk => Some(LogitRows::Last),
+                _ => None,
+            };
+            let n = chunk.len();
+            self.backend.begin_batch(chunk, session.tokens.len())?;
+            let logits = match rows {
+                Some(rows) => Some(forward::record(
+                    &mut self.backend,
+                    &self.config,
+                    &self.weights,
+                    &self.work,
+                    &mut session.caches,
+                    n,
+                    rows,
+                )?),
+                None => {
+                    forward::record_body(&mut self.backend, &self.config, &self.weights, &self.work, &mut session.caches)?;
+                    None
+                }
+            };
+            session.tokens.extend_from_slice(chunk);
+            match (output, logits) {
+                (EvalOutput::AllLogits, Some(l)) => all.extend(self.backend.read_rows(l, n).await?),
+                (EvalOutput::LastLogits, Some(l)) => return Ok(Evaluated::Logits(self.backend.read_rows(l, 1).await?)),
+                (EvalOutput::LastArgmax, Some(l)) => {
+                    let ids = self.backend.argmax_rows(l, 1).await?;
+                    let id = ids.first().copied().ok_or_else(|| ModelError::Backend("argmax returned nothing".into()))?;
+                    return Ok(Evaluated::Token(id));
+                }
+                _ => {}
+            }
+        }
+        debug_assert_eq!(all.len(), tokens.len() * vocab);
+        Ok(Evaluated::Logits(all))
+    }
+}

@@ -1,0 +1,121 @@
+//! The forward passes, one per architecture, written once over `Backend`.
+//!
+//! A forward pass only *records* ops for the current batch: it never reads anything
+//! back, so a GPU backend can put a whole token's work into one submission.
+
+mod blocks;
+mod gemma3;
+mod llama;
+
+use crate::backend::Backend;
+use crate::config::{Architecture, ModelConfig};
+use crate::error::Result;
+use crate::weights::Weights;
+
+/// The activations one batch works in, allocated once per engine.
+#[derive(Clone, Copy, Debug)]
+pub struct Workspace<A> {
+    /// Residual stream `[batch, d_model]`.
+    pub x: A,
+    /// Normalised input of a block / post-norm output `[batch, d_model]`.
+    pub h: A,
+    /// Output projection of attention or FFN `[batch, d_model]`.
+    pub proj: A,
+    /// Queries `[batch, heads × head_dim]`.
+    pub q: A,
+    /// Keys and values of the batch `[batch, kv_heads × head_dim]`.
+    pub k: A,
+    pub v: A,
+    /// Attention output before projection `[batch, heads × head_dim]`.
+    pub attn: A,
+    /// FFN gate, up and gated product `[batch, ffn]`.
+    pub gate: A,
+    pub up: A,
+    pub act: A,
+    /// The last position's hidden state and its norm `[1, d_model]`.
+    pub last: A,
+    pub last_normed: A,
+    /// Logits of the last position `[1, vocab]`.
+    pub logits_last: A,
+    /// Logits of every position of the batch `[batch, vocab]`.
+    pub logits_all: A,
+}
+
+impl<A: Copy> Workspace<A> {
+    pub fn alloc<B: Backend<Activation = A>>(b: &mut B, cfg: &ModelConfig, batch: usize) -> Result<Self> {
+        let d = cfg.embedding_length;
+        Ok(Workspace {
+            x: b.alloc_activation(batch, d)?,
+            h: b.alloc_activation(batch, d)?,
+            proj: b.alloc_activation(batch, d)?,
+            q: b.alloc_activation(batch, cfg.q_width())?,
+            k: b.alloc_activation(batch, cfg.kv_width())?,
+            v: b.alloc_activation(batch, cfg.kv_width())?,
+            attn: b.alloc_activation(batch, cfg.q_width())?,
+            gate: b.alloc_activation(batch, cfg.feed_forward_length)?,
+            up: b.alloc_activation(batch, cfg.feed_forward_length)?,
+            act: b.alloc_activation(batch, cfg.feed_forward_length)?,
+            last: b.alloc_activation(1, d)?,
+            last_normed: b.alloc_activation(1, d)?,
+            logits_last: b.alloc_activation(1, cfg.vocab_size)?,
+            logits_all: b.alloc_activation(batch, cfg.vocab_size)?,
+        })
+    }
+}
+
+/// Which positions of a batch need logits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogitRows {
+    /// Only the last (generation).
+    Last,
+    /// Every position (teacher-forced evaluation).
+    All,
+}
+
+/// Records the transformer blocks for the current batch, leaving the final hidden
+/// states in `ws.x` (used alone for prompt chunks whose logits nobody needs).
+pub fn record_body<B: Backend>(
+    b: &mut B,
+    cfg: &ModelConfig,
+    w: &Weights<B::Weight>,
+    ws: &Workspace<B::Activation>,
+    caches: &mut [B::KvCache],
+) -> Result<()> {
+    match cfg.architecture {
+        Architecture::Llama => llama::record(b, cfg, w, ws, caches),
+        Architecture::Gemma3 => gemma3::record(b, cfg, w, ws, caches),
+    }
+}
+
+/// Records the whole forward pass of the current batch of `n` rows and returns the
+/// activation that will hold the logits.
+pub fn record<B: Backend>(
+    b: &mut B,
+    cfg: &ModelConfig,
+    w: &Weights<B::Weight>,
+    ws: &Workspace<B::Activation>,
+    caches: &mut [B::KvCache],
+    n: usize,
+    rows: LogitRows,
+) -> Result<B::Activation> {
+    record_body(b, cfg, w, ws, caches)?;
+    let eps = cfg.rms_norm_eps;
+    let d = cfg.embedding_length;
+    let logits = match rows {
+        LogitRows::Last => {
+            b.select_row(ws.x, n - 1, ws.last);
+            b.rms_norm(ws.last, &w.output_norm, d, eps, ws.last_normed);
+            b.matmul(ws.last_normed, w.output(), ws.logits_last);
+            ws.logits_last
+        }
+        LogitRows::All => {
+            b.rms_norm(ws.x, &w.output_norm, d, eps, ws.h);
+            b.matmul(ws.h, w.output(), ws.logits_all);
+            ws.logits_all
+        }
+    };
+    if let Some(cap) = cfg.final_logit_softcap {
+        b.softcap(logits, cap);
+    }
+    Ok(logits)
+}

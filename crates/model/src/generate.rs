@@ -1,0 +1,214 @@
+//! Token-by-token generation: prefill, sample, stop on end-of-generation tokens, stop
+//! strings or limits, and hand out text pieces that never split a UTF-8 character or
+//! show the beginning of a stop string that may still complete.
+
+use kindling_tokenizer::StreamDecoder;
+
+use crate::backend::Backend;
+use crate::engine::{EvalOutput, Evaluated, Model, Session};
+use crate::error::{ModelError, Result};
+use crate::sampler::{Sampler, SamplerConfig};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenerateOptions {
+    /// Most tokens to generate.
+    pub max_tokens: usize,
+    pub sampler: SamplerConfig,
+    /// Generation stops before the first occurrence of any of these strings.
+    pub stop: Vec<String>,
+    /// Stop at the model's end-of-generation tokens (EOS, end-of-turn).
+    pub stop_at_eog: bool,
+}
+
+impl Default for GenerateOptions {
+    fn default() -> Self {
+        GenerateOptions { max_tokens: 256, sampler: SamplerConfig::default(), stop: Vec::new(), stop_at_eog: true }
+    }
+}
+
+/// Why generation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FinishReason {
+    /// The model produced an end-of-generation token.
+    EndOfGeneration,
+    /// A stop string appeared.
+    StopString,
+    /// `max_tokens` were generated.
+    MaxTokens,
+    /// The session's context is full.
+    ContextFull,
+}
+
+impl FinishReason {
+    /// The name used in JSON output and the JS API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FinishReason::EndOfGeneration => "eos",
+            FinishReason::StopString => "stop",
+            FinishReason::MaxTokens => "length",
+            FinishReason::ContextFull => "context_full",
+        }
+    }
+}
+
+/// One generated token and the text it releases (possibly empty: half a character or
+/// a possible stop-string start is held back until it resolves). The last piece may
+/// carry no token: it releases the text held back when generation ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Piece {
+    pub token_id: Option<u32>,
+    pub text: String,
+}
+
+/// A generation in progress. Drive it with `next` until it returns `None`.
+pub struct Generation {
+    options: GenerateOptions,
+    sampler: Sampler,
+    decoder: StreamDecoder,
+    prompt: Vec<u32>,
+    generated: Vec<u32>,
+    /// Text released so far.
+    text: String,
+    /// Decoded text not yet released because a stop string may start in it.
+    held: String,
+    finish: Option<FinishReason>,
+    /// Whether the prompt has been evaluated.
+    prefilled: bool,
+}
+
+impl Generation {
+    pub fn new(prompt: Vec<u32>, options: GenerateOptions) -> Result<Self> {
+        if prompt.is_empty() {
+            return Err(ModelError::InvalidRequest("the prompt is empty: give at least one token".into()));
+        }
+        options.sampler.validate().map_err(ModelError::InvalidRequest)?;
+        Ok(Generation {
+            sampler: Sampler::new(options.sampler.clone()),
+            options,
+            decoder: StreamDecoder::new(false),
+            prompt,
+            generated: Vec::new(),
+            text: String::new(),
+            held: String::new(),
+            finish: None,
+            prefilled: false,
+        })
+    }
+
+    pub fn prompt(&self) -> &[u32] {
+        &self.prompt
+    }
+
+    pub fn generated(&self) -> &[u32] {
+        &self.generated
+    }
+
+    /// The text released so far (without a stop string that ended it).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn finish_reason(&self) -> Option<FinishReason> {
+        self.finish
+    }
+
+    /// Generates the next token. `Ok(None)` once generation has finished.
+    pub async fn next<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>) -> Result<Option<Piece>> {
+        if self.finish.is_some() {
+            return Ok(None);
+        }
+        if self.generated.len() >= self.options.max_tokens {
+            return Ok(self.end(FinishReason::MaxTokens));
+        }
+        let history_len = session.tokens().len() + usize::from(self.prefilled);
+        if history_len >= session.capacity() {
+            return Ok(self.end(FinishReason::ContextFull));
+        }
+        let want = if self.sampler.config().is_greedy() { EvalOutput::LastArgmax } else { EvalOutput::LastLogits };
+        let evaluated = if self.prefilled {
+            let last = *self.generated.last().ok_or_else(|| ModelError::InvalidRequest("nothing generated".into()))?;
+            model.eval(session, &[last], want).await?
+        } else {
+            self.prefilled = true;
+            // Reuse the cached prefix this prompt shares with the session (chat turns),
+            // evaluating at least the prompt's last token to get its logits.
+            let common = common_prefix(session.tokens(), &self.prompt).min(self.prompt.len() - 1);
+            session.truncate(common);
+            model.eval(session, &self.prompt[common..], want).await?
+        };
+        let token = match evaluated {
+            Evaluated::Token(t) => t,
+            Evaluated::Logits(logits) => {
+                let history: Vec<u32> = session.tokens().to_vec();
+                self.sampler.sample(&logits, &history)
+            }
+        };
+
+        let tokenizer = model.tokenizer();
+        if self.options.stop_at_eog && tokenizer.is_end_of_generation(token) {
+            return Ok(self.end(FinishReason::EndOfGeneration));
+        }
+        self.generated.push(token);
+        self.held.push_str(&self.decoder.push(tokenizer, token));
+        let text = self.release();
+        Ok(Some(Piece { token_id: Some(token), text }))
+    }
+
+    /// Moves held text that can no longer start a stop string into `text`; on a full
+    /// stop string, cuts there and finishes.
+    fn release(&mut self) -> String {
+        if let Some(at) = self.options.stop.iter().filter(|s| !s.is_empty()).filter_map(|s| self.held.find(s.as_str())).min() {
+            self.held.truncate(at);
+            self.finish = Some(FinishReason::StopString);
+            let out = std::mem::take(&mut self.held);
+            self.text.push_str(&out);
+            return out;
+        }
+        let keep = self.options.stop.iter().map(|s| longest_suffix_prefix(&self.held, s)).max().unwrap_or(0);
+        let cut = self.held.len() - keep;
+        let out: String = self.held.drain(..cut).collect();
+        self.text.push_str(&out);
+        out
+    }
+
+    /// Finishes, releasing whatever text was held back.
+    fn end(&mut self, reason: FinishReason) -> Option<Piece> {
+        self.finish = Some(reason);
+        let mut out = std::mem::take(&mut self.held);
+        out.push_str(&self.decoder.flush());
+        self.text.push_str(&out);
+        if out.is_empty() {
+            None
+        } else {
+            Some(Piece { token_id: None, text: out })
+        }
+    }
+}
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// Length of the longest suffix of `text` that is a proper prefix of `stop` (at a char
+/// boundary of `text`).
+fn longest_suffix_prefix(text: &str, stop: &str) -> usize {
+    let max = stop.len().saturating_sub(1).min(text.len());
+    (1..=max)
+        .rev()
+        .find(|&n| text.is_char_boundary(text.len() - n) && stop.as_bytes().starts_with(&text.as_bytes()[text.len() - n..]))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::longest_suffix_prefix;
+
+    #[test]
+    fn suffix_prefix_holds_back_a_possible_stop_start() {
+        assert_eq!(longest_suffix_prefix("hello <|im", "<|im_end|>"), 4);
+        assert_eq!(longest_suffix_prefix("hello", "<|im_end|>"), 0);
+        assert_eq!(longest_suffix_prefix("ab", "abc"), 2);
+        assert_eq!(longest_suffix_prefix("abc", "abc"), 0); // a full match is found elsewhere
+        assert_eq!(longest_suffix_prefix("é", "\u{e9}x"), 2);
+    }
+}
