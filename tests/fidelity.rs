@@ -1,25 +1,30 @@
 //! The CPU engine against two independent references, on both real models:
-//! - llama.cpp (via llama-cpp-python): teacher-forced top-1 must agree at every
-//!   position where llama.cpp's own top-1/top-2 margin is at least 0.5 (llama.cpp
-//!   quantizes activations to 8 bits, so near-ties may legitimately differ);
 //! - HF transformers on the dequantized GGUF in f32: our logits must be within
 //!   `HF_TOLERANCE` of its logits at its top ids, at every position.
+//! - llama.cpp (via llama-cpp-python): teacher-forced top-1 must agree at every
+//!   position where llama.cpp's own top-1/top-2 margin is at least 0.5 and the f32
+//!   reference picks the same top-1. llama.cpp quantizes activations to 8 bits, so at
+//!   a few positions it is confident of a token the f32 reference ranks second
+//!   (DESIGN.md, "Judging fidelity"); an f32 engine cannot match both there. Those
+//!   disputed positions are counted and printed, and there we must follow the f32
+//!   reference.
 //! Fixtures: `tests/fixtures/logits_*.json` from `tests/scripts/gen_logit_refs.py`.
 
-use kindling_e2e::{all_logits, argmax, fixture, load_cpu, margin, median};
-use kindling_testdata::RealModel;
+use kindling_e2e::{all_logits, argmax, fixture, fixture_model, load_cpu, margin, median};
 
 /// Largest |ours − HF f32| allowed at any compared logit. Both are f32 forward passes
 /// over the same dequantized weights; what remains is summation order (our blocked
-/// dot products vs. PyTorch's GEMM) compounded over the layers, ~1e-3 typically.
-const HF_TOLERANCE: f32 = 0.02;
+/// dot products vs. PyTorch's GEMM) compounded over the layers. Measured: 1e-4 at
+/// most on logits up to ~45; the bound leaves room for other thread counts and SIMD.
+const HF_TOLERANCE: f32 = 2e-3;
 /// llama.cpp margin above which top-1 must agree.
 const CLEAR_MARGIN: f32 = 0.5;
 
-fn check(model: RealModel) {
-    let fx = fixture(model);
-    let mut engine = load_cpu(model);
+fn check(key: &str) {
+    let fx = fixture(key);
+    let mut engine = load_cpu(&fixture_model(key));
     let (mut clear, mut clear_agree, mut all, mut all_agree) = (0usize, 0usize, 0usize, 0usize);
+    let (mut confident, mut disputed) = (0usize, Vec::new());
     let mut diffs = Vec::new();
     let mut failures = Vec::new();
     for case in &fx.cases {
@@ -30,7 +35,16 @@ fn check(model: RealModel) {
             let llama = &case.llama_top[i];
             all += 1;
             all_agree += usize::from(ours == llama[0].0);
+            let hf_top1 = case.hf_top[i][0].0;
             if margin(llama) >= CLEAR_MARGIN {
+                confident += 1;
+            }
+            if margin(llama) >= CLEAR_MARGIN && hf_top1 != llama[0].0 {
+                disputed.push(format!("{} pos {i}: llama.cpp {:?}, f32 {:?}, ours {ours}", case.name, &llama[..2], &case.hf_top[i][..2]));
+                if ours != hf_top1 {
+                    failures.push(format!("{} pos {i}: disputed position, ours {ours} should follow the f32 reference {hf_top1}", case.name));
+                }
+            } else if margin(llama) >= CLEAR_MARGIN {
                 clear += 1;
                 if ours == llama[0].0 {
                     clear_agree += 1;
@@ -49,23 +63,40 @@ fn check(model: RealModel) {
     }
     let max = diffs.iter().copied().fold(0.0, f32::max);
     println!(
-        "{}: llama.cpp top-1 agreement {clear_agree}/{clear} where its margin >= {CLEAR_MARGIN}, {all_agree}/{all} overall \
-         ({:.1}%); |ours - HF f32| max {max:.5}, median {:.6} over {} logits",
+        "{}: llama.cpp top-1 agreement {clear_agree}/{clear} where its margin >= {CLEAR_MARGIN} and f32 agrees \
+         ({} more confident positions disputed by the f32 reference), {all_agree}/{all} overall ({:.1}%); \
+         |ours - HF f32| max {max:.5}, median {:.6} over {} logits",
         fx.model,
+        confident - clear,
         100.0 * all_agree as f64 / all as f64,
         median(diffs.clone()),
         diffs.len()
     );
+    for d in &disputed {
+        println!("  disputed: {d}");
+    }
     assert!(failures.is_empty(), "{} failures, first ones:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
     assert!(fx.cases.len() >= 10, "the fixture needs at least 10 prompts");
 }
 
 #[test]
 fn smollm2_matches_llama_cpp_and_f32_reference() {
-    check(RealModel::SmolLm2);
+    check("smollm2");
 }
 
 #[test]
 fn gemma3_matches_llama_cpp_and_f32_reference() {
-    check(RealModel::Gemma3);
+    check("gemma3");
+}
+
+/// Synthetic llama whose weights span every quant type from F32 to Q6_K.
+#[test]
+fn tiny_llama_every_type_matches_references() {
+    check("tiny-llama");
+}
+
+/// Synthetic gemma3 with a 4-token sliding window, 7 layers (one global).
+#[test]
+fn tiny_gemma3_sliding_window_matches_references() {
+    check("tiny-gemma3");
 }

@@ -3,15 +3,14 @@
 //! top-1/top-2 margin drops below 0.5, for every prompt of both real models. This
 //! exercises the incremental path, which the teacher-forced fidelity test does not.
 
-use kindling_e2e::{fixture, load_cpu};
+use kindling_e2e::{fixture, fixture_model, load_cpu};
 use kindling_model::{GenerateOptions, Generation, SamplerConfig};
-use kindling_testdata::RealModel;
 
 const CLEAR_MARGIN: f32 = 0.5;
 
-fn check(model: RealModel) {
-    let fx = fixture(model);
-    let mut engine = load_cpu(model);
+fn check(key: &str) {
+    let fx = fixture(key);
+    let mut engine = load_cpu(&fixture_model(key));
     let mut compared = 0;
     for case in &fx.cases {
         let n = case.greedy_ids.len();
@@ -36,10 +35,15 @@ fn check(model: RealModel) {
 
 #[test]
 fn smollm2_greedy_equals_llama_cpp() {
-    check(RealModel::SmolLm2);
+    check("smollm2");
 }
 
 #[test]
 fn gemma3_greedy_equals_llama_cpp() {
-    check(RealModel::Gemma3);
+    check("gemma3");
+}
+
+#[test]
+fn tiny_gemma3_greedy_past_the_sliding_window_equals_llama_cpp() {
+    check("tiny-gemma3");
 }

@@ -1,6 +1,8 @@
 //! Shared pieces of the end-to-end tests: loading the real models on the CPU backend
 //! and reading the reference fixtures written by `tests/scripts/gen_logit_refs.py`.
 
+use std::path::{Path, PathBuf};
+
 use kindling_cpu::CpuBackend;
 use kindling_model::{EvalOutput, Evaluated, Model, ModelOptions};
 use kindling_testdata::RealModel;
@@ -28,17 +30,27 @@ pub struct Fixture {
     pub cases: Vec<Case>,
 }
 
-pub fn fixture(model: RealModel) -> Fixture {
-    let path = kindling_testdata::fixture(&format!("logits_{}.json", model.key()));
+/// The logits fixture of a model key (`smollm2`, `gemma3`, `tiny-llama`, `tiny-gemma3`).
+pub fn fixture(key: &str) -> Fixture {
+    let path = kindling_testdata::fixture(&format!("logits_{key}.json"));
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {} (generate it with tests/scripts/gen_logit_refs.py): {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad fixture {}: {e}", path.display()))
 }
 
-/// Loads a real model on the CPU backend through the streaming loader.
-pub fn load_cpu(model: RealModel) -> Model<CpuBackend> {
-    let bytes = std::fs::read(model.path()).expect("read model");
+/// Loads a model file on the CPU backend through the streaming loader.
+pub fn load_cpu(path: &Path) -> Model<CpuBackend> {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     Model::load_from_bytes(CpuBackend::new(), &bytes, ModelOptions::default()).expect("load model")
+}
+
+/// The models with logit fixtures: (fixture key, path).
+pub fn fixture_model(key: &str) -> PathBuf {
+    match key {
+        "smollm2" => RealModel::SmolLm2.path(),
+        "gemma3" => RealModel::Gemma3.path(),
+        other => kindling_testdata::synthetic(&format!("{other}.gguf")),
+    }
 }
 
 /// Logits of every position of `ids`, evaluated in one pass from an empty session.

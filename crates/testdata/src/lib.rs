@@ -70,6 +70,21 @@ pub fn models_dir() -> PathBuf {
     .clone()
 }
 
+/// A synthetic model written by `tests/scripts/make_synthetic.py` (deterministic, a
+/// few hundred KB): `tiny-llama.gguf`, `tiny-llama-q8k.gguf`, `tiny-gemma3.gguf`.
+/// Written once per test process into its own temp folder (test binaries run in
+/// parallel; a shared folder would be rewritten under a reader's feet).
+pub fn synthetic(name: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("kindling-synthetic-{}", std::process::id()));
+        let out = dir.to_string_lossy().into_owned();
+        run_python("make_synthetic.py", &[&out]);
+        dir
+    });
+    dir.join(name)
+}
+
 /// Runs `python3 tests/scripts/SCRIPT ARGS...` and returns its stdout; panics with its
 /// stderr if it fails (e.g. the PyPI `gguf` package is missing: `scripts/test.sh` installs it).
 pub fn run_python(script: &str, args: &[&str]) -> Vec<u8> {
