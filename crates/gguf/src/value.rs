@@ -2,6 +2,81 @@
 
 use std::collections::HashMap;
 
+/// GGUF's metadata value type ids (`gguf_type` in ggml), as stored in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    U8 = 0,
+    I8 = 1,
+    U16 = 2,
+    I16 = 3,
+    U32 = 4,
+    I32 = 5,
+    F32 = 6,
+    Bool = 7,
+    String = 8,
+    Array = 9,
+    U64 = 10,
+    I64 = 11,
+    F64 = 12,
+}
+
+impl ValueType {
+    /// The type for a GGUF value type id, or `None` for ids GGUF does not define.
+    pub fn from_id(id: u32) -> Option<ValueType> {
+        Some(match id {
+            0 => ValueType::U8,
+            1 => ValueType::I8,
+            2 => ValueType::U16,
+            3 => ValueType::I16,
+            4 => ValueType::U32,
+            5 => ValueType::I32,
+            6 => ValueType::F32,
+            7 => ValueType::Bool,
+            8 => ValueType::String,
+            9 => ValueType::Array,
+            10 => ValueType::U64,
+            11 => ValueType::I64,
+            12 => ValueType::F64,
+            _ => return None,
+        })
+    }
+
+    pub fn id(self) -> u32 {
+        self as u32
+    }
+
+    /// Bytes one value of this type takes in the file: exact for scalars, the minimum
+    /// for strings (the u64 length) and arrays (u32 element type + u64 count).
+    pub fn min_size(self) -> u64 {
+        match self {
+            ValueType::U8 | ValueType::I8 | ValueType::Bool => 1,
+            ValueType::U16 | ValueType::I16 => 2,
+            ValueType::U32 | ValueType::I32 | ValueType::F32 => 4,
+            ValueType::U64 | ValueType::I64 | ValueType::F64 | ValueType::String => 8,
+            ValueType::Array => 12,
+        }
+    }
+
+    /// GGUF's name of the type, for error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::U8 => "u8",
+            ValueType::I8 => "i8",
+            ValueType::U16 => "u16",
+            ValueType::I16 => "i16",
+            ValueType::U32 => "u32",
+            ValueType::I32 => "i32",
+            ValueType::F32 => "f32",
+            ValueType::Bool => "bool",
+            ValueType::String => "string",
+            ValueType::Array => "array",
+            ValueType::U64 => "u64",
+            ValueType::I64 => "i64",
+            ValueType::F64 => "f64",
+        }
+    }
+}
+
 /// One metadata value, typed as the file stores it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -82,6 +157,44 @@ impl Array {
         }
     }
 
+    /// The element type.
+    pub fn element_type(&self) -> ValueType {
+        match self {
+            Array::U8(_) => ValueType::U8,
+            Array::I8(_) => ValueType::I8,
+            Array::U16(_) => ValueType::U16,
+            Array::I16(_) => ValueType::I16,
+            Array::U32(_) => ValueType::U32,
+            Array::I32(_) => ValueType::I32,
+            Array::U64(_) => ValueType::U64,
+            Array::I64(_) => ValueType::I64,
+            Array::F32(_) => ValueType::F32,
+            Array::F64(_) => ValueType::F64,
+            Array::Bool(_) => ValueType::Bool,
+            Array::String(_) => ValueType::String,
+            Array::Array(_) => ValueType::Array,
+        }
+    }
+
+    /// An empty array of the given element type.
+    pub fn empty(ty: ValueType) -> Array {
+        match ty {
+            ValueType::U8 => Array::U8(Vec::new()),
+            ValueType::I8 => Array::I8(Vec::new()),
+            ValueType::U16 => Array::U16(Vec::new()),
+            ValueType::I16 => Array::I16(Vec::new()),
+            ValueType::U32 => Array::U32(Vec::new()),
+            ValueType::I32 => Array::I32(Vec::new()),
+            ValueType::U64 => Array::U64(Vec::new()),
+            ValueType::I64 => Array::I64(Vec::new()),
+            ValueType::F32 => Array::F32(Vec::new()),
+            ValueType::F64 => Array::F64(Vec::new()),
+            ValueType::Bool => Array::Bool(Vec::new()),
+            ValueType::String => Array::String(Vec::new()),
+            ValueType::Array => Array::Array(Vec::new()),
+        }
+    }
+
     /// Element `i` as an integer, whatever integer type the array holds.
     pub fn get_i64(&self, i: usize) -> Option<i64> {
         Some(match self {
@@ -125,6 +238,25 @@ impl Value {
             Value::Bool(_) => "bool",
             Value::String(_) => "string",
             Value::Array(_) => "array",
+        }
+    }
+
+    /// The value's GGUF type.
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            Value::U8(_) => ValueType::U8,
+            Value::I8(_) => ValueType::I8,
+            Value::U16(_) => ValueType::U16,
+            Value::I16(_) => ValueType::I16,
+            Value::U32(_) => ValueType::U32,
+            Value::I32(_) => ValueType::I32,
+            Value::U64(_) => ValueType::U64,
+            Value::I64(_) => ValueType::I64,
+            Value::F32(_) => ValueType::F32,
+            Value::F64(_) => ValueType::F64,
+            Value::Bool(_) => ValueType::Bool,
+            Value::String(_) => ValueType::String,
+            Value::Array(_) => ValueType::Array,
         }
     }
 
@@ -191,7 +323,7 @@ impl Value {
 }
 
 /// The metadata table of a GGUF file, in file order, with lookup by key.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Metadata {
     entries: Vec<(String, Value)>,
     index: HashMap<String, usize>,

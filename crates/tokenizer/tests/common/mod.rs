@@ -1,0 +1,115 @@
+//! Shared helpers for the tokenizer's integration tests: the real models' metadata,
+//! built tokenizers (once per process), the corpus and the llama.cpp references.
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::sync::OnceLock;
+
+use kindling_gguf::{HeaderParser, Limits, Metadata, Progress};
+use kindling_testdata::{fixture, RealModel};
+use kindling_tokenizer::Tokenizer;
+use serde_json::Value as Json;
+
+/// The model's metadata, read with the gguf crate's incremental parser (only the
+/// header's bytes are read).
+pub fn read_metadata(model: RealModel) -> Metadata {
+    let path = model.path();
+    let mut file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let len = file.metadata().expect("file metadata").len();
+    let mut parser = HeaderParser::new(Limits::default()).with_file_len(len);
+    let mut buf = vec![0u8; 4 << 20];
+    loop {
+        let n = file.read(&mut buf).expect("read model");
+        assert!(n > 0, "{}: file ended inside the header", path.display());
+        match parser.feed(&buf[..n]).expect("parse GGUF header") {
+            Progress::Done { header, .. } => return header.metadata,
+            Progress::NeedMore(_) => {}
+        }
+    }
+}
+
+pub fn metadata(model: RealModel) -> &'static Metadata {
+    static SMOL: OnceLock<Metadata> = OnceLock::new();
+    static GEMMA: OnceLock<Metadata> = OnceLock::new();
+    let cell = match model {
+        RealModel::SmolLm2 => &SMOL,
+        RealModel::Gemma3 => &GEMMA,
+    };
+    cell.get_or_init(|| read_metadata(model))
+}
+
+pub fn tokenizer(model: RealModel) -> &'static Tokenizer {
+    static SMOL: OnceLock<Tokenizer> = OnceLock::new();
+    static GEMMA: OnceLock<Tokenizer> = OnceLock::new();
+    let cell = match model {
+        RealModel::SmolLm2 => &SMOL,
+        RealModel::Gemma3 => &GEMMA,
+    };
+    cell.get_or_init(|| Tokenizer::from_metadata(metadata(model)).expect("tokenizer from metadata"))
+}
+
+pub fn corpus() -> &'static [String] {
+    static CORPUS: OnceLock<Vec<String>> = OnceLock::new();
+    CORPUS.get_or_init(|| {
+        let j = read_json("tokenizer_corpus.json");
+        j["strings"]
+            .as_array()
+            .expect("corpus strings")
+            .iter()
+            .map(|s| s.as_str().expect("corpus string").to_string())
+            .collect()
+    })
+}
+
+pub fn reference(model: RealModel) -> &'static Json {
+    static SMOL: OnceLock<Json> = OnceLock::new();
+    static GEMMA: OnceLock<Json> = OnceLock::new();
+    let cell = match model {
+        RealModel::SmolLm2 => &SMOL,
+        RealModel::Gemma3 => &GEMMA,
+    };
+    cell.get_or_init(|| {
+        let r = read_json(&format!("tokenizer_ref_{}.json", model.key()));
+        assert_eq!(
+            r["corpus_size"].as_u64(),
+            Some(corpus().len() as u64),
+            "tokenizer_ref_{}.json is stale: rerun tests/scripts/gen_tokenizer_refs.py",
+            model.key()
+        );
+        r
+    })
+}
+
+pub fn read_json(name: &str) -> Json {
+    let path = fixture(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+pub fn ids(v: &Json) -> Vec<u32> {
+    v.as_array()
+        .expect("id list")
+        .iter()
+        .map(|x| x.as_u64().expect("id") as u32)
+        .collect()
+}
+
+/// A metadata table like `md` with key `k` replaced by `v` (or removed when `None`).
+pub fn with_key(md: &Metadata, k: &str, v: Option<kindling_gguf::Value>) -> Metadata {
+    let mut out = Metadata::new();
+    let mut v = v;
+    for (key, value) in md.iter() {
+        if key == k {
+            if let Some(nv) = v.take() {
+                out.insert(key.to_string(), nv);
+            }
+        } else {
+            out.insert(key.to_string(), value.clone());
+        }
+    }
+    if let Some(nv) = v {
+        out.insert(k.to_string(), nv);
+    }
+    out
+}

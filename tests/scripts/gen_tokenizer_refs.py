@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Reference tokenizations from llama.cpp (through llama-cpp-python) for the Rust
+tokenizer tests.
+
+    python3 tests/scripts/gen_tokenizer_refs.py [MODELS_DIR]
+
+Reads tests/fixtures/tokenizer_corpus.json and writes, for each real model,
+tests/fixtures/tokenizer_ref_<smollm2|gemma3>.json:
+
+- `ids`: llama_tokenize(text, add_special=true, parse_special=false) per corpus string;
+- `ids_special`: the same with parse_special=true, `null` where it equals `ids`;
+- `decoded`: llama_detokenize(ids, remove_special=false, unparse_special=false), `null`
+  where it equals the input text;
+- `decoded_special`: llama_detokenize(ids_special, ..., unparse_special=true), `null`
+  where it equals the input text;
+- `bos`, `eos`, `eot`, `eog` (every id llama_vocab_is_eog accepts), `add_bos`;
+- `pieces_fnv1a`: FNV-1a-64 over every token's llama_token_to_piece (special false,
+  then true), each piece preceded by its length as 4 little-endian bytes;
+- for SmolLM2, `pre_variants`: the same vocabulary with `tokenizer.ggml.pre` replaced
+  (a vocab-only copy of the GGUF is written to a temporary directory), `ids` and
+  `decoded` `null` where they equal the base model's;
+- `chat`: what Python's jinja2, set up as transformers' apply_chat_template sets it
+  up, renders the model's own chat template to (SmolLM2 only), and what llama.cpp's
+  built-in `chatml` and `gemma` formats give (llama_chat_apply_template).
+
+Only ids and short strings are stored, so the fixtures stay small.
+"""
+import ctypes
+import json
+import os
+import sys
+import tempfile
+
+import gguf
+import jinja2
+import jinja2.ext
+import jinja2.sandbox
+import llama_cpp
+from llama_cpp import Llama
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+MODELS = {
+    "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "gemma3": "gemma-3-270m-q4_k_m.gguf",
+}
+PRE_VARIANTS = ["gpt-2", "llama-bpe", "qwen2", "default", "falcon"]
+
+CHAT_CASES = [
+    {
+        "messages": [
+            {"role": "user", "content": "Hello! Who are you?"},
+            {"role": "assistant", "content": "I am SmolLM, a small model."},
+        ],
+        "add_generation_prompt": True,
+    },
+    {
+        "messages": [
+            {"role": "system", "content": "You answer in French."},
+            {"role": "user", "content": "What is 2 + 2?"},
+        ],
+        "add_generation_prompt": True,
+    },
+    {
+        "messages": [{"role": "user", "content": "  spaced  "}],
+        "add_generation_prompt": False,
+    },
+]
+BUILTIN_CASE = [
+    {"role": "system", "content": " Be brief. "},
+    {"role": "user", "content": "Hi there\n"},
+    {"role": "assistant", "content": "Hello!"},
+    {"role": "user", "content": "Tell me a joke."},
+]
+
+
+def llama_version():
+    lib = os.path.join(os.path.dirname(llama_cpp.__file__), "lib", "libggml-base.so")
+    commit = "unknown"
+    try:
+        g = ctypes.CDLL(lib)
+        g.ggml_commit.restype = ctypes.c_char_p
+        commit = g.ggml_commit().decode()
+    except (OSError, AttributeError):
+        pass
+    return f"llama-cpp-python {llama_cpp.__version__} (llama.cpp {commit})"
+
+
+def fnv1a(h, data):
+    for b in data:
+        h ^= b
+        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def detokenize(vocab, ids, special):
+    arr = (llama_cpp.llama_token * max(1, len(ids)))(*ids)
+    size = 256 + 64 * len(ids)
+    buf = ctypes.create_string_buffer(size)
+    n = llama_cpp.llama_detokenize(vocab, arr, len(ids), buf, size, False, special)
+    if n < 0:
+        raise RuntimeError(f"detokenize needs {-n} bytes")
+    return buf.raw[:n]
+
+
+def piece(vocab, tok, special, buf):
+    n = llama_cpp.llama_token_to_piece(vocab, tok, buf, len(buf), 0, special)
+    if n < 0:
+        raise RuntimeError(f"piece of {tok} needs {-n} bytes")
+    return buf.raw[:n]
+
+
+def as_text(b):
+    # Decoding valid UTF-8 input gives valid UTF-8; keep the fixture JSON-clean anyway.
+    return b.decode("utf-8", errors="replace")
+
+
+def tokenize_all(llm, corpus):
+    vocab = llm._model.vocab
+    out = {"ids": [], "ids_special": [], "decoded": [], "decoded_special": []}
+    for text in corpus:
+        raw = text.encode("utf-8")
+        ids = llm.tokenize(raw, add_bos=True, special=False)
+        ids_sp = llm.tokenize(raw, add_bos=True, special=True)
+        dec = as_text(detokenize(vocab, ids, False))
+        dec_sp = as_text(detokenize(vocab, ids_sp, True))
+        out["ids"].append(ids)
+        out["ids_special"].append(None if ids_sp == ids else ids_sp)
+        out["decoded"].append(None if dec == text else dec)
+        out["decoded_special"].append(None if dec_sp == text else dec_sp)
+    return out
+
+
+def vocab_facts(llm):
+    vocab = llm._model.vocab
+    n = llama_cpp.llama_vocab_n_tokens(vocab)
+    buf = ctypes.create_string_buffer(4096)
+    facts = {
+        "n_tokens": n,
+        "bos": llama_cpp.llama_vocab_bos(vocab),
+        "eos": llama_cpp.llama_vocab_eos(vocab),
+        "eot": llama_cpp.llama_vocab_eot(vocab),
+        "add_bos": bool(llama_cpp.llama_vocab_get_add_bos(vocab)),
+        "eog": [t for t in range(n) if llama_cpp.llama_vocab_is_eog(vocab, t)],
+    }
+    digests = []
+    for special in (False, True):
+        h = 0xCBF29CE484222325
+        for t in range(n):
+            p = piece(vocab, t, special, buf)
+            h = fnv1a(h, len(p).to_bytes(4, "little"))
+            h = fnv1a(h, p)
+        digests.append(f"{h:016x}")
+    facts["pieces_fnv1a"] = {"special_false": digests[0], "special_true": digests[1]}
+    return facts
+
+
+def render_hf(template, case, bos, eos):
+    # transformers' apply_chat_template environment.
+    env = jinja2.sandbox.ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols]
+    )
+
+    def raise_exception(msg):
+        raise jinja2.exceptions.TemplateError(msg)
+
+    env.globals["raise_exception"] = raise_exception
+    return env.from_string(template).render(
+        messages=case["messages"],
+        add_generation_prompt=case["add_generation_prompt"],
+        bos_token=bos,
+        eos_token=eos,
+    )
+
+
+def builtin_chat(name, messages, add_ass):
+    arr = (llama_cpp.llama_chat_message * len(messages))()
+    keep = []
+    for i, m in enumerate(messages):
+        r, c = m["role"].encode(), m["content"].encode()
+        keep += [r, c]
+        arr[i].role, arr[i].content = r, c
+    size = 4096
+    buf = ctypes.create_string_buffer(size)
+    n = llama_cpp.llama_chat_apply_template(name.encode(), arr, len(messages), add_ass, buf, size)
+    if n < 0 or n > size:
+        raise RuntimeError(f"llama_chat_apply_template({name}) returned {n}")
+    return buf.raw[:n].decode("utf-8")
+
+
+def write_variant(src_path, dst_path, pre):
+    """A vocab-only copy of `src_path` with tokenizer.ggml.pre = `pre` (no tensors)."""
+    reader = gguf.GGUFReader(src_path)
+    arch = reader.fields["general.architecture"].contents()
+    w = gguf.GGUFWriter(dst_path, arch)
+    for name, field in reader.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture":
+            continue
+        value = pre if name == "tokenizer.ggml.pre" else field.contents()
+        vtype = field.types[0]
+        sub = field.types[-1] if vtype == gguf.GGUFValueType.ARRAY else None
+        w.add_key_value(name, value, vtype, sub_type=sub)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    w.close()
+
+
+def main():
+    models_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".cache", "models")
+    with open(os.path.join(FIXTURES, "tokenizer_corpus.json"), encoding="utf-8") as f:
+        corpus = json.load(f)["strings"]
+    version = llama_version()
+    for key, file_name in MODELS.items():
+        path = os.path.join(models_dir, file_name)
+        llm = Llama(model_path=path, vocab_only=True, verbose=False)
+        ref = {"llama_cpp": version, "model": file_name, "corpus_size": len(corpus)}
+        ref.update(vocab_facts(llm))
+        ref.update(tokenize_all(llm, corpus))
+        chat = {}
+        template = llm.metadata.get("tokenizer.chat_template")
+        if template is not None:
+            bos = "<|im_start|>" if key == "smollm2" else "<bos>"
+            eos = "<|im_end|>" if key == "smollm2" else "<eos>"
+            chat["template"] = [
+                dict(case, bos_token=bos, eos_token=eos, rendered=render_hf(template, case, bos, eos))
+                for case in CHAT_CASES
+            ]
+        chat["builtin"] = {
+            name: {"messages": BUILTIN_CASE, "add_generation_prompt": True,
+                   "rendered": builtin_chat(name, BUILTIN_CASE, True)}
+            for name in ("chatml", "gemma")
+        }
+        ref["chat"] = chat
+        del llm
+        if key == "smollm2":
+            variants = {}
+            with tempfile.TemporaryDirectory() as tmp:
+                for pre in PRE_VARIANTS:
+                    vpath = os.path.join(tmp, f"variant-{pre}.gguf")
+                    write_variant(path, vpath, pre)
+                    vllm = Llama(model_path=vpath, vocab_only=True, verbose=False)
+                    v = tokenize_all(vllm, corpus)
+                    variants[pre] = {
+                        "ids": [None if a == b else a for a, b in zip(v["ids"], ref["ids"])],
+                        "decoded": v["decoded"],
+                    }
+                    del vllm
+            ref["pre_variants"] = variants
+        out = os.path.join(FIXTURES, f"tokenizer_ref_{key}.json")
+        with open(out, "w", encoding="utf-8") as f:
+            # One corpus entry per line keeps diffs readable and the file small.
+            f.write("{\n")
+            items = list(ref.items())
+            for i, (k, v) in enumerate(items):
+                sep = "," if i + 1 < len(items) else ""
+                if isinstance(v, list) and len(v) == len(corpus):
+                    f.write(f" {json.dumps(k)}: [\n")
+                    for j, x in enumerate(v):
+                        f.write("  " + json.dumps(x, ensure_ascii=False, separators=(",", ":")))
+                        f.write(",\n" if j + 1 < len(v) else "\n")
+                    f.write(f" ]{sep}\n")
+                else:
+                    f.write(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False, separators=(',', ':'))}{sep}\n")
+            f.write("}\n")
+        print(f"{out}: {os.path.getsize(out)} bytes")
+
+
+if __name__ == "__main__":
+    main()
