@@ -91,7 +91,7 @@ fn inspect_shows_architecture_and_tensors() {
 }
 
 /// Writes `bytes` to a temp file and runs every file-reading command on it.
-fn expect_clean_failure(tag: &str, bytes: &[u8], needle: &str) {
+fn expect_clean_failure(tag: &str, bytes: &[u8], needles: &[&str]) {
     let dir = std::env::temp_dir().join(format!("kindling-cli-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path: PathBuf = dir.join(format!("{tag}.gguf"));
@@ -105,7 +105,8 @@ fn expect_clean_failure(tag: &str, bytes: &[u8], needle: &str) {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{tag}: `{}` should fail", args.join(" "));
         assert!(!err.contains("panicked"), "{tag}: panic: {err}");
-        assert!(err.to_lowercase().contains(needle), "{tag}: `{}` error {err:?} should mention {needle:?}", args.join(" "));
+        let lower = err.to_lowercase();
+        assert!(needles.iter().any(|n| lower.contains(n)), "{tag}: `{}` error {err:?} should mention one of {needles:?}", args.join(" "));
     }
     std::fs::remove_file(&path).ok();
 }
@@ -113,15 +114,17 @@ fn expect_clean_failure(tag: &str, bytes: &[u8], needle: &str) {
 #[test]
 fn bad_files_fail_cleanly() {
     let real = std::fs::read(RealModel::SmolLm2.path()).unwrap();
-    expect_clean_failure("empty", b"", "empty");
-    expect_clean_failure("text", b"this is not a model, just some text\n", "magic");
+    expect_clean_failure("empty", b"", &["empty"]);
+    expect_clean_failure("text", b"this is not a model, just some text\n", &["magic"]);
     let mut magic = real[..1 << 16].to_vec();
     magic[..4].copy_from_slice(b"GGUX");
-    expect_clean_failure("magic", &magic, "magic");
-    // 20 cut points: inside the header, inside the tensor table, inside tensor data.
+    expect_clean_failure("magic", &magic, &["magic"]);
+    // 20 cut points: inside the fixed header, the metadata (SmolLM2's vocabulary runs
+    // to ~1.7 MB), the tensor table, and the tensor data. A cut in the data is caught by
+    // the header check: the tensor table then points past the end of the file.
     let cuts = [3usize, 4, 8, 15, 23, 24, 100, 1000, 10_000, 100_000, 500_000, 1_000_000, 1_500_000, 1_800_000];
     for (i, &cut) in cuts.iter().enumerate() {
-        expect_clean_failure(&format!("cut{i}"), &real[..cut], "trunc");
+        expect_clean_failure(&format!("cut{i}"), &real[..cut], &["truncated", "outside the file"]);
     }
     let data_cuts = [real.len() / 6, real.len() / 3, real.len() / 2, real.len() * 2 / 3, real.len() - 1000, real.len() - 1];
     for (i, &cut) in data_cuts.iter().enumerate() {
@@ -138,7 +141,7 @@ fn expect_clean_failure_loading(tag: &str, bytes: &[u8]) {
         let out = kindling(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && !err.contains("panicked"), "{tag}: {err}");
-        assert!(err.contains("truncated") || err.contains("ends"), "{tag}: {err}");
+        assert!(err.contains("outside the file"), "{tag}: {err}");
     }
     std::fs::remove_file(Path::new(&path)).ok();
 }
