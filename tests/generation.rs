@@ -58,3 +58,33 @@ fn gemma3_greedy_equals_llama_cpp() {
 fn tiny_gemma3_greedy_past_the_sliding_window_equals_llama_cpp() {
     check("tiny-gemma3");
 }
+
+/// Runs a greedy generation on the tiny model, returning (text, ids, finish reason).
+fn greedy(prompt: &[u32], max_tokens: usize, stop: Vec<String>) -> (String, Vec<u32>, kindling_model::FinishReason) {
+    let mut engine = load_cpu(&kindling_testdata::synthetic("tiny-llama.gguf"));
+    let options = GenerateOptions { max_tokens, sampler: SamplerConfig::default(), stop, stop_at_eog: false };
+    let mut session = engine.new_session(prompt.len() + max_tokens).unwrap();
+    let mut generation = Generation::new(prompt.to_vec(), options).unwrap();
+    let mut streamed = String::new();
+    while let Some(piece) = pollster::block_on(generation.next(&mut engine, &mut session)).unwrap() {
+        streamed.push_str(&piece.text);
+    }
+    assert_eq!(streamed, generation.text(), "streamed pieces add up to the text");
+    (streamed, generation.generated().to_vec(), generation.finish_reason().unwrap())
+}
+
+#[test]
+fn stop_strings_cut_the_text_and_max_tokens_ends_it() {
+    use kindling_model::FinishReason;
+    let prompt = [1u32, 40, 41, 42];
+    let (text, ids, finish) = greedy(&prompt, 24, vec![]);
+    assert_eq!(finish, FinishReason::MaxTokens);
+    assert_eq!(ids.len(), 24);
+    // Stop at a string taken from the middle of the free-running text.
+    let chars: Vec<char> = text.chars().collect();
+    assert!(chars.len() >= 8, "tiny model text too short: {text:?}");
+    let stop: String = chars[chars.len() / 2..chars.len() / 2 + 3].iter().collect();
+    let (cut, _, finish) = greedy(&prompt, 24, vec![stop.clone()]);
+    assert_eq!(finish, FinishReason::StopString);
+    assert_eq!(cut, text[..text.find(&stop).unwrap()], "text stops right before {stop:?}");
+}
