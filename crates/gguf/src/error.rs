@@ -153,6 +153,32 @@ fn guess_format(found: &[u8]) -> &'static str {
     "not a GGUF file"
 }
 
+/// A value in a few characters, for messages.
+struct Short<'a>(&'a Value);
+
+impl fmt::Display for Short<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Value::U8(v) => write!(f, "{v}"),
+            Value::I8(v) => write!(f, "{v}"),
+            Value::U16(v) => write!(f, "{v}"),
+            Value::I16(v) => write!(f, "{v}"),
+            Value::U32(v) => write!(f, "{v}"),
+            Value::I32(v) => write!(f, "{v}"),
+            Value::U64(v) => write!(f, "{v}"),
+            Value::I64(v) => write!(f, "{v}"),
+            Value::F32(v) => write!(f, "{v}"),
+            Value::F64(v) => write!(f, "{v}"),
+            Value::Bool(v) => write!(f, "{v}"),
+            Value::String(s) if s.chars().count() > 40 => {
+                write!(f, "{:?}...", s.chars().take(40).collect::<String>())
+            }
+            Value::String(s) => write!(f, "{s:?}"),
+            Value::Array(a) => write!(f, "(an array of {} {} values)", a.len(), a.type_name()),
+        }
+    }
+}
+
 impl fmt::Display for GgufError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -215,8 +241,9 @@ impl fmt::Display for GgufError {
             GgufError::DuplicateTensor { name } => write!(f, "duplicate tensor name '{name}'"),
             GgufError::BadAlignment { found } => write!(
                 f,
-                "general.alignment must be a nonzero power of two stored as u32, found {} {found:?}",
-                found.type_name()
+                "general.alignment must be a nonzero power of two stored as u32, found {} {}",
+                found.type_name(),
+                Short(found)
             ),
             GgufError::TooManyDims { tensor, n_dims, limit } => {
                 write!(f, "tensor '{tensor}' has {n_dims} dimensions; at most {limit} are allowed")

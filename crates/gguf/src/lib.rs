@@ -12,6 +12,8 @@ mod error;
 mod header;
 mod limits;
 mod parser;
+mod primitives;
+mod tensors;
 mod types;
 mod value;
 pub mod writer;

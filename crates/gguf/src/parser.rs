@@ -17,7 +17,8 @@ use std::collections::HashSet;
 use crate::error::{GgufError, Section};
 use crate::header::{Header, TensorInfo, DEFAULT_ALIGNMENT};
 use crate::limits::Limits;
-use crate::types::GgmlType;
+use crate::primitives::{grow, read_scalar, read_scalars, read_u32, read_u64, to_usize};
+use crate::tensors::{check_table, validate_tensor};
 use crate::value::{Array, Metadata, Value, ValueType};
 
 const MAGIC: &[u8; 4] = b"GGUF";
@@ -544,42 +545,10 @@ impl HeaderParser {
         let type_id = read_u32(inp, at);
         let offset = read_u64(inp, at + 4);
         at += 12;
-        let info = self.validate_tensor(name, dims, type_id, offset)?;
+        let info = validate_tensor(name, dims, type_id, offset, self.alignment, &self.names)?;
         self.names.insert(info.name.clone());
         self.tensors.push(info);
         Ok(at)
-    }
-
-    fn validate_tensor(&self, name: &str, dims: Vec<u64>, type_id: u32, offset: u64) -> Result<TensorInfo, GgufError> {
-        let name = name.to_owned();
-        if dims.contains(&0) {
-            return Err(GgufError::ZeroDim { tensor: name, dims });
-        }
-        let n_elems = dims
-            .iter()
-            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
-            .filter(|&n| n <= i64::MAX as u64);
-        let Some(n_elems) = n_elems else {
-            return Err(GgufError::ElementCountOverflow { tensor: name, dims });
-        };
-        let ty = match GgmlType::from_id(type_id) {
-            Ok(ty) => ty,
-            Err(type_name) => return Err(GgufError::UnsupportedType { tensor: name, type_name, id: type_id }),
-        };
-        let row_len = dims.first().copied().unwrap_or(1);
-        if row_len % ty.block_elems() as u64 != 0 {
-            return Err(GgufError::RowNotBlockMultiple { tensor: name, row_len, ty });
-        }
-        let Some(n_bytes) = ty.bytes_for(n_elems).filter(|&b| offset.checked_add(b).is_some()) else {
-            return Err(GgufError::ElementCountOverflow { tensor: name, dims });
-        };
-        if offset % self.alignment != 0 {
-            return Err(GgufError::MisalignedOffset { tensor: name, offset, alignment: self.alignment });
-        }
-        if self.names.contains(&name) {
-            return Err(GgufError::DuplicateTensor { name });
-        }
-        Ok(TensorInfo { name, dims, ty, offset, n_elems, n_bytes })
     }
 
     /// The tensor table is complete: place the data section and check the tensors
@@ -587,32 +556,7 @@ impl HeaderParser {
     fn complete(&mut self) -> Result<(), GgufError> {
         let align = self.alignment;
         let data_offset = self.pos.div_ceil(align).saturating_mul(align);
-        for t in &self.tensors {
-            if data_offset.checked_add(t.offset + t.n_bytes).is_none() {
-                return Err(GgufError::ElementCountOverflow { tensor: t.name.clone(), dims: t.dims.clone() });
-            }
-        }
-        let mut order: Vec<usize> = (0..self.tensors.len()).collect();
-        order.sort_by_key(|&i| self.tensors[i].offset);
-        for pair in order.windows(2) {
-            let (a, b) = (&self.tensors[pair[0]], &self.tensors[pair[1]]);
-            if a.offset + a.n_bytes > b.offset {
-                return Err(GgufError::Overlap {
-                    a: a.name.clone(),
-                    a_range: (a.offset, a.offset + a.n_bytes),
-                    b: b.name.clone(),
-                    b_range: (b.offset, b.offset + b.n_bytes),
-                });
-            }
-        }
-        if let Some(file_len) = self.file_len {
-            for t in &self.tensors {
-                let (start, end) = (data_offset + t.offset, data_offset + t.offset + t.n_bytes);
-                if end > file_len {
-                    return Err(GgufError::TensorOutOfBounds { tensor: t.name.clone(), start, end, file_len });
-                }
-            }
-        }
+        check_table(&self.tensors, data_offset, self.file_len)?;
         self.header = Some(Header {
             version: self.version,
             metadata: std::mem::take(&mut self.metadata),
@@ -626,90 +570,11 @@ impl HeaderParser {
     }
 }
 
-fn to_usize(n: u64) -> usize {
-    usize::try_from(n).unwrap_or(usize::MAX)
-}
-
 /// `Err(Need(n))` unless `inp` holds at least `n` bytes.
 fn need(inp: &[u8], n: u64) -> Result<(), Stop> {
     if (inp.len() as u64) < n {
         Err(Stop::Need(n))
     } else {
         Ok(())
-    }
-}
-
-/// The `N` bytes at `inp[at..]` (the caller has checked they are there).
-fn bytes<const N: usize>(inp: &[u8], at: usize) -> [u8; N] {
-    let mut a = [0u8; N];
-    a.copy_from_slice(&inp[at..at + N]);
-    a
-}
-
-fn read_u32(inp: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes(inp, at))
-}
-
-fn read_u64(inp: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes(inp, at))
-}
-
-/// A scalar value of type `ty` at the start of `inp` (checked to be long enough).
-fn read_scalar(ty: ValueType, inp: &[u8]) -> Value {
-    match ty {
-        ValueType::U8 => Value::U8(inp[0]),
-        ValueType::I8 => Value::I8(inp[0] as i8),
-        ValueType::Bool => Value::Bool(inp[0] != 0),
-        ValueType::U16 => Value::U16(u16::from_le_bytes(bytes(inp, 0))),
-        ValueType::I16 => Value::I16(i16::from_le_bytes(bytes(inp, 0))),
-        ValueType::U32 => Value::U32(u32::from_le_bytes(bytes(inp, 0))),
-        ValueType::I32 => Value::I32(i32::from_le_bytes(bytes(inp, 0))),
-        ValueType::F32 => Value::F32(f32::from_le_bytes(bytes(inp, 0))),
-        ValueType::U64 => Value::U64(u64::from_le_bytes(bytes(inp, 0))),
-        ValueType::I64 => Value::I64(i64::from_le_bytes(bytes(inp, 0))),
-        ValueType::F64 => Value::F64(f64::from_le_bytes(bytes(inp, 0))),
-        // Not scalars; never called with these.
-        ValueType::String | ValueType::Array => Value::U8(0),
-    }
-}
-
-/// Makes room for `k` more elements: at least doubling (amortised O(1) pushes), but never
-/// past the declared count, so capacity stays within twice what has actually arrived.
-fn grow<T>(v: &mut Vec<T>, k: usize, declared_remaining: u64) {
-    if v.capacity() - v.len() >= k {
-        return;
-    }
-    let extra = k.max(v.len()).max(16).min(to_usize(declared_remaining)).max(k);
-    v.reserve_exact(extra);
-}
-
-/// Appends the little-endian scalars in `raw` (whole elements) to `arr`.
-fn read_scalars(arr: &mut Array, raw: &[u8], remaining: u64) {
-    macro_rules! ext {
-        ($v:expr, $t:ty) => {{
-            const N: usize = std::mem::size_of::<$t>();
-            grow($v, raw.len() / N, remaining);
-            $v.extend(raw.chunks_exact(N).map(|c| <$t>::from_le_bytes(bytes(c, 0))));
-        }};
-    }
-    match arr {
-        Array::U8(v) => {
-            grow(v, raw.len(), remaining);
-            v.extend_from_slice(raw);
-        }
-        Array::Bool(v) => {
-            grow(v, raw.len(), remaining);
-            v.extend(raw.iter().map(|&b| b != 0));
-        }
-        Array::I8(v) => ext!(v, i8),
-        Array::U16(v) => ext!(v, u16),
-        Array::I16(v) => ext!(v, i16),
-        Array::U32(v) => ext!(v, u32),
-        Array::I32(v) => ext!(v, i32),
-        Array::F32(v) => ext!(v, f32),
-        Array::U64(v) => ext!(v, u64),
-        Array::I64(v) => ext!(v, i64),
-        Array::F64(v) => ext!(v, f64),
-        Array::String(_) | Array::Array(_) => {}
     }
 }

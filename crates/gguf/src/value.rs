@@ -323,10 +323,18 @@ impl Value {
 }
 
 /// The metadata table of a GGUF file, in file order, with lookup by key.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct Metadata {
     entries: Vec<(String, Value)>,
     index: HashMap<String, usize>,
+}
+
+/// Shows the entries in file order (not the lookup index, whose order is random), so
+/// equal tables print the same.
+impl std::fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.entries.iter().map(|(k, v)| (k, v))).finish()
+    }
 }
 
 impl Metadata {

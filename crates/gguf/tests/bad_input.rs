@@ -584,3 +584,18 @@ fn custom_limits_apply() {
     let e = kindling_gguf::parse_header_with_limits(&small_valid(), limits).unwrap_err();
     assert_eq!(e.kind(), "StringTooLong");
 }
+
+/// Found by the fuzzer (a harness issue, kept as a regression test): `general.alignment`
+/// stored as an f64 NaN is rejected the same way whole and streamed.
+#[test]
+fn nan_alignment() {
+    let mut w = GgufWriter::new(2);
+    w.add_kv("general.alignment", Value::F64(f64::NAN));
+    let bytes = w.to_bytes();
+    let e = parse_header(&bytes).unwrap_err();
+    assert!(matches!(&e, GgufError::BadAlignment { found: Value::F64(x) } if x.is_nan()), "{e}");
+    assert_eq!(e.to_string(), "general.alignment must be a nonzero power of two stored as u32, found f64 NaN");
+    for size in [1, 5] {
+        assert_eq!(format!("{:?}", feed_all(&bytes, size, true)), format!("{:?}", Err::<(), _>(e.clone())));
+    }
+}

@@ -227,3 +227,13 @@ fn write_fuzz_seeds() {
         }
     }
 }
+
+#[test]
+fn metadata_debug_is_deterministic() {
+    let (bytes, _) = build(3, None);
+    let a = format!("{:?}", parse_header(&bytes).unwrap().metadata);
+    for _ in 0..4 {
+        assert_eq!(format!("{:?}", parse_header(&bytes).unwrap().metadata), a);
+    }
+    assert!(a.starts_with("{\"u8\": U8(200), \"i8\": I8(-3),"), "{a}");
+}
