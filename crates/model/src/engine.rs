@@ -9,7 +9,7 @@ use kindling_tokenizer::{ChatTemplate, Tokenizer};
 use crate::backend::{Backend, KvSpec};
 use crate::config::ModelConfig;
 use crate::error::{ModelError, Result};
-use crate::forward::{self, LogitRows, Workspace};
+use crate::forward::{LogitRows, Pass, Workspace};
 use crate::info::ModelInfo;
 use crate::loader::{LoadedModel, Loader};
 use crate::weights::Weights;
@@ -174,18 +174,17 @@ impl<B: Backend> Model<B> {
             };
             let n = chunk.len();
             self.backend.begin_batch(chunk, session.tokens.len())?;
+            let mut pass = Pass {
+                b: &mut self.backend,
+                cfg: &self.config,
+                w: &self.weights,
+                ws: &self.work,
+                caches: &mut session.caches,
+            };
             let logits = match rows {
-                Some(rows) => Some(forward::record(
-                    &mut self.backend,
-                    &self.config,
-                    &self.weights,
-                    &self.work,
-                    &mut session.caches,
-                    n,
-                    rows,
-                )?),
+                Some(rows) => Some(pass.record(n, rows)?),
                 None => {
-                    forward::record_body(&mut self.backend, &self.config, &self.weights, &self.work, &mut session.caches)?;
+                    pass.record_body()?;
                     None
                 }
             };

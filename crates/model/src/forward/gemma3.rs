@@ -6,19 +6,13 @@
 //! GGUF stores Gemma's norm weights with the `1 +` of the original model already
 //! added by the converter, so they are used as they are, like any RMS norm weight.
 
-use super::{blocks, Workspace};
+use super::{blocks, Pass};
 use crate::backend::Backend;
-use crate::config::ModelConfig;
 use crate::error::{ModelError, Result};
-use crate::weights::Weights;
 
-pub fn record<B: Backend>(
-    b: &mut B,
-    cfg: &ModelConfig,
-    w: &Weights<B::Weight>,
-    ws: &Workspace<B::Activation>,
-    caches: &mut [B::KvCache],
-) -> Result<()> {
+pub fn record<B: Backend>(p: &mut Pass<B>) -> Result<()> {
+    let Pass { b, cfg, w, ws, caches } = p;
+    let b: &mut B = b;
     let (d, eps) = (cfg.embedding_length, cfg.rms_norm_eps);
     b.embed(&w.token_embd, cfg.embedding_scale, ws.x);
     for ((lw, lc), cache) in w.layers.iter().zip(&cfg.layers).zip(caches.iter_mut()) {

@@ -1,19 +1,13 @@
 //! Llama-family decoder (SmolLM2, TinyLlama, Llama 2/3):
 //! `x += attn(norm(x)); x += ffn(norm(x))`, SiLU-gated FFN, "normal" RoPE.
 
-use super::{blocks, Workspace};
+use super::{blocks, Pass};
 use crate::backend::Backend;
-use crate::config::ModelConfig;
 use crate::error::Result;
-use crate::weights::Weights;
 
-pub fn record<B: Backend>(
-    b: &mut B,
-    cfg: &ModelConfig,
-    w: &Weights<B::Weight>,
-    ws: &Workspace<B::Activation>,
-    caches: &mut [B::KvCache],
-) -> Result<()> {
+pub fn record<B: Backend>(p: &mut Pass<B>) -> Result<()> {
+    let Pass { b, cfg, w, ws, caches } = p;
+    let b: &mut B = b;
     let (d, eps) = (cfg.embedding_length, cfg.rms_norm_eps);
     b.embed(&w.token_embd, cfg.embedding_scale, ws.x);
     for ((lw, lc), cache) in w.layers.iter().zip(&cfg.layers).zip(caches.iter_mut()) {

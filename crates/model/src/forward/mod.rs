@@ -72,50 +72,48 @@ pub enum LogitRows {
     All,
 }
 
-/// Records the transformer blocks for the current batch, leaving the final hidden
-/// states in `ws.x` (used alone for prompt chunks whose logits nobody needs).
-pub fn record_body<B: Backend>(
-    b: &mut B,
-    cfg: &ModelConfig,
-    w: &Weights<B::Weight>,
-    ws: &Workspace<B::Activation>,
-    caches: &mut [B::KvCache],
-) -> Result<()> {
-    match cfg.architecture {
-        Architecture::Llama => llama::record(b, cfg, w, ws, caches),
-        Architecture::Gemma3 => gemma3::record(b, cfg, w, ws, caches),
-    }
+/// What one batch's forward pass works with: the backend it records on, the model,
+/// and the session's KV caches.
+pub struct Pass<'a, B: Backend> {
+    pub b: &'a mut B,
+    pub cfg: &'a ModelConfig,
+    pub w: &'a Weights<B::Weight>,
+    pub ws: &'a Workspace<B::Activation>,
+    pub caches: &'a mut [B::KvCache],
 }
 
-/// Records the whole forward pass of the current batch of `n` rows and returns the
-/// activation that will hold the logits.
-pub fn record<B: Backend>(
-    b: &mut B,
-    cfg: &ModelConfig,
-    w: &Weights<B::Weight>,
-    ws: &Workspace<B::Activation>,
-    caches: &mut [B::KvCache],
-    n: usize,
-    rows: LogitRows,
-) -> Result<B::Activation> {
-    record_body(b, cfg, w, ws, caches)?;
-    let eps = cfg.rms_norm_eps;
-    let d = cfg.embedding_length;
-    let logits = match rows {
-        LogitRows::Last => {
-            b.select_row(ws.x, n - 1, ws.last);
-            b.rms_norm(ws.last, &w.output_norm, d, eps, ws.last_normed);
-            b.matmul(ws.last_normed, w.output(), ws.logits_last);
-            ws.logits_last
+impl<B: Backend> Pass<'_, B> {
+    /// Records the transformer blocks, leaving the final hidden states in `ws.x`
+    /// (used alone for prompt chunks whose logits nobody needs).
+    pub fn record_body(&mut self) -> Result<()> {
+        match self.cfg.architecture {
+            Architecture::Llama => llama::record(self),
+            Architecture::Gemma3 => gemma3::record(self),
         }
-        LogitRows::All => {
-            b.rms_norm(ws.x, &w.output_norm, d, eps, ws.h);
-            b.matmul(ws.h, w.output(), ws.logits_all);
-            ws.logits_all
-        }
-    };
-    if let Some(cap) = cfg.final_logit_softcap {
-        b.softcap(logits, cap);
     }
-    Ok(logits)
+
+    /// Records the whole forward pass of the current batch of `n` rows and returns
+    /// the activation that will hold the logits.
+    pub fn record(&mut self, n: usize, rows: LogitRows) -> Result<B::Activation> {
+        self.record_body()?;
+        let Pass { b, cfg, w, ws, .. } = self;
+        let (d, eps) = (cfg.embedding_length, cfg.rms_norm_eps);
+        let logits = match rows {
+            LogitRows::Last => {
+                b.select_row(ws.x, n - 1, ws.last);
+                b.rms_norm(ws.last, &w.output_norm, d, eps, ws.last_normed);
+                b.matmul(ws.last_normed, w.output(), ws.logits_last);
+                ws.logits_last
+            }
+            LogitRows::All => {
+                b.rms_norm(ws.x, &w.output_norm, d, eps, ws.h);
+                b.matmul(ws.h, w.output(), ws.logits_all);
+                ws.logits_all
+            }
+        };
+        if let Some(cap) = cfg.final_logit_softcap {
+            b.softcap(logits, cap);
+        }
+        Ok(logits)
+    }
 }
