@@ -24,6 +24,8 @@ enum Command {
     Tokenize(commands::tokenize::Args),
     /// Evaluate a sequence in one pass and print the top logits at every position.
     Logits(commands::logits::Args),
+    /// Measure load time, prefill and decode speed.
+    Bench(commands::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Run(a) => commands::run::run(a),
         Command::Tokenize(a) => commands::tokenize::run(a),
         Command::Logits(a) => commands::logits::run(a),
+        Command::Bench(a) => commands::bench::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

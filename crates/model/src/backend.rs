@@ -58,6 +58,18 @@ pub struct AttentionParams {
     pub sliding_window: Option<usize>,
 }
 
+/// Work counters a backend may keep, for benchmarks and for tests that check how a
+/// token's work is submitted (all zero when the backend keeps none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Command submissions to the device.
+    pub submits: u64,
+    /// Kernel dispatches recorded.
+    pub dispatches: u64,
+    /// Bytes read back from the device to the host.
+    pub bytes_read: u64,
+}
+
 /// A compute backend. See the module docs for the execution model.
 #[allow(async_fn_in_trait)] // backends run on one thread (wasm); no Send bound wanted
 pub trait Backend {
@@ -70,6 +82,11 @@ pub trait Backend {
 
     /// Human-readable name ("cpu", "NVIDIA H200 (Vulkan)").
     fn name(&self) -> String;
+
+    /// Work counted since the backend was created.
+    fn counters(&self) -> Counters {
+        Counters::default()
+    }
 
     // ---- loading ----------------------------------------------------------------
 

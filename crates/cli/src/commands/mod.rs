@@ -1,3 +1,4 @@
+pub mod bench;
 pub mod inspect;
 pub mod logits;
 pub mod run;

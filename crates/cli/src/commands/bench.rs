@@ -1,0 +1,120 @@
+//! `kindling bench FILE [--backend] [--prompt-tokens N] [--gen-tokens N] [--json]`:
+//! load time, prefill and decode speed, and the work per decoded token.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use kindling_model::{Backend, EvalOutput, Evaluated, Model, ModelOptions};
+
+use crate::load::{load_model, BackendChoice, Error};
+
+#[derive(clap::Args)]
+pub struct Args {
+    file: PathBuf,
+    #[arg(long, value_enum, default_value = "cpu")]
+    backend: BackendChoice,
+    /// Prompt length for the prefill measurement.
+    #[arg(long, default_value_t = 512)]
+    prompt_tokens: usize,
+    /// Tokens generated (greedily) for the decode measurement.
+    #[arg(long, default_value_t = 128)]
+    gen_tokens: usize,
+    /// Positions evaluated per batch during prefill.
+    #[arg(long, default_value_t = 512)]
+    batch: usize,
+    /// Timed repetitions (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<(), Error> {
+    let loaded = load_model(&args.file, args.backend, ModelOptions { max_batch: args.batch })?;
+    let load_ms = loaded.load_ms;
+    let mut model = loaded.model;
+    let r = measure(&mut model, &args)?;
+    let (file, backend) = (args.file.display().to_string(), model.backend_name());
+    let name = model.info().name.clone();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "file": file, "model": name, "backend": backend,
+                "load_ms": load_ms,
+                "prompt_tokens": args.prompt_tokens, "prefill_tok_s": r.prefill_tok_s,
+                "gen_tokens": args.gen_tokens, "decode_tok_s": r.decode_tok_s,
+                "dispatches_per_token": r.dispatches_per_token, "submits_per_token": r.submits_per_token,
+                "bytes_read_per_token": r.bytes_read_per_token,
+            })
+        );
+    } else {
+        println!("model:     {name} ({file})");
+        println!("backend:   {backend}");
+        println!("load:      {load_ms:.0} ms");
+        println!("prefill:   {:.1} tok/s ({} tokens)", r.prefill_tok_s, args.prompt_tokens);
+        println!("decode:    {:.1} tok/s ({} tokens)", r.decode_tok_s, args.gen_tokens);
+        println!(
+            "per token: {:.0} dispatches, {:.2} submits, {:.0} bytes read back",
+            r.dispatches_per_token, r.submits_per_token, r.bytes_read_per_token
+        );
+    }
+    Ok(())
+}
+
+struct Figures {
+    prefill_tok_s: f64,
+    decode_tok_s: f64,
+    dispatches_per_token: f64,
+    submits_per_token: f64,
+    bytes_read_per_token: f64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Error> {
+    let vocab = model.config().vocab_size as u32;
+    // A deterministic prompt of ordinary token ids (content does not change the speed).
+    let prompt: Vec<u32> = (0..args.prompt_tokens as u32).map(|i| 1 + (i * 7919) % vocab.saturating_sub(1).max(1)).collect();
+    let context = args.prompt_tokens + args.gen_tokens + 1;
+    let (mut prefill, mut decode) = (Vec::new(), Vec::new());
+    let mut per_token = (0.0, 0.0, 0.0);
+    for rep in 0..args.repeat.max(1) + 1 {
+        let mut session = model.new_session(context)?;
+        let t = Instant::now();
+        let first = pollster::block_on(model.eval(&mut session, &prompt, EvalOutput::LastArgmax))?;
+        let prefill_s = t.elapsed().as_secs_f64();
+        let Evaluated::Token(mut token) = first else { return Err("no token from prefill".into()) };
+        let before = model.backend().counters();
+        let t = Instant::now();
+        for _ in 0..args.gen_tokens {
+            match pollster::block_on(model.eval(&mut session, &[token], EvalOutput::LastArgmax))? {
+                Evaluated::Token(t) => token = t,
+                Evaluated::Logits(_) => return Err("no token from decode".into()),
+            }
+        }
+        let decode_s = t.elapsed().as_secs_f64();
+        let after = model.backend().counters();
+        if rep == 0 {
+            continue; // warm-up: pipelines, bind groups, caches
+        }
+        prefill.push(args.prompt_tokens as f64 / prefill_s);
+        decode.push(args.gen_tokens as f64 / decode_s);
+        let n = args.gen_tokens.max(1) as f64;
+        per_token = (
+            (after.dispatches - before.dispatches) as f64 / n,
+            (after.submits - before.submits) as f64 / n,
+            (after.bytes_read - before.bytes_read) as f64 / n,
+        );
+    }
+    Ok(Figures {
+        prefill_tok_s: median(prefill),
+        decode_tok_s: median(decode),
+        dispatches_per_token: per_token.0,
+        submits_per_token: per_token.1,
+        bytes_read_per_token: per_token.2,
+    })
+}
