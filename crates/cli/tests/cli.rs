@@ -145,3 +145,13 @@ fn expect_clean_failure_loading(tag: &str, bytes: &[u8]) {
     }
     std::fs::remove_file(Path::new(&path)).ok();
 }
+
+#[test]
+fn bench_json_reports_speeds() {
+    let tiny = kindling_testdata::synthetic("tiny-llama.gguf");
+    let v = json(&kindling(&["bench", &tiny.to_string_lossy(), "--prompt-tokens", "20", "--gen-tokens", "5", "--batch", "8", "--repeat", "1", "--json"]));
+    for k in ["load_ms", "prefill_tok_s", "decode_tok_s", "dispatches_per_token"] {
+        assert!(v[k].as_f64().unwrap() >= 0.0, "{k}: {v}");
+    }
+    assert!(v["decode_tok_s"].as_f64().unwrap() > 0.0);
+}
