@@ -171,9 +171,8 @@ impl Backend for CpuBackend {
         let cols = self.cols(x);
         let src = if x == out { None } else { Some(self.take(x)) };
         let mut o = self.take(out);
-        match &src {
-            Some(s) => o[..n * cols].copy_from_slice(&s[..n * cols]),
-            None => {}
+        if let Some(s) = &src {
+            o[..n * cols].copy_from_slice(&s[..n * cols]);
         }
         kernels::rms_norm(&mut o[..n * cols], weight.dense(), group, eps);
         self.put(out, o);

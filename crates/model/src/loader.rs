@@ -41,7 +41,7 @@ pub struct Loader<B: Backend> {
 }
 
 enum State<B: Backend> {
-    Header(HeaderParser),
+    Header(Box<HeaderParser>),
     Data(Box<DataState<B>>),
     /// A previous call failed; the loader refuses further input.
     Failed,
@@ -76,7 +76,7 @@ impl<B: Backend> Loader<B> {
         if let Some(len) = file_len {
             parser = parser.with_file_len(len);
         }
-        Loader { received: 0, file_len, state: State::Header(parser) }
+        Loader { received: 0, file_len, state: State::Header(Box::new(parser)) }
     }
 
     pub fn progress(&self) -> LoadProgress {

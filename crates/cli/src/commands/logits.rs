@@ -51,7 +51,7 @@ pub fn run(args: Args) -> Result<(), Error> {
         println!("{}", serde_json::json!({ "token_ids": ids, "top": top }));
     } else {
         for (i, (id, row)) in ids.iter().zip(&top).enumerate() {
-            let piece = String::from_utf8_lossy(&model.tokenizer().token_bytes(*id)).into_owned();
+            let piece = String::from_utf8_lossy(model.tokenizer().token_bytes(*id)).into_owned();
             let best: Vec<String> = row.iter().map(|(t, l)| format!("{t}:{l:.3}")).collect();
             println!("{i:>4} {id:>7} {piece:<16?} -> {}", best.join(" "));
         }

@@ -34,7 +34,7 @@ pub fn run(args: Args) -> Result<(), Error> {
         println!("{}", serde_json::json!({ "token_ids": ids }));
     } else {
         for id in ids {
-            println!("{id:>8} {:?}", String::from_utf8_lossy(&tokenizer.token_bytes(id)));
+            println!("{id:>8} {:?}", String::from_utf8_lossy(tokenizer.token_bytes(id)));
         }
     }
     Ok(())
