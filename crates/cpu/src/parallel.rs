@@ -1,4 +1,5 @@
-//! Splitting kernel work over threads natively; one thread in WebAssembly.
+//! Splitting kernel work over threads natively (rayon's pool); one thread in
+//! WebAssembly.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -37,16 +38,10 @@ pub fn map_ranges<T: Send>(n: usize, min_per_thread: usize, f: impl Fn(usize, us
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
+        // rayon's pool keeps its threads: spawning per call cost ~200 thread starts
+        // per token.
+        use rayon::prelude::*;
         let per = n.div_ceil(t);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..t)
-                .map(|i| {
-                    let f = &f;
-                    let (a, b) = ((i * per).min(n), ((i + 1) * per).min(n));
-                    s.spawn(move || f(a, b))
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("kernel thread panicked")).collect()
-        })
+        (0..t).into_par_iter().map(|i| f((i * per).min(n), ((i + 1) * per).min(n))).collect()
     }
 }

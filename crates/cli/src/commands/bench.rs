@@ -6,12 +6,12 @@ use std::time::Instant;
 
 use kindling_model::{Backend, EvalOutput, Evaluated, Model, ModelOptions};
 
-use crate::load::{load_model, BackendChoice, Error};
+use crate::load::{with_model, BackendChoice, Error, Loaded, ModelTask};
 
 #[derive(clap::Args)]
 pub struct Args {
     file: PathBuf,
-    #[arg(long, value_enum, default_value = "cpu")]
+    #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
     /// Prompt length for the prefill measurement.
     #[arg(long, default_value_t = 512)]
@@ -30,7 +30,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
-    let loaded = load_model(&args.file, args.backend, ModelOptions { max_batch: args.batch })?;
+    with_model(&args.file.clone(), args.backend, ModelOptions { max_batch: args.batch }, args)
+}
+
+impl ModelTask for Args {
+    fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error> {
+        report(self, loaded)
+    }
+}
+
+fn report<B: Backend>(args: Args, loaded: Loaded<B>) -> Result<(), Error> {
     let load_ms = loaded.load_ms;
     let mut model = loaded.model;
     let r = measure(&mut model, &args)?;

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use kindling_model::{EvalOutput, Evaluated, ModelOptions};
+use kindling_model::{Backend, EvalOutput, Evaluated, ModelOptions};
 
-use crate::load::{load_model, BackendChoice, Error};
+use crate::load::{with_model, BackendChoice, Error, Loaded, ModelTask};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,7 +19,7 @@ pub struct Args {
     /// How many top logits to print per position.
     #[arg(long, default_value_t = 5)]
     top: usize,
-    #[arg(long, value_enum, default_value = "cpu")]
+    #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
     /// Print `{"token_ids": [...], "top": [[[id, logit], ...], ...]}`.
     #[arg(long)]
@@ -27,7 +27,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
-    let mut loaded = load_model(&args.file, args.backend, ModelOptions::default())?;
+    with_model(&args.file.clone(), args.backend, ModelOptions::default(), args)
+}
+
+impl ModelTask for Args {
+    fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error> {
+        evaluate(self, loaded)
+    }
+}
+
+fn evaluate<B: Backend>(args: Args, mut loaded: Loaded<B>) -> Result<(), Error> {
     let model = &mut loaded.model;
     let ids = match (&args.prompt, args.token_ids) {
         (Some(p), _) => model.tokenizer().encode(p, true, true),

@@ -4,10 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use kindling_model::{GenerateOptions, Generation, ModelOptions, SamplerConfig};
+use kindling_model::{Backend, GenerateOptions, Generation, ModelOptions, SamplerConfig};
 use kindling_tokenizer::ChatMessage;
 
-use crate::load::{load_model, BackendChoice, Error};
+use crate::load::{with_model, BackendChoice, Error, Loaded, ModelTask};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -40,7 +40,7 @@ pub struct Args {
     /// Positions the session can hold (default: prompt + max tokens, within the model's).
     #[arg(long)]
     context: Option<usize>,
-    #[arg(long, value_enum, default_value = "cpu")]
+    #[arg(long, value_enum, default_value = "auto")]
     backend: BackendChoice,
     /// Print one JSON object at the end instead of streaming text.
     #[arg(long)]
@@ -48,7 +48,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
-    let loaded = load_model(&args.file, args.backend, ModelOptions::default())?;
+    with_model(&args.file.clone(), args.backend, ModelOptions::default(), args)
+}
+
+impl ModelTask for Args {
+    fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error> {
+        generate(self, loaded)
+    }
+}
+
+fn generate<B: Backend>(args: Args, loaded: Loaded<B>) -> Result<(), Error> {
     let load_ms = loaded.load_ms;
     let mut model = loaded.model;
 

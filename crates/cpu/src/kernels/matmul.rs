@@ -32,18 +32,28 @@ pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: us
     }
 }
 
-/// Dot product in eight independent lanes (vectorises well; fixed summation order).
+/// Dot product in 32 independent lanes: eight 4-wide vector accumulators keep the
+/// adder pipeline full (two would leave it waiting on its own latency). The summation
+/// order is fixed, so results do not depend on the caller.
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let ca = a.chunks_exact(8);
-    let cb = b.chunks_exact(8);
+    const LANES: usize = 32;
+    let mut acc = [0.0f32; LANES];
+    let ca = a.chunks_exact(LANES);
+    let cb = b.chunks_exact(LANES);
     let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
     for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
+        for i in 0..LANES {
             acc[i] += x[i] * y[i];
         }
     }
-    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for i in 0..width {
+            acc[i] += acc[i + width];
+        }
+    }
+    acc[0] + tail
 }
 
 #[cfg(test)]

@@ -1,0 +1,278 @@
+//! Adapter and device: which adapter, which limits (requested explicitly from the
+//! adapter's), which optional features (used when present, never required), and the
+//! sink that records uncaptured GPU errors instead of panicking.
+
+use std::sync::{Arc, Mutex};
+
+use kindling_model::{ModelError, Result};
+
+/// How to pick and set up the GPU.
+#[derive(Clone, Debug)]
+pub struct GpuOptions {
+    pub power_preference: wgpu::PowerPreference,
+    /// Use the first adapter whose name contains this (case-insensitive; native only).
+    pub adapter_name: Option<String>,
+    /// Request SHADER_F16 / SUBGROUP when the adapter has them.
+    pub allow_f16: bool,
+    pub allow_subgroups: bool,
+    /// Split weights into buffers of at most this many bytes even when the device
+    /// allows more (tests exercise splitting on small models with it).
+    pub max_part_bytes: Option<u64>,
+}
+
+impl Default for GpuOptions {
+    fn default() -> Self {
+        GpuOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            adapter_name: None,
+            allow_f16: true,
+            allow_subgroups: true,
+            max_part_bytes: None,
+        }
+    }
+}
+
+/// What an adapter offers, for `kindling info` and logs.
+#[derive(Clone, Debug)]
+pub struct AdapterSummary {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub shader_f16: bool,
+    pub subgroups: bool,
+    pub subgroup_size: (u32, u32),
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroup_storage_size: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+    pub max_storage_buffers_per_shader_stage: u32,
+}
+
+impl AdapterSummary {
+    fn of(adapter: &wgpu::Adapter) -> Self {
+        let info = adapter.get_info();
+        let f = adapter.features();
+        let l = adapter.limits();
+        AdapterSummary {
+            name: info.name.clone(),
+            backend: format!("{:?}", info.backend),
+            device_type: format!("{:?}", info.device_type),
+            driver: format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+            shader_f16: f.contains(wgpu::Features::SHADER_F16),
+            subgroups: f.contains(wgpu::Features::SUBGROUP),
+            subgroup_size: (info.subgroup_min_size, info.subgroup_max_size),
+            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
+            max_buffer_size: l.max_buffer_size,
+            max_compute_workgroup_storage_size: l.max_compute_workgroup_storage_size,
+            max_compute_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
+            max_storage_buffers_per_shader_stage: l.max_storage_buffers_per_shader_stage,
+        }
+    }
+}
+
+impl std::fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mib = |b: u64| b / (1 << 20);
+        write!(
+            f,
+            "{} ({}, {}{}) shader-f16: {}, subgroups: {} (size {}..{}), max storage binding {} MiB, \
+             max buffer {} MiB, workgroup storage {} KiB, {} invocations, {} storage buffers/stage",
+            self.name,
+            self.backend,
+            self.device_type,
+            if self.driver.is_empty() { String::new() } else { format!(", {}", self.driver) },
+            yes(self.shader_f16),
+            yes(self.subgroups),
+            self.subgroup_size.0,
+            self.subgroup_size.1,
+            mib(self.max_storage_buffer_binding_size),
+            mib(self.max_buffer_size),
+            self.max_compute_workgroup_storage_size / 1024,
+            self.max_compute_invocations_per_workgroup,
+            self.max_storage_buffers_per_shader_stage,
+        )
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn instance() -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = instance_backends();
+    wgpu::Instance::new(desc)
+}
+
+/// Every adapter wgpu can see here (natively: Vulkan/Metal/DX12; in a browser: WebGPU's).
+pub async fn adapters_info() -> Vec<AdapterSummary> {
+    let instance = instance();
+    let mut out: Vec<AdapterSummary> = instance.enumerate_adapters(instance_backends()).await.iter().map(AdapterSummary::of).collect();
+    if out.is_empty() {
+        if let Ok(a) = instance.request_adapter(&wgpu::RequestAdapterOptions::default()).await {
+            out.push(AdapterSummary::of(&a));
+        }
+    }
+    out
+}
+
+/// Natively the compute-capable APIs (Vulkan, Metal, DX12); OpenGL is left out: its
+/// compute support is patchy and probing it only prints noise on headless machines.
+fn instance_backends() -> wgpu::Backends {
+    if cfg!(target_arch = "wasm32") {
+        wgpu::Backends::BROWSER_WEBGPU
+    } else {
+        wgpu::Backends::PRIMARY
+    }
+}
+
+/// Ranks adapters for compute: real GPUs first, then backends with full compute
+/// support (Vulkan/Metal/DX12 before GL).
+fn rank(a: &wgpu::Adapter, pref: wgpu::PowerPreference) -> (u8, u8) {
+    let info = a.get_info();
+    let ty = match (info.device_type, pref) {
+        (wgpu::DeviceType::DiscreteGpu, wgpu::PowerPreference::LowPower) => 1,
+        (wgpu::DeviceType::IntegratedGpu, wgpu::PowerPreference::LowPower) => 0,
+        (wgpu::DeviceType::DiscreteGpu, _) => 0,
+        (wgpu::DeviceType::IntegratedGpu, _) => 1,
+        (wgpu::DeviceType::VirtualGpu, _) => 2,
+        (wgpu::DeviceType::Other, _) => 3,
+        (wgpu::DeviceType::Cpu, _) => 4,
+    };
+    let backend = match info.backend {
+        wgpu::Backend::Vulkan | wgpu::Backend::Metal | wgpu::Backend::Dx12 | wgpu::Backend::BrowserWebGpu => 0,
+        _ => 1,
+    };
+    (backend, ty)
+}
+
+const NO_ADAPTER: &str = "no GPU adapter found (natively wgpu needs a Vulkan, Metal or DX12 driver; \
+     on Debian/Ubuntu without a GPU install Mesa's CPU Vulkan driver: apt-get install mesa-vulkan-drivers libvulkan1)";
+
+async fn pick_adapter(instance: &wgpu::Instance, options: &GpuOptions) -> Result<wgpu::Adapter> {
+    let mut all = instance.enumerate_adapters(instance_backends()).await;
+    all.retain(|a| a.get_downlevel_capabilities().flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS));
+    if let Some(want) = &options.adapter_name {
+        let want = want.to_lowercase();
+        let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
+        return all
+            .into_iter()
+            .find(|a| a.get_info().name.to_lowercase().contains(&want))
+            .ok_or_else(|| ModelError::Backend(format!("no GPU adapter named like '{want}' (found: {names:?})")));
+    }
+    all.sort_by_key(|a| rank(a, options.power_preference));
+    if let Some(a) = all.into_iter().next() {
+        return Ok(a);
+    }
+    // The browser (and wgpu builds without enumeration) only answers request_adapter.
+    instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: options.power_preference,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| ModelError::Backend(format!("{NO_ADAPTER}: {e}")))
+}
+
+/// Errors the device reported outside any error scope, kept until the next read.
+#[derive(Clone, Default)]
+pub struct ErrorSink(Arc<Mutex<Vec<String>>>);
+
+impl ErrorSink {
+    pub fn take(&self) -> Option<String> {
+        let mut v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if v.is_empty() {
+            None
+        } else {
+            let n = v.len();
+            let first = v.remove(0);
+            v.clear();
+            Some(if n > 1 { format!("{first} (and {} more GPU errors)", n - 1) } else { first })
+        }
+    }
+
+    fn push(&self, msg: String) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(msg);
+    }
+}
+
+/// A device ready for the backend.
+pub struct Gpu {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub adapter: AdapterSummary,
+    pub limits: wgpu::Limits,
+    pub features: wgpu::Features,
+    pub errors: ErrorSink,
+}
+
+impl Gpu {
+    pub async fn new(options: &GpuOptions) -> Result<Gpu> {
+        let instance = instance();
+        let adapter = pick_adapter(&instance, options).await?;
+        let summary = AdapterSummary::of(&adapter);
+        let a = adapter.limits();
+
+        // Limits: WebGPU's defaults, raised to what the adapter offers for everything
+        // the kernels and weight buffers depend on.
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: a.max_storage_buffer_binding_size,
+            max_buffer_size: a.max_buffer_size,
+            max_compute_workgroup_storage_size: a.max_compute_workgroup_storage_size,
+            max_storage_buffers_per_shader_stage: a.max_storage_buffers_per_shader_stage,
+            max_compute_invocations_per_workgroup: a.max_compute_invocations_per_workgroup,
+            max_compute_workgroup_size_x: a.max_compute_workgroup_size_x,
+            max_compute_workgroup_size_y: a.max_compute_workgroup_size_y,
+            max_compute_workgroups_per_dimension: a.max_compute_workgroups_per_dimension,
+            max_uniform_buffer_binding_size: a.max_uniform_buffer_binding_size,
+            max_dynamic_uniform_buffers_per_pipeline_layout: a.max_dynamic_uniform_buffers_per_pipeline_layout,
+            max_dynamic_storage_buffers_per_pipeline_layout: a.max_dynamic_storage_buffers_per_pipeline_layout,
+            ..wgpu::Limits::default()
+        };
+        let needs = [
+            ("maxStorageBuffersPerShaderStage", limits.max_storage_buffers_per_shader_stage as u64, 4),
+            ("maxComputeInvocationsPerWorkgroup", limits.max_compute_invocations_per_workgroup as u64, 256),
+            ("maxComputeWorkgroupStorageSize", limits.max_compute_workgroup_storage_size as u64, 16384),
+            ("maxStorageBufferBindingSize", limits.max_storage_buffer_binding_size, 1 << 20),
+        ];
+        for (name, have, need) in needs {
+            if have < need {
+                return Err(ModelError::Backend(format!(
+                    "GPU adapter '{}' offers {name} = {have}, the kernels need at least {need}",
+                    summary.name
+                )));
+            }
+        }
+
+        let mut features = wgpu::Features::empty();
+        if options.allow_f16 && summary.shader_f16 {
+            features |= wgpu::Features::SHADER_F16;
+        }
+        if options.allow_subgroups && summary.subgroups {
+            features |= wgpu::Features::SUBGROUP;
+        }
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("kindling"),
+                required_features: features,
+                required_limits: limits.clone(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            })
+            .await
+            .map_err(|e| ModelError::Backend(format!("cannot open GPU device on '{}': {e}", summary.name)))?;
+
+        let errors = ErrorSink::default();
+        let sink = errors.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| sink.push(format!("GPU error: {e}"))));
+        let sink = errors.clone();
+        device.set_device_lost_callback(move |reason, msg| sink.push(format!("GPU device lost ({reason:?}): {msg}")));
+        Ok(Gpu { device, queue, adapter: summary, limits, features, errors })
+    }
+}

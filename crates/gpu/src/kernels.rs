@@ -1,0 +1,330 @@
+//! Kernels named by a typed key, their binding layouts, and the cache of compiled
+//! pipelines, layouts and bind groups. Nothing here is looked up by string.
+
+use std::collections::HashMap;
+
+use kindling_gguf::GgmlType;
+
+use crate::shaders;
+
+/// A shader file (one family of kernels).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    Embed,
+    RmsNorm,
+    Matmul,
+    Rope,
+    Attention,
+    Elementwise,
+    Argmax,
+}
+
+/// One entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    Embed,
+    Matvec,
+    MatmulTiled,
+    RmsNorm,
+    RmsNormInPlace,
+    Rope,
+    KvStore,
+    Attention,
+    Add,
+    Gated,
+    Softcap,
+    SelectRow,
+    Argmax,
+}
+
+/// How a kernel sees one binding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// The op's `Params`: a 256-byte window of the parameter blob (dynamic offset).
+    Params,
+    /// A read-only storage buffer.
+    Read,
+    /// A read-write storage buffer.
+    Write,
+    /// A read-only table in the parameter blob (dynamic offset, `TABLE_BYTES` long).
+    Table,
+}
+
+use Slot::{Params, Read, Table, Write};
+
+impl Op {
+    pub const ALL: [Op; 13] = [
+        Op::Embed,
+        Op::Matvec,
+        Op::MatmulTiled,
+        Op::RmsNorm,
+        Op::RmsNormInPlace,
+        Op::Rope,
+        Op::KvStore,
+        Op::Attention,
+        Op::Add,
+        Op::Gated,
+        Op::Softcap,
+        Op::SelectRow,
+        Op::Argmax,
+    ];
+
+    pub fn family(self) -> Family {
+        match self {
+            Op::Embed => Family::Embed,
+            Op::Matvec | Op::MatmulTiled => Family::Matmul,
+            Op::RmsNorm | Op::RmsNormInPlace => Family::RmsNorm,
+            Op::Rope => Family::Rope,
+            Op::KvStore | Op::Attention => Family::Attention,
+            Op::Add | Op::Gated | Op::Softcap | Op::SelectRow => Family::Elementwise,
+            Op::Argmax => Family::Argmax,
+        }
+    }
+
+    pub fn entry_point(self) -> &'static str {
+        match self {
+            Op::Embed => "embed",
+            Op::Matvec => "matvec",
+            Op::MatmulTiled => "matmul_tiled",
+            Op::RmsNorm => "rms_norm",
+            Op::RmsNormInPlace => "rms_norm_in_place",
+            Op::Rope => "rope",
+            Op::KvStore => "kv_store",
+            Op::Attention => "attention",
+            Op::Add => "add",
+            Op::Gated => "gated",
+            Op::Softcap => "softcap",
+            Op::SelectRow => "select_row",
+            Op::Argmax => "argmax",
+        }
+    }
+
+    /// Whether the kernel reads a weight through a type's `dq4` snippet.
+    pub fn reads_weight(self) -> bool {
+        matches!(self, Op::Embed | Op::Matvec | Op::MatmulTiled)
+    }
+
+    /// (binding number, slot) of every binding, in binding order; the buffers given to
+    /// a dispatch fill the non-parameter slots in this order.
+    pub fn bindings(self) -> &'static [(u32, Slot)] {
+        match self {
+            // embed: tokens, table part, out; matmul: x, weight part, out.
+            Op::Embed | Op::Matvec | Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write)],
+            // x, out, weight
+            Op::RmsNorm => &[(0, Params), (1, Read), (2, Write), (4, Read)],
+            // x (in and out), weight
+            Op::RmsNormInPlace => &[(0, Params), (3, Write), (4, Read)],
+            // x, (cos, sin) table
+            Op::Rope => &[(0, Params), (1, Write), (2, Table)],
+            // k, v, k cache, v cache
+            Op::KvStore => &[(0, Params), (5, Read), (6, Read), (7, Write), (8, Write)],
+            // q, out, k cache, v cache
+            Op::Attention => &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read)],
+            // x, y
+            Op::Add => &[(0, Params), (1, Write), (2, Read)],
+            // gate, up, out
+            Op::Gated => &[(0, Params), (3, Read), (4, Read), (5, Write)],
+            // x
+            Op::Softcap => &[(0, Params), (1, Write)],
+            // dst, src
+            Op::SelectRow => &[(0, Params), (5, Write), (6, Read)],
+            // x, out
+            Op::Argmax => &[(0, Params), (1, Read), (2, Write)],
+        }
+    }
+
+    /// Ops with identical bindings share one layout (and their bind groups).
+    pub fn layout(self) -> Op {
+        match self {
+            Op::Matvec | Op::MatmulTiled => Op::Embed,
+            other => other,
+        }
+    }
+}
+
+/// Optional shader features a variant is compiled for. The kernels run without any;
+/// these select faster variants where the adapter has them (none is used yet: the
+/// subgroup reductions and f16 arithmetic come with the speed work).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ShaderFeatures {
+    pub subgroups: bool,
+    pub f16: bool,
+}
+
+/// A compiled kernel: entry point, weight type (for kernels that read weights) and
+/// the feature flags of the variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelKey {
+    pub op: Op,
+    pub ty: Option<GgmlType>,
+    pub features: ShaderFeatures,
+}
+
+impl KernelKey {
+    pub fn new(op: Op, ty: Option<GgmlType>) -> Self {
+        KernelKey { op, ty: if op.reads_weight() { ty } else { None }, features: ShaderFeatures::default() }
+    }
+
+    /// The module a kernel lives in: entry points of one family and type share it.
+    fn module_key(self) -> (Family, Option<GgmlType>, ShaderFeatures) {
+        (self.op.family(), self.ty, self.features)
+    }
+
+    /// The WGSL module source of this kernel.
+    pub fn source(self) -> String {
+        shaders::assemble(self)
+    }
+
+    /// Every kernel the backend can build, for the given weight types.
+    pub fn all(types: &[GgmlType]) -> Vec<KernelKey> {
+        let mut keys = Vec::new();
+        for op in Op::ALL {
+            if op.reads_weight() {
+                keys.extend(types.iter().map(|&t| KernelKey::new(op, Some(t))));
+            } else {
+                keys.push(KernelKey::new(op, None));
+            }
+        }
+        keys
+    }
+}
+
+/// Bytes of the parameter window every kernel binds (dynamic-offset alignment).
+pub const PARAMS_SLOT: u64 = 256;
+/// Bytes of a table binding (RoPE's cos/sin) in the parameter blob.
+pub const TABLE_BYTES: u64 = 64 * 1024;
+
+/// Identifies a buffer of the backend's arena (bind groups are cached by these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufId(pub u32);
+
+/// Pipelines, layouts and bind groups, created on first use and kept.
+#[derive(Default)]
+pub struct Cache {
+    modules: HashMap<(Family, Option<GgmlType>, ShaderFeatures), wgpu::ShaderModule>,
+    layouts: HashMap<Op, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
+    pipelines: HashMap<KernelKey, wgpu::ComputePipeline>,
+    bind_groups: HashMap<(Op, [BufId; 4]), wgpu::BindGroup>,
+    /// Objects created so far (a test checks none is created in the token loop).
+    pub created: u64,
+}
+
+impl Cache {
+    fn layout(&mut self, device: &wgpu::Device, op: Op) -> &(wgpu::BindGroupLayout, wgpu::PipelineLayout) {
+        let op = op.layout();
+        if !self.layouts.contains_key(&op) {
+            let entries: Vec<wgpu::BindGroupLayoutEntry> = op
+                .bindings()
+                .iter()
+                .map(|&(binding, slot)| {
+                    let (ty, has_dynamic_offset) = match slot {
+                        Params => (wgpu::BufferBindingType::Uniform, true),
+                        Read => (wgpu::BufferBindingType::Storage { read_only: true }, false),
+                        Write => (wgpu::BufferBindingType::Storage { read_only: false }, false),
+                        Table => (wgpu::BufferBindingType::Storage { read_only: true }, true),
+                    };
+                    wgpu::BindGroupLayoutEntry {
+                        binding,
+                        visibility: wgpu::ShaderStages::COMPUTE,
+                        ty: wgpu::BindingType::Buffer { ty, has_dynamic_offset, min_binding_size: None },
+                        count: None,
+                    }
+                })
+                .collect();
+            let label = format!("{op:?}");
+            let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(&label),
+                entries: &entries,
+            });
+            let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(&label),
+                bind_group_layouts: &[Some(&bgl)],
+                immediate_size: 0,
+            });
+            self.created += 2;
+            self.layouts.insert(op, (bgl, pl));
+        }
+        &self.layouts[&op]
+    }
+
+    /// The pipeline of a kernel, compiling it on first use.
+    pub fn pipeline(&mut self, device: &wgpu::Device, key: KernelKey) -> wgpu::ComputePipeline {
+        if let Some(p) = self.pipelines.get(&key) {
+            return p.clone();
+        }
+        let mk = key.module_key();
+        if !self.modules.contains_key(&mk) {
+            let label = format!("{:?} {:?}", mk.0, mk.1);
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(&label),
+                source: wgpu::ShaderSource::Wgsl(key.source().into()),
+            });
+            self.created += 1;
+            self.modules.insert(mk, module);
+        }
+        let layout = self.layout(device, key.op).1.clone();
+        let label = format!("{key:?}");
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&label),
+            layout: Some(&layout),
+            module: &self.modules[&mk],
+            entry_point: Some(key.op.entry_point()),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            cache: None,
+        });
+        self.created += 1;
+        self.pipelines.insert(key, pipeline.clone());
+        pipeline
+    }
+
+    /// The bind group of `op` over `bufs` (filling its non-parameter slots in order),
+    /// created on first use. `params` is the parameter blob buffer.
+    pub fn bind_group(
+        &mut self,
+        device: &wgpu::Device,
+        op: Op,
+        bufs: &[BufId],
+        arena: &[wgpu::Buffer],
+        params: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        let mut ids = [BufId(u32::MAX); 4];
+        ids[..bufs.len()].copy_from_slice(bufs);
+        let key = (op.layout(), ids);
+        if let Some(bg) = self.bind_groups.get(&key) {
+            return bg.clone();
+        }
+        let layout = self.layout(device, op).0.clone();
+        let mut next = bufs.iter();
+        let entries: Vec<wgpu::BindGroupEntry> = op
+            .bindings()
+            .iter()
+            .map(|&(binding, slot)| {
+                let resource = match slot {
+                    Params => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: params,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(PARAMS_SLOT),
+                    }),
+                    Table => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: params,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(TABLE_BYTES),
+                    }),
+                    Read | Write => {
+                        let id = next.next().copied().unwrap_or(BufId(0));
+                        arena[id.0 as usize].as_entire_binding()
+                    }
+                };
+                wgpu::BindGroupEntry { binding, resource }
+            })
+            .collect();
+        let bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(op.entry_point()),
+            layout: &layout,
+            entries: &entries,
+        });
+        self.created += 1;
+        self.bind_groups.insert(key, bg.clone());
+        bg
+    }
+}

@@ -1,0 +1,145 @@
+//! Per-op parameters: one `#[repr(C)]` struct per kernel family, written into the
+//! per-submission parameter blob and read by the kernel as `var<uniform> p: Params`.
+//! The WGSL `struct Params` is generated from the Rust definition (see `params!`), so
+//! the two cannot drift apart. Fields are 4-byte scalars only (`u32`, `f32`), laid
+//! out in order with no padding in either language.
+
+/// Defines a parameter struct and its WGSL twin (`Self::WGSL`).
+macro_rules! params {
+    ($(#[$meta:meta])* $name:ident { $($(#[$fmeta:meta])* $field:ident: $ty:ident,)* }) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+        pub struct $name {
+            $($(#[$fmeta])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            /// `struct Params { .. }` in WGSL, field for field.
+            pub const WGSL: &'static str =
+                concat!("struct Params {\n", $("    ", stringify!($field), ": ", stringify!($ty), ",\n",)* "}\n");
+        }
+    };
+}
+
+params!(
+    /// `embed.wgsl`.
+    EmbedParams {
+        /// Batch rows.
+        n: u32,
+        /// Values per table row.
+        cols: u32,
+        /// u32 words per stored table row.
+        row_words: u32,
+        /// First table row held by this part, and how many it holds.
+        row0: u32,
+        part_rows: u32,
+        /// Rows of the whole table (ids at or past it give zero rows).
+        total_rows: u32,
+        /// Row stride of the output.
+        out_stride: u32,
+        scale: f32,
+    }
+);
+
+params!(
+    /// `rms_norm.wgsl`.
+    NormParams {
+        n: u32,
+        /// Row stride (and width) of x and out.
+        cols: u32,
+        /// Values normalised together (divides `cols`).
+        group: u32,
+        eps: f32,
+    }
+);
+
+params!(
+    /// `matmul.wgsl` (both entry points).
+    MatmulParams {
+        /// Activation rows.
+        n: u32,
+        /// Values per row (the dot-product length).
+        k: u32,
+        /// Weight rows in this part.
+        rows: u32,
+        /// u32 words per stored weight row.
+        row_words: u32,
+        x_stride: u32,
+        out_stride: u32,
+        /// Output column of the part's first row.
+        out_offset: u32,
+    }
+);
+
+params!(
+    /// `rope.wgsl`.
+    RopeParams {
+        /// Rows in this dispatch (the table holds as many).
+        n: u32,
+        /// First row of x this dispatch rotates.
+        row0: u32,
+        /// Row stride of x.
+        cols: u32,
+        heads: u32,
+        head_dim: u32,
+        /// n_rot / 2.
+        half: u32,
+        /// 1: neox pairs (i, i + half); 0: adjacent pairs.
+        neox: u32,
+    }
+);
+
+params!(
+    /// `attention.wgsl` (both entry points).
+    AttnParams {
+        n: u32,
+        /// Position of the first row.
+        start: u32,
+        /// Cache row width: kv_heads × head_dim.
+        width: u32,
+        /// Row stride of q and out: heads × head_dim.
+        q_cols: u32,
+        heads: u32,
+        kv_heads: u32,
+        head_dim: u32,
+        /// Sliding window (0: none).
+        window: u32,
+        scale: f32,
+        k_stride: u32,
+        v_stride: u32,
+    }
+);
+
+params!(
+    /// `elementwise.wgsl`.
+    EwParams {
+        /// Values to process.
+        len: u32,
+        /// Row width (select_row).
+        cols: u32,
+        src_row: u32,
+        /// 0: SiLU, 1: GELU-tanh.
+        act: u32,
+        cap: f32,
+    }
+);
+
+params!(
+    /// `argmax.wgsl`.
+    ArgmaxParams {
+        n: u32,
+        cols: u32,
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wgsl_struct_lists_the_fields_in_order() {
+        assert_eq!(ArgmaxParams::WGSL, "struct Params {\n    n: u32,\n    cols: u32,\n}\n");
+        assert_eq!(std::mem::size_of::<AttnParams>(), 11 * 4);
+    }
+}

@@ -1,0 +1,78 @@
+//! Every WGSL source of the backend, included once from `shaders/`, and the assembly
+//! of a kernel's source from its typed key: the family's generated `struct Params`,
+//! the shared prelude, the weight type's dequantization snippet (for kernels that read
+//! weights) and the family file. No kernel body is copied per type.
+
+use kindling_gguf::GgmlType;
+
+use crate::kernels::{Family, KernelKey};
+use crate::params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams};
+
+pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
+pub const EMBED: &str = include_str!("../../../shaders/embed.wgsl");
+pub const RMS_NORM: &str = include_str!("../../../shaders/rms_norm.wgsl");
+pub const MATMUL: &str = include_str!("../../../shaders/matmul.wgsl");
+pub const ROPE: &str = include_str!("../../../shaders/rope.wgsl");
+pub const ATTENTION: &str = include_str!("../../../shaders/attention.wgsl");
+pub const ELEMENTWISE: &str = include_str!("../../../shaders/elementwise.wgsl");
+pub const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
+
+pub const Q_F32: &str = include_str!("../../../shaders/quant/f32.wgsl");
+pub const Q_F16: &str = include_str!("../../../shaders/quant/f16.wgsl");
+pub const Q_BF16: &str = include_str!("../../../shaders/quant/bf16.wgsl");
+pub const Q4_0: &str = include_str!("../../../shaders/quant/q4_0.wgsl");
+pub const Q4_1: &str = include_str!("../../../shaders/quant/q4_1.wgsl");
+pub const Q5_0: &str = include_str!("../../../shaders/quant/q5_0.wgsl");
+pub const Q5_1: &str = include_str!("../../../shaders/quant/q5_1.wgsl");
+pub const Q8_0: &str = include_str!("../../../shaders/quant/q8_0.wgsl");
+pub const Q2_K: &str = include_str!("../../../shaders/quant/q2_k.wgsl");
+pub const Q3_K: &str = include_str!("../../../shaders/quant/q3_k.wgsl");
+pub const Q4_K: &str = include_str!("../../../shaders/quant/q4_k.wgsl");
+pub const Q5_K: &str = include_str!("../../../shaders/quant/q5_k.wgsl");
+pub const Q6_K: &str = include_str!("../../../shaders/quant/q6_k.wgsl");
+pub const Q8_K: &str = include_str!("../../../shaders/quant/q8_k.wgsl");
+
+/// The dequantization snippet of a weight type (every type the backend supports).
+pub fn quant_snippet(ty: GgmlType) -> &'static str {
+    match ty {
+        GgmlType::F32 => Q_F32,
+        GgmlType::F16 => Q_F16,
+        GgmlType::BF16 => Q_BF16,
+        GgmlType::Q4_0 => Q4_0,
+        GgmlType::Q4_1 => Q4_1,
+        GgmlType::Q5_0 => Q5_0,
+        GgmlType::Q5_1 => Q5_1,
+        GgmlType::Q8_0 => Q8_0,
+        GgmlType::Q2K => Q2_K,
+        GgmlType::Q3K => Q3_K,
+        GgmlType::Q4K => Q4_K,
+        GgmlType::Q5K => Q5_K,
+        GgmlType::Q6K => Q6_K,
+        GgmlType::Q8K => Q8_K,
+    }
+}
+
+/// The family file and its generated `struct Params`.
+fn family(f: Family) -> (&'static str, &'static str) {
+    match f {
+        Family::Embed => (EMBED, EmbedParams::WGSL),
+        Family::RmsNorm => (RMS_NORM, NormParams::WGSL),
+        Family::Matmul => (MATMUL, MatmulParams::WGSL),
+        Family::Rope => (ROPE, RopeParams::WGSL),
+        Family::Attention => (ATTENTION, AttnParams::WGSL),
+        Family::Elementwise => (ELEMENTWISE, EwParams::WGSL),
+        Family::Argmax => (ARGMAX, ArgmaxParams::WGSL),
+    }
+}
+
+/// The complete WGSL module a kernel is compiled from.
+pub fn assemble(key: KernelKey) -> String {
+    let (body, params) = family(key.op.family());
+    let snippet = key.ty.map(quant_snippet).unwrap_or("");
+    let mut s = String::with_capacity(params.len() + PRELUDE.len() + snippet.len() + body.len() + 4);
+    for part in [params, PRELUDE, snippet, body] {
+        s.push_str(part);
+        s.push('\n');
+    }
+    s
+}

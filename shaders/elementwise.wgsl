@@ -1,0 +1,79 @@
+// Elementwise kernels over the first `len` values of row-major activations; one
+// invocation per value (select_row: per column). Params: EwParams.
+
+// Params: len (values), cols (row width), src_row (select_row), act (gated: 0 SiLU,
+// 1 GELU-tanh), cap (softcap).
+@group(0) @binding(0) var<uniform> p: Params;
+// x: [len] updated in place (add, softcap).
+@group(0) @binding(1) var<storage, read_write> x: array<f32>;
+// y: [len] (add).
+@group(0) @binding(2) var<storage, read> y: array<f32>;
+// gate, up: [len] (gated).
+@group(0) @binding(3) var<storage, read> gate: array<f32>;
+@group(0) @binding(4) var<storage, read> up: array<f32>;
+// out: [len] (gated) / [cols] row 0 of the destination (select_row).
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;
+// src: [rows, cols] (select_row).
+@group(0) @binding(6) var<storage, read> src: array<f32>;
+
+// tanh to about an ulp everywhere (Cephes' tanhf): builtin tanh loses relative
+// precision near 0 on some implementations and may overflow to NaN for large |v|.
+fn tanh_safe(v: f32) -> f32 {
+    let a = abs(v);
+    if (a < 0.625) {
+        let s = v * v;
+        return ((((-5.70498872745e-3 * s + 2.06390887954e-2) * s - 5.37397155531e-2) * s
+            + 1.33314422036e-1) * s - 3.33332819422e-1) * s * v + v;
+    }
+    if (a > 10.0) {
+        return sign(v);
+    }
+    return sign(v) * (1.0 - 2.0 / (exp(2.0 * a) + 1.0));
+}
+
+fn index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+    return wg_linear(wid, nwg) * 256u + lid;
+}
+
+@compute @workgroup_size(256)
+fn add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+       @builtin(local_invocation_index) lid: u32) {
+    let i = index(wid, nwg, lid);
+    if (i < p.len) {
+        x[i] = x[i] + y[i];
+    }
+}
+
+@compute @workgroup_size(256)
+fn gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) lid: u32) {
+    let i = index(wid, nwg, lid);
+    if (i >= p.len) {
+        return;
+    }
+    let g = gate[i];
+    if (p.act == 0u) {
+        out[i] = g / (1.0 + exp(-g)) * up[i];
+    } else {
+        let inner = 0.7978846 * (g + 0.044715 * g * g * g);
+        out[i] = 0.5 * g * (1.0 + tanh_safe(inner)) * up[i];
+    }
+}
+
+@compute @workgroup_size(256)
+fn softcap(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) lid: u32) {
+    let i = index(wid, nwg, lid);
+    if (i < p.len) {
+        x[i] = p.cap * tanh_safe(x[i] / p.cap);
+    }
+}
+
+@compute @workgroup_size(256)
+fn select_row(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let c = index(wid, nwg, lid);
+    if (c < p.cols) {
+        out[c] = src[p.src_row * p.cols + c];
+    }
+}

@@ -1,0 +1,48 @@
+// Embedding lookup: out[r] = scale * dequant(table[tokens[r]]).
+// One workgroup per batch row; dispatched once per part of a table split across
+// buffers, each dispatch writing the rows whose token falls in its part.
+// Params: EmbedParams (crates/gpu/src/params.rs).
+
+// Params: n (rows), cols (values per table row), row_words (u32 words per stored row),
+// row0 / part_rows (table rows held by this part), total_rows, out_stride, scale.
+@group(0) @binding(0) var<uniform> p: Params;
+// tokens: [n] token ids of the batch.
+@group(0) @binding(1) var<storage, read> tokens: array<u32>;
+// w: [part_rows, row_words] one part of the table, rows repacked to aligned blocks.
+@group(0) @binding(2) var<storage, read> w: array<u32>;
+// out: [n, out_stride] f32.
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+
+const WG: u32 = 64u;
+
+@compute @workgroup_size(64)
+fn embed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+         @builtin(local_invocation_index) lid: u32) {
+    let r = wg_linear(wid, nwg);
+    if (r >= p.n) {
+        return;
+    }
+    let t = tokens[r];
+    let o = r * p.out_stride;
+    if (t >= p.total_rows) {
+        // Unreachable through `Model::eval` (ids are checked); the first part zero-fills.
+        if (p.row0 == 0u) {
+            for (var c = lid; c < p.cols; c += WG) {
+                out[o + c] = 0.0;
+            }
+        }
+        return;
+    }
+    if (t < p.row0 || t >= p.row0 + p.part_rows) {
+        return;
+    }
+    let base = (t - p.row0) * p.row_words;
+    for (var e = 4u * lid; e < p.cols; e += 4u * WG) {
+        let v = dq4(base + (e / BLOCK_ELEMS) * BLOCK_WORDS, (e % BLOCK_ELEMS) / 4u) * p.scale;
+        for (var k = 0u; k < 4u; k++) {
+            if (e + k < p.cols) {
+                out[o + e + k] = v[k];
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+// RMS norm over consecutive groups of `group` columns (a whole row, or one head):
+// y = x * (1 / sqrt(mean(x²) + eps)) * weight. One workgroup per (row, group).
+// Params: NormParams.
+
+// Params: n (rows), cols (row stride), group, eps.
+@group(0) @binding(0) var<uniform> p: Params;
+// x: [n, cols] input (entry `rms_norm`).
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+// out: [n, cols] output (entry `rms_norm`).
+@group(0) @binding(2) var<storage, read_write> out: array<f32>;
+// xo: [n, cols] input and output (entry `rms_norm_in_place`).
+@group(0) @binding(3) var<storage, read_write> xo: array<f32>;
+// weight: [group] f32.
+@group(0) @binding(4) var<storage, read> weight: array<f32>;
+
+const WG: u32 = 128u;
+var<workgroup> partial: array<f32, WG>;
+
+// Sums `partial` into partial[0]; leaves every invocation after a barrier.
+fn reduce_sum(lid: u32) {
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if (lid < s) {
+            partial[lid] += partial[lid + s];
+        }
+        workgroupBarrier();
+    }
+}
+
+@compute @workgroup_size(128)
+fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+            @builtin(local_invocation_index) lid: u32) {
+    let id = wg_linear(wid, nwg);
+    let groups = p.cols / p.group;
+    if (id >= p.n * groups) {
+        return;
+    }
+    let base = (id / groups) * p.cols + (id % groups) * p.group;
+    var ss = 0.0;
+    for (var i = lid; i < p.group; i += WG) {
+        let v = x[base + i];
+        ss += v * v;
+    }
+    partial[lid] = ss;
+    reduce_sum(lid);
+    let scale = 1.0 / sqrt(partial[0] / f32(p.group) + p.eps);
+    for (var i = lid; i < p.group; i += WG) {
+        out[base + i] = x[base + i] * scale * weight[i];
+    }
+}
+
+@compute @workgroup_size(128)
+fn rms_norm_in_place(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                     @builtin(local_invocation_index) lid: u32) {
+    let id = wg_linear(wid, nwg);
+    let groups = p.cols / p.group;
+    if (id >= p.n * groups) {
+        return;
+    }
+    let base = (id / groups) * p.cols + (id % groups) * p.group;
+    var ss = 0.0;
+    for (var i = lid; i < p.group; i += WG) {
+        let v = xo[base + i];
+        ss += v * v;
+    }
+    partial[lid] = ss;
+    reduce_sum(lid);
+    let scale = 1.0 / sqrt(partial[0] / f32(p.group) + p.eps);
+    for (var i = lid; i < p.group; i += WG) {
+        xo[base + i] = xo[base + i] * scale * weight[i];
+    }
+}

@@ -1,0 +1,503 @@
+//! Every GPU kernel against the CPU backend (the reference), on random inputs of
+//! awkward sizes (rows, columns and batch sizes that are not multiples of any
+//! workgroup or tile), for every weight type. Each op is driven through the `Backend`
+//! trait only: the same script runs on both backends and the results are compared.
+//! Activations are filled by embedding an F32 table with ids 0..n.
+//!
+//! Tolerances (per element, |gpu - cpu|):
+//! - embed: 1e-6 × |value| (dequantization is the same arithmetic; only a fused
+//!   multiply-add may differ by an ulp)
+//! - matmul: 1e-5 × Σ|w·x| + 1e-6 (f32 sums in another order)
+//! - rms_norm: 2e-6 × |value| + 1e-6 (f32 sum of squares vs the CPU's f64)
+//! - rope: 2e-6 (same host-computed angles; products may fuse)
+//! - attention: 2e-5 (online softmax in chunks of 64 vs the CPU's two-pass softmax)
+//! - gated / add / softcap / select_row: 2e-6 × |value| + 1e-6 (exp/tanh of the GPU)
+//! - argmax: exact
+
+#[path = "gpu_common.rs"]
+mod gpu_common;
+
+use gpu_common::{gpu, gpu_with, max_abs_diff, Rng};
+use kindling_cpu::CpuBackend;
+use kindling_gguf::GgmlType;
+use kindling_gpu::{GpuBackend, GpuOptions, KernelKey};
+use kindling_model::{
+    Activation, AttentionParams, Backend, KvSpec, RopeConfig, RopeStyle, WeightSpec,
+};
+
+// ---- scripts, generic over the backend ------------------------------------------------
+
+/// Uploads a weight in awkward pieces (as a network stream would deliver it).
+fn weight<B: Backend>(b: &mut B, name: &str, ty: GgmlType, rows: usize, cols: usize, bytes: &[u8]) -> B::Weight {
+    let spec = WeightSpec { name: name.into(), ty, cols, rows, n_bytes: bytes.len() as u64 };
+    let mut w = b.alloc_weight(&spec).expect("alloc weight");
+    let pieces = [7usize, 1, 13, 333, 4096, 2];
+    let (mut at, mut i) = (0usize, 0usize);
+    while at < bytes.len() {
+        let n = pieces[i % pieces.len()].min(bytes.len() - at);
+        b.write_weight(&mut w, at as u64, &bytes[at..at + n]).expect("write weight");
+        at += n;
+        i += 1;
+    }
+    b.finish_weight(&mut w).expect("finish weight");
+    w
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// An F32 table whose rows are `data` (`rows × cols`), to fill activations with.
+fn table<B: Backend>(b: &mut B, data: &[f32], cols: usize) -> B::Weight {
+    weight(b, "input", GgmlType::F32, data.len() / cols, cols, &f32_bytes(data))
+}
+
+fn ids(n: usize) -> Vec<u32> {
+    (0..n as u32).collect()
+}
+
+fn read<B: Backend>(b: &mut B, a: B::Activation, rows: usize) -> Vec<f32> {
+    pollster::block_on(b.read_rows(a, rows)).expect("read rows")
+}
+
+// ---- test data ------------------------------------------------------------------------
+
+/// f32 → IEEE half bits (round to nearest; the values used here are normal halves).
+fn f16_bits(v: f32) -> u16 {
+    let b = v.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    if v == 0.0 || exp <= 0 {
+        return sign;
+    }
+    let mant = b & 0x7f_ffff;
+    let mut h = ((exp as u32) << 10) | (mant >> 13);
+    if mant & 0x1000 != 0 {
+        h += 1;
+    }
+    sign | h as u16
+}
+
+/// Random GGUF data for `rows × cols` values of `ty`: random quants with sane, normal
+/// f16 scales, so the dequantized values are of order 0.01..1.
+fn random_weight(rng: &mut Rng, ty: GgmlType, rows: usize, cols: usize) -> Vec<u8> {
+    let n = rows * cols;
+    let put_f16 = |b: &mut [u8], at: usize, v: f32| b[at..at + 2].copy_from_slice(&f16_bits(v).to_le_bytes());
+    match ty {
+        GgmlType::F32 => f32_bytes(&rng.vec(n, -1.0, 1.0)),
+        GgmlType::F16 => rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| f16_bits(v).to_le_bytes()).collect(),
+        GgmlType::BF16 => rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| ((v.to_bits() >> 16) as u16).to_le_bytes()).collect(),
+        _ => {
+            let (bb, be) = (ty.block_bytes(), ty.block_elems());
+            let mut bytes = rng.bytes(n / be * bb);
+            for blk in bytes.chunks_exact_mut(bb) {
+                let d = rng.uniform(0.002, 0.03);
+                let m = rng.uniform(0.001, 0.02);
+                match ty {
+                    GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => put_f16(blk, 0, d),
+                    GgmlType::Q4_1 | GgmlType::Q5_1 => {
+                        put_f16(blk, 0, d);
+                        put_f16(blk, 2, -m * 8.0);
+                    }
+                    GgmlType::Q2K => {
+                        put_f16(blk, 80, d);
+                        put_f16(blk, 82, m);
+                    }
+                    GgmlType::Q3K => put_f16(blk, 108, d),
+                    GgmlType::Q4K | GgmlType::Q5K => {
+                        put_f16(blk, 0, d * 0.1);
+                        put_f16(blk, 2, m * 0.1);
+                    }
+                    GgmlType::Q6K => put_f16(blk, 208, d * 0.05),
+                    GgmlType::Q8K => blk[0..4].copy_from_slice(&(d * 0.1).to_le_bytes()),
+                    _ => unreachable!("{ty:?}"),
+                }
+            }
+            bytes
+        }
+    }
+}
+
+/// A row length that is a few whole blocks and, for float types, not a multiple of 4.
+fn awkward_cols(ty: GgmlType) -> usize {
+    match ty.block_elems() {
+        1 => 77,
+        32 => 96,
+        _ => 512,
+    }
+}
+
+const ALL_TYPES: [GgmlType; 14] = [
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::BF16,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::Q8_0,
+    GgmlType::Q2K,
+    GgmlType::Q3K,
+    GgmlType::Q4K,
+    GgmlType::Q5K,
+    GgmlType::Q6K,
+    GgmlType::Q8K,
+];
+
+fn dequant(ty: GgmlType, bytes: &[u8], n: usize) -> Vec<f32> {
+    let mut out = vec![0.0; n];
+    kindling_gguf::dequantize(ty, bytes, &mut out).expect("dequantize");
+    out
+}
+
+// ---- matmul and embed, every type ----------------------------------------------------
+
+const BATCHES: [usize; 6] = [1, 3, 8, 9, 64, 67];
+
+/// `out = W · x` for each batch size of BATCHES; returns the outputs concatenated.
+fn matmul_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, w: &[u8], x: &[f32]) -> Vec<Vec<f32>> {
+    let cap = *BATCHES.iter().max().unwrap_or(&1);
+    let wt = weight(b, "w", ty, rows, cols, w);
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(cap, cols).expect("alloc");
+    let out = b.alloc_activation(cap, rows).expect("alloc");
+    BATCHES
+        .iter()
+        .map(|&n| {
+            b.begin_batch(&ids(n), 0).expect("batch");
+            b.embed(&xt, 1.0, xa);
+            b.matmul(xa, &wt, out);
+            read(b, out, n)
+        })
+        .collect()
+}
+
+fn check_matmul(gpu: &mut GpuBackend, ty: GgmlType, rows: usize, seed: u64) -> f32 {
+    let mut rng = Rng(seed);
+    let cols = awkward_cols(ty);
+    let w = random_weight(&mut rng, ty, rows, cols);
+    let cap = *BATCHES.iter().max().unwrap_or(&1);
+    let x = rng.vec(cap * cols, -2.0, 2.0);
+    let want = matmul_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x);
+    let got = matmul_script(gpu, ty, rows, cols, &w, &x);
+    let wf = dequant(ty, &w, rows * cols);
+    let mut worst_rel = 0.0f32;
+    for ((n, want), got) in BATCHES.iter().zip(&want).zip(&got) {
+        assert_eq!(want.len(), got.len());
+        for r in 0..*n {
+            for j in 0..rows {
+                let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum();
+                let (g, c) = (got[r * rows + j], want[r * rows + j]);
+                let tol = 1e-5 * scale + 1e-6;
+                assert!(
+                    (g - c).abs() <= tol,
+                    "{ty:?} matmul n={n} row {r} out {j}: gpu {g} cpu {c} (|Δ| {} > tol {tol})",
+                    (g - c).abs()
+                );
+                worst_rel = worst_rel.max((g - c).abs() / scale.max(1e-30));
+            }
+        }
+    }
+    worst_rel
+}
+
+#[test]
+fn matmul_matches_cpu_for_every_type_and_batch_size() {
+    let mut b = gpu();
+    let mut report = Vec::new();
+    for (i, ty) in ALL_TYPES.into_iter().enumerate() {
+        // 37 rows: not a multiple of the 4 rows of a matvec workgroup nor the 64 of a tile.
+        let rel = check_matmul(&mut b, ty, 37, 100 + i as u64);
+        report.push(format!("{ty:?}: max |Δ|/Σ|w·x| = {rel:.2e}"));
+    }
+    eprintln!("{}", report.join("\n"));
+}
+
+#[test]
+fn matmul_over_a_weight_split_across_buffers() {
+    // Parts of 5 rows (Q8_0) or so: every matmul dispatches once per part.
+    for (i, ty) in [GgmlType::Q8_0, GgmlType::Q6K, GgmlType::F16, GgmlType::Q4_0].into_iter().enumerate() {
+        let row_bytes = (awkward_cols(ty) / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
+        // (The f32 input table of the test must still fit one part.)
+        let part = (row_bytes * 5 + 3).max(awkward_cols(ty) as u64 * 4);
+        let mut b = gpu_with(GpuOptions { max_part_bytes: Some(part), ..Default::default() });
+        check_matmul(&mut b, ty, 131, 200 + i as u64);
+    }
+}
+
+fn embed_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, w: &[u8], tokens: &[u32]) -> Vec<f32> {
+    let wt = weight(b, "table", ty, rows, cols, w);
+    let out = b.alloc_activation(tokens.len(), cols).expect("alloc");
+    b.begin_batch(tokens, 0).expect("batch");
+    b.embed(&wt, 0.75, out);
+    read(b, out, tokens.len())
+}
+
+#[test]
+fn embed_matches_cpu_for_every_type_including_split_tables() {
+    let mut rng = Rng(7);
+    for ty in ALL_TYPES {
+        let (rows, cols) = (41, awkward_cols(ty));
+        let w = random_weight(&mut rng, ty, rows, cols);
+        let tokens: Vec<u32> = (0..11).map(|_| rng.below(rows) as u32).chain([0, 40, 40]).collect();
+        let want = embed_script(&mut CpuBackend::new(), ty, rows, cols, &w, &tokens);
+        let row_bytes = (cols / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
+        for max_part in [None, Some(row_bytes * 3)] {
+            let mut b = gpu_with(GpuOptions { max_part_bytes: max_part, ..Default::default() });
+            let got = embed_script(&mut b, ty, rows, cols, &w, &tokens);
+            for (i, (g, c)) in got.iter().zip(&want).enumerate() {
+                assert!((g - c).abs() <= 1e-6 * c.abs(), "{ty:?} embed (parts {max_part:?}) value {i}: gpu {g} cpu {c}");
+            }
+            if max_part.is_none() {
+                eprintln!("embed {ty:?}: max |Δ| {:.2e}", max_abs_diff(&got, &want).0);
+            }
+        }
+    }
+}
+
+// ---- rms_norm ---------------------------------------------------------------------------
+
+fn norm_script<B: Backend>(b: &mut B, n: usize, cols: usize, group: usize, x: &[f32], w: &[f32], in_place: bool) -> Vec<f32> {
+    let wt = weight(b, "norm", GgmlType::F32, 1, group, &f32_bytes(w));
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(n + 2, cols).expect("alloc");
+    let out = if in_place { xa } else { b.alloc_activation(n + 2, cols).expect("alloc") };
+    b.begin_batch(&ids(n), 0).expect("batch");
+    b.embed(&xt, 1.0, xa);
+    b.rms_norm(xa, &wt, group, 1e-6, out);
+    read(b, out, n)
+}
+
+#[test]
+fn rms_norm_matches_cpu_whole_rows_and_per_head_in_and_out_of_place() {
+    let mut rng = Rng(11);
+    let mut b = gpu();
+    for (n, cols, group) in [(3, 300, 300), (5, 300, 75), (1, 1000, 1000), (4, 640, 256 / 2)] {
+        let x = rng.vec(n * cols, -3.0, 3.0);
+        let w = rng.vec(group, 0.5, 1.5);
+        for in_place in [false, true] {
+            let want = norm_script(&mut CpuBackend::new(), n, cols, group, &x, &w, in_place);
+            let got = norm_script(&mut b, n, cols, group, &x, &w, in_place);
+            for (i, (g, c)) in got.iter().zip(&want).enumerate() {
+                assert!((g - c).abs() <= 2e-6 * c.abs() + 1e-6, "rms_norm {n}x{cols}/{group} in_place={in_place} [{i}]: {g} vs {c}");
+            }
+            eprintln!("rms_norm {n}x{cols}/{group} in_place={in_place}: max |Δ| {:.2e}", max_abs_diff(&got, &want).0);
+        }
+    }
+}
+
+// ---- rope -------------------------------------------------------------------------------
+
+struct RopeCase {
+    n: usize,
+    start: usize,
+    heads: usize,
+    head_dim: usize,
+    cols: usize,
+    rope: RopeConfig,
+    factors: Option<Vec<f32>>,
+}
+
+fn rope_script<B: Backend>(b: &mut B, c: &RopeCase, x: &[f32]) -> Vec<f32> {
+    let ff = c.factors.as_ref().map(|f| weight(b, "rope_freqs", GgmlType::F32, 1, f.len(), &f32_bytes(f)));
+    let xt = table(b, x, c.cols);
+    let xa = b.alloc_activation(c.n, c.cols).expect("alloc");
+    b.begin_batch(&ids(c.n), c.start).expect("batch");
+    b.embed(&xt, 1.0, xa);
+    b.rope(xa, c.heads, c.head_dim, &c.rope, ff.as_ref());
+    read(b, xa, c.n)
+}
+
+#[test]
+fn rope_matches_cpu_normal_neox_partial_scaled_with_factors_and_long_batches() {
+    let mut rng = Rng(13);
+    let mut b = gpu();
+    let cfg = |style, n_rot, base, freq_scale| RopeConfig { style, n_rot, base, freq_scale };
+    let cases = [
+        RopeCase { n: 5, start: 1000, heads: 3, head_dim: 10, cols: 34, rope: cfg(RopeStyle::Normal, 8, 10000.0, 1.0), factors: None },
+        RopeCase { n: 5, start: 7, heads: 3, head_dim: 10, cols: 30, rope: cfg(RopeStyle::Neox, 10, 500000.0, 0.25), factors: None },
+        RopeCase {
+            n: 3,
+            start: 4097,
+            heads: 2,
+            head_dim: 16,
+            cols: 32,
+            rope: cfg(RopeStyle::Normal, 16, 500000.0, 1.0),
+            factors: Some(vec![1.0, 1.0, 2.0, 4.0, 8.0, 8.0, 16.0, 32.0]),
+        },
+        // 1 KiB of (cos, sin) per row: 70 rows take two dispatches.
+        RopeCase { n: 70, start: 3, heads: 2, head_dim: 256, cols: 512, rope: cfg(RopeStyle::Neox, 256, 1e6, 1.0), factors: None },
+    ];
+    for c in &cases {
+        let x = rng.vec(c.n * c.cols, -2.0, 2.0);
+        let want = rope_script(&mut CpuBackend::new(), c, &x);
+        let got = rope_script(&mut b, c, &x);
+        let (d, i) = max_abs_diff(&got, &want);
+        assert!(d <= 2e-6, "rope {:?} n={} start={}: max |Δ| {d} at {i}", c.rope.style, c.n, c.start);
+        eprintln!("rope {:?} n={} start={}: max |Δ| {d:.2e}", c.rope.style, c.n, c.start);
+    }
+}
+
+// ---- attention ----------------------------------------------------------------------------
+
+fn attention_script<B: Backend>(b: &mut B, p: &AttentionParams, batches: &[(usize, usize)], data: &[(Vec<f32>, Vec<f32>, Vec<f32>)]) -> Vec<f32> {
+    let q_cols = p.head_count * p.head_dim;
+    let width = p.head_count_kv * p.head_dim;
+    let cap = batches.iter().map(|b| b.1).max().unwrap_or(1);
+    let positions = batches.iter().map(|b| b.0 + b.1).max().unwrap_or(1);
+    let mut cache = b.alloc_kv_cache(KvSpec { capacity: positions + 3, width }).expect("cache");
+    let (q, k, v) = (
+        b.alloc_activation(cap, q_cols).expect("alloc"),
+        b.alloc_activation(cap, width).expect("alloc"),
+        b.alloc_activation(cap, width).expect("alloc"),
+    );
+    let out = b.alloc_activation(cap, q_cols).expect("alloc");
+    let mut all = Vec::new();
+    for (&(start, n), (qd, kd, vd)) in batches.iter().zip(data) {
+        let (qt, kt, vt) = (table(b, qd, q_cols), table(b, kd, width), table(b, vd, width));
+        b.begin_batch(&ids(n), start).expect("batch");
+        b.embed(&qt, 1.0, q);
+        b.embed(&kt, 1.0, k);
+        b.embed(&vt, 1.0, v);
+        b.attention(q, k, v, &mut cache, p, out);
+        all.extend(read(b, out, n));
+    }
+    all
+}
+
+#[test]
+fn attention_matches_cpu_gqa_windows_and_long_histories() {
+    let mut rng = Rng(17);
+    let mut b = gpu();
+    // (heads, kv heads, head_dim, window)
+    let cases = [(6, 2, 72, None), (6, 2, 72, Some(7)), (4, 1, 256, Some(4)), (3, 3, 16, None), (2, 1, 64, Some(100))];
+    // Prompt chunks then decode steps; the 70-row chunk crosses the 64-position chunk of the kernel.
+    let batches = [(0, 5), (5, 1), (6, 70), (76, 1), (77, 2)];
+    for (heads, kv, hd, window) in cases {
+        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window };
+        let data: Vec<_> = batches
+            .iter()
+            .map(|&(_, n)| (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0)))
+            .collect();
+        let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
+        let got = attention_script(&mut b, &p, &batches, &data);
+        let (d, i) = max_abs_diff(&got, &want);
+        assert!(d <= 2e-5, "attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d} at {i}");
+        eprintln!("attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d:.2e}");
+    }
+}
+
+// ---- elementwise ---------------------------------------------------------------------------
+
+fn elementwise_script<B: Backend>(b: &mut B, n: usize, cols: usize, g: &[f32], u: &[f32]) -> Vec<Vec<f32>> {
+    let (gt, ut) = (table(b, g, cols), table(b, u, cols));
+    let (ga, ua, out, row) = (
+        b.alloc_activation(n + 1, cols).expect("alloc"),
+        b.alloc_activation(n + 1, cols).expect("alloc"),
+        b.alloc_activation(n + 1, cols).expect("alloc"),
+        b.alloc_activation(1, cols).expect("alloc"),
+    );
+    let mut res = Vec::new();
+    b.begin_batch(&ids(n), 0).expect("batch");
+    b.embed(&gt, 1.0, ga);
+    b.embed(&ut, 1.0, ua);
+    b.gated_activation(ga, ua, Activation::Silu, out);
+    res.push(read(b, out, n));
+    b.gated_activation(ga, ua, Activation::GeluTanh, out);
+    res.push(read(b, out, n));
+    b.add(out, ga);
+    res.push(read(b, out, n));
+    b.select_row(out, n - 2, row);
+    res.push(read(b, row, 1));
+    b.softcap(ga, 30.0);
+    res.push(read(b, ga, n));
+    res
+}
+
+#[test]
+fn gated_activations_add_select_row_and_softcap_match_cpu() {
+    let mut rng = Rng(19);
+    let mut b = gpu();
+    let (n, cols) = (7, 333);
+    let mut g = rng.vec(n * cols, -8.0, 8.0);
+    g[5] = 95.0; // far into tanh's and exp's saturation
+    g[6] = -95.0;
+    g[7] = 0.0;
+    let u = rng.vec(n * cols, -2.0, 2.0);
+    let want = elementwise_script(&mut CpuBackend::new(), n, cols, &g, &u);
+    let got = elementwise_script(&mut b, n, cols, &g, &u);
+    for (k, (gv, cv)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(gv.len(), cv.len());
+        for (i, (x, y)) in gv.iter().zip(cv).enumerate() {
+            assert!((x - y).abs() <= 2e-6 * y.abs() + 1e-6, "elementwise step {k} [{i}]: gpu {x} cpu {y}");
+        }
+        let step = ["silu", "gelu-tanh", "add", "select_row", "softcap"][k];
+        eprintln!("{step}: max |Δ| {:.2e}", max_abs_diff(gv, cv).0);
+    }
+}
+
+// ---- argmax ---------------------------------------------------------------------------------
+
+fn argmax_script<B: Backend>(b: &mut B, n: usize, cols: usize, x: &[f32]) -> Vec<u32> {
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(n, cols).expect("alloc");
+    b.begin_batch(&ids(n), 0).expect("batch");
+    b.embed(&xt, 1.0, xa);
+    pollster::block_on(b.argmax_rows(xa, n)).expect("argmax")
+}
+
+#[test]
+fn argmax_matches_cpu_with_ties_infinities_and_nans() {
+    let mut rng = Rng(23);
+    let mut b = gpu();
+    let cols = 1003;
+    let mut x = rng.vec(6 * cols, -5.0, 5.0);
+    // Row 1: the maximum three times (lowest index wins).
+    for c in [900, 17, 500] {
+        x[cols + c] = 9.0;
+    }
+    // Row 2: all -inf (index 0). Row 3: NaNs around the max. Row 4: max in the last column.
+    x[2 * cols..3 * cols].fill(f32::NEG_INFINITY);
+    x[3 * cols] = f32::NAN;
+    x[3 * cols + 600] = 7.5;
+    x[3 * cols + 601] = f32::NAN;
+    x[5 * cols - 1] = 100.0;
+    // Row 5: -inf then all NaN except one.
+    x[5 * cols..6 * cols].fill(f32::NAN);
+    x[5 * cols + 3] = f32::NEG_INFINITY;
+    x[5 * cols + 999] = -1e30;
+    let want = argmax_script(&mut CpuBackend::new(), 6, cols, &x);
+    let got = argmax_script(&mut b, 6, cols, &x);
+    assert_eq!(got, want);
+    assert_eq!(&want[..5], &[want[0], 17, 0, 600, cols as u32 - 1]);
+}
+
+// ---- shaders -------------------------------------------------------------------------------
+
+/// Every assembled kernel source passes wgpu's own WGSL front end (naga) and Chrome's
+/// (tint), so what runs here also compiles in a browser.
+#[test]
+fn every_kernel_variant_validates_with_naga_and_tint() {
+    let dir = std::env::temp_dir().join(format!("kindling-wgsl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut failures = Vec::new();
+    let keys = KernelKey::all(&ALL_TYPES);
+    for key in &keys {
+        let path = dir.join(format!("{:?}_{:?}.wgsl", key.op, key.ty));
+        std::fs::write(&path, key.source()).expect("write shader");
+        let tools: [(&str, Vec<&str>); 2] = [("naga", vec![]), ("tint", vec!["--format=wgsl", "-o", "/dev/null"])];
+        for (tool, args) in tools {
+            let out = std::process::Command::new(tool).args(&args).arg(&path).output().unwrap_or_else(|e| {
+                panic!("cannot run `{tool}` (wgpu's naga CLI and Chrome's tint validate the WGSL; see DESIGN.md): {e}")
+            });
+            if !out.status.success() {
+                failures.push(format!("{tool} {}:\n{}{}", path.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // And the device compiles them all.
+    let mut b = gpu();
+    b.compile_all(&ALL_TYPES).expect("every pipeline compiles on the device");
+    eprintln!("{} kernel variants validated", keys.len());
+}
