@@ -8,10 +8,13 @@
 //   matmul_tiled  batches (prefill): a TM × TN output tile per workgroup, the x tile and
 //                 the dequantized weight tile staged in workgroup memory TK columns at a
 //                 time, 4 × 4 outputs per invocation
+// Both can also add their result into a residual stream (res += out), so a matmul and
+// the residual add after it take one dispatch.
 // Params: MatmulParams.
 
 // Params: n (activation rows), k (values per row), rows (weight rows in this part),
-// row_words (u32 words per stored weight row), x_stride, out_stride, out_offset.
+// row_words (u32 words per stored weight row), x_stride, out_stride, out_offset,
+// res_add (1: res += out), res_stride.
 @group(0) @binding(0) var<uniform> p: Params;
 // x: [n, x_stride] f32 activations.
 @group(0) @binding(1) var<storage, read> x: array<f32>;
@@ -19,6 +22,17 @@
 @group(0) @binding(2) var<storage, read> w: array<u32>;
 // out: [n, out_stride] f32.
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
+// res: [n, res_stride] f32, res += out where p.res_add == 1 (else a dummy, untouched).
+@group(0) @binding(4) var<storage, read_write> res: array<f32>;
+
+// Writes output (r, c) (c: column within the part).
+fn put(r: u32, c: u32, v: f32) {
+    out[r * p.out_stride + p.out_offset + c] = v;
+    if (p.res_add != 0u) {
+        let at = r * p.res_stride + p.out_offset + c;
+        res[at] = res[at] + v;
+    }
+}
 
 // Values 4g..4g+3 of weight row `row` (zero past the row's end: only float types have
 // rows that are not whole groups of 4).
@@ -56,6 +70,32 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
           @builtin(local_invocation_index) lid: u32) {
     let lane = lid % MV_LANES;
     let row = wg_linear(wid, nwg) * MV_ROWS + lid / MV_LANES;
+    if (p.n == 1u) {
+        // Decode: one sum in a register (no per-row array), two groups per step.
+        var a = 0.0;
+        if (row < p.rows) {
+            var e = 4u * lane;
+            for (; e + 4u * MV_LANES < p.k; e += 8u * MV_LANES) {
+                let e2 = e + 4u * MV_LANES;
+                a += dot(w4(row, e), x4(0u, e)) + dot(w4(row, e2), x4(0u, e2));
+            }
+            if (e < p.k) {
+                a += dot(w4(row, e), x4(0u, e));
+            }
+        }
+        mv_red[lid] = a;
+        workgroupBarrier();
+        for (var s = MV_LANES / 2u; s > 0u; s >>= 1u) {
+            if (lane < s) {
+                mv_red[lid] += mv_red[lid + s];
+            }
+            workgroupBarrier();
+        }
+        if (row < p.rows && lane == 0u) {
+            put(0u, row, mv_red[lid]);
+        }
+        return;
+    }
     let nb = min(p.n, MV_MAX_B);
     var acc: array<f32, MV_MAX_B>;
     if (row < p.rows) {
@@ -80,7 +120,7 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
     if (row < p.rows && lane == 0u) {
         for (var b = 0u; b < nb; b++) {
-            out[b * p.out_stride + p.out_offset + row] = mv_red[b * MV_WG + lid];
+            put(b, row, mv_red[b * MV_WG + lid]);
         }
     }
 }
@@ -88,8 +128,11 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 const TM: u32 = 64u; // activation rows per tile
 const TN: u32 = 64u; // weight rows per tile
 const TK: u32 = 32u; // values per step (divides every quantized block)
-var<workgroup> xs: array<f32, 2048>; // [TK][TM]
-var<workgroup> ws: array<f32, 2048>; // [TK][TN]
+// Tiles in workgroup memory as [TK][TM / 4] and [TK][TN / 4] vec4s: xs[kk * 16 + i] holds
+// value kk of rows 4i..4i+3. Loads store whole vec4s (a 4 × 4 block transposed in
+// registers); the inner loop reads one vec4 of each tile per value and does 16 FMAs.
+var<workgroup> xs: array<vec4<f32>, 512>;
+var<workgroup> ws: array<vec4<f32>, 512>;
 
 @compute @workgroup_size(16, 16)
 fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
@@ -98,56 +141,80 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     let m0 = wid.y * TM;
     let tx = lid3.x;
     let ty = lid3.y;
-    var acc: array<f32, 16>; // [i][j]: row m0 + ty + 16i, column n0 + tx + 16j
+    // accI: activation row m0 + 4 ty + I, weight rows (output columns) n0 + 4 tx ..+3.
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
+    // Loading: invocations 0..127 fill the weight tile, 128..255 the activation tile
+    // (whole warps each way); invocation l takes rows 4 (l % 16) ..+3 and values
+    // 4 ((l / 16) % 8) ..+3 of its tile.
+    let ld = lid % 128u;
+    let rq = ld % 16u;
+    let kq = ld / 16u;
+    let loads_w = lid < 128u;
     for (var k0 = 0u; k0 < p.k; k0 += TK) {
-        // The weight tile: TN rows × TK values = 512 groups of 4, two per invocation.
-        for (var t = 0u; t < 2u; t++) {
-            let g = lid + 256u * t;
-            let nn = g / 8u;
-            let kk = 4u * (g % 8u);
-            var v = vec4<f32>(0.0);
-            if (n0 + nn < p.rows && k0 + kk < p.k) {
-                v = w4(n0 + nn, k0 + kk);
+        let e = k0 + 4u * kq;
+        var b0 = vec4<f32>(0.0);
+        var b1 = vec4<f32>(0.0);
+        var b2 = vec4<f32>(0.0);
+        var b3 = vec4<f32>(0.0);
+        if (e < p.k) {
+            if (loads_w) {
+                let r = n0 + 4u * rq;
+                if (r < p.rows) { b0 = w4(r, e); }
+                if (r + 1u < p.rows) { b1 = w4(r + 1u, e); }
+                if (r + 2u < p.rows) { b2 = w4(r + 2u, e); }
+                if (r + 3u < p.rows) { b3 = w4(r + 3u, e); }
+            } else {
+                let r = m0 + 4u * rq;
+                if (r < p.n) { b0 = x4(r, e); }
+                if (r + 1u < p.n) { b1 = x4(r + 1u, e); }
+                if (r + 2u < p.n) { b2 = x4(r + 2u, e); }
+                if (r + 3u < p.n) { b3 = x4(r + 3u, e); }
             }
-            ws[kk * TN + nn] = v.x;
-            ws[(kk + 1u) * TN + nn] = v.y;
-            ws[(kk + 2u) * TN + nn] = v.z;
-            ws[(kk + 3u) * TN + nn] = v.w;
         }
-        // The activation tile: TM rows × TK values, eight per invocation.
-        for (var t = 0u; t < 8u; t++) {
-            let i = lid + 256u * t;
-            let mm = i / TK;
-            let kk = i % TK;
-            var v = 0.0;
-            if (m0 + mm < p.n && k0 + kk < p.k) {
-                v = x[(m0 + mm) * p.x_stride + k0 + kk];
-            }
-            xs[kk * TM + mm] = v;
+        // Transposed: value 4 kq + c of the four rows.
+        let at = 4u * kq * 16u + rq;
+        let t0 = vec4<f32>(b0.x, b1.x, b2.x, b3.x);
+        let t1 = vec4<f32>(b0.y, b1.y, b2.y, b3.y);
+        let t2 = vec4<f32>(b0.z, b1.z, b2.z, b3.z);
+        let t3 = vec4<f32>(b0.w, b1.w, b2.w, b3.w);
+        if (loads_w) {
+            ws[at] = t0;
+            ws[at + 16u] = t1;
+            ws[at + 32u] = t2;
+            ws[at + 48u] = t3;
+        } else {
+            xs[at] = t0;
+            xs[at + 16u] = t1;
+            xs[at + 32u] = t2;
+            xs[at + 48u] = t3;
         }
         workgroupBarrier();
         for (var kk = 0u; kk < TK; kk++) {
-            var a: array<f32, 4>;
-            var b: array<f32, 4>;
-            for (var i = 0u; i < 4u; i++) {
-                a[i] = xs[kk * TM + ty + 16u * i];
-                b[i] = ws[kk * TN + tx + 16u * i];
-            }
-            for (var i = 0u; i < 4u; i++) {
-                for (var j = 0u; j < 4u; j++) {
-                    acc[i * 4u + j] += a[i] * b[j];
-                }
-            }
+            let a = xs[kk * 16u + ty];
+            let b = ws[kk * 16u + tx];
+            acc0 += a.x * b;
+            acc1 += a.y * b;
+            acc2 += a.z * b;
+            acc3 += a.w * b;
         }
         workgroupBarrier();
     }
-    for (var i = 0u; i < 4u; i++) {
-        for (var j = 0u; j < 4u; j++) {
-            let r = m0 + ty + 16u * i;
-            let c = n0 + tx + 16u * j;
-            if (r < p.n && c < p.rows) {
-                out[r * p.out_stride + p.out_offset + c] = acc[i * 4u + j];
-            }
-        }
+    store4(m0 + 4u * ty, n0 + 4u * tx, acc0);
+    store4(m0 + 4u * ty + 1u, n0 + 4u * tx, acc1);
+    store4(m0 + 4u * ty + 2u, n0 + 4u * tx, acc2);
+    store4(m0 + 4u * ty + 3u, n0 + 4u * tx, acc3);
+}
+
+// out[r, c..c+3] = v, within the batch and this part's rows.
+fn store4(r: u32, c: u32, v: vec4<f32>) {
+    if (r >= p.n) {
+        return;
     }
+    if (c < p.rows) { put(r, c, v.x); }
+    if (c + 1u < p.rows) { put(r, c + 1u, v.y); }
+    if (c + 2u < p.rows) { put(r, c + 2u, v.z); }
+    if (c + 3u < p.rows) { put(r, c + 3u, v.w); }
 }

@@ -225,6 +225,56 @@ fn matmul_over_a_weight_split_across_buffers() {
     }
 }
 
+/// `res += W · x` after `out = W · x` (the GPU joins the two into one dispatch); returns
+/// (res, out) per batch size.
+fn matmul_add_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, w: &[u8], x: &[f32], r: &[f32]) -> Vec<(Vec<f32>, Vec<f32>)> {
+    let cap = *BATCHES.iter().max().unwrap_or(&1);
+    let wt = weight(b, "w", ty, rows, cols, w);
+    let (xt, rt) = (table(b, x, cols), table(b, r, rows));
+    let xa = b.alloc_activation(cap, cols).expect("alloc");
+    let out = b.alloc_activation(cap, rows).expect("alloc");
+    let res = b.alloc_activation(cap, rows).expect("alloc");
+    BATCHES
+        .iter()
+        .map(|&n| {
+            b.begin_batch(&ids(n), 0).expect("batch");
+            b.embed(&xt, 1.0, xa);
+            b.embed(&rt, 1.0, res);
+            b.matmul(xa, &wt, out);
+            b.add(res, out);
+            (read(b, res, n), read(b, out, n))
+        })
+        .collect()
+}
+
+#[test]
+fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
+    for (i, (ty, part)) in [(GgmlType::Q4_1, None), (GgmlType::Q4K, None), (GgmlType::Q8_0, Some(5))].into_iter().enumerate() {
+        let mut rng = Rng(300 + i as u64);
+        let (rows, cols) = (131, awkward_cols(ty));
+        let w = random_weight(&mut rng, ty, rows, cols);
+        let cap = *BATCHES.iter().max().unwrap_or(&1);
+        let (x, r) = (rng.vec(cap * cols, -2.0, 2.0), rng.vec(cap * rows, -2.0, 2.0));
+        let row_bytes = (cols / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
+        let max_part_bytes = part.map(|p| (row_bytes * p + 3).max(cols as u64 * 4).max(rows as u64 * 4));
+        let mut b = gpu_with(GpuOptions { max_part_bytes, ..Default::default() });
+        let want = matmul_add_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &r);
+        let got = matmul_add_script(&mut b, ty, rows, cols, &w, &x, &r);
+        let wf = dequant(ty, &w, rows * cols);
+        for ((n, (wr, wo)), (gr, go)) in BATCHES.iter().zip(&want).zip(&got) {
+            for row in 0..*n {
+                for j in 0..rows {
+                    let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[row * cols + c]).abs()).sum();
+                    let tol = 1e-5 * scale + 1e-5;
+                    let k = row * rows + j;
+                    assert!((go[k] - wo[k]).abs() <= tol, "{ty:?} n={n} out [{row}, {j}]: gpu {} cpu {}", go[k], wo[k]);
+                    assert!((gr[k] - wr[k]).abs() <= tol, "{ty:?} n={n} res [{row}, {j}]: gpu {} cpu {}", gr[k], wr[k]);
+                }
+            }
+        }
+    }
+}
+
 fn embed_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, w: &[u8], tokens: &[u32]) -> Vec<f32> {
     let wt = weight(b, "table", ty, rows, cols, w);
     let out = b.alloc_activation(tokens.len(), cols).expect("alloc");
@@ -325,7 +375,7 @@ fn rope_matches_cpu_normal_neox_partial_scaled_with_factors_and_long_batches() {
             rope: cfg(RopeStyle::Normal, 16, 500000.0, 1.0),
             factors: Some(vec![1.0, 1.0, 2.0, 4.0, 8.0, 8.0, 16.0, 32.0]),
         },
-        // 1 KiB of (cos, sin) per row: 70 rows take two dispatches.
+        // 1 KiB of (cos, sin) per row (a dispatch takes up to 1 MiB of table).
         RopeCase { n: 70, start: 3, heads: 2, head_dim: 256, cols: 512, rope: cfg(RopeStyle::Neox, 256, 1e6, 1.0), factors: None },
     ];
     for c in &cases {
@@ -384,6 +434,28 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
         let (d, i) = max_abs_diff(&got, &want);
         assert!(d <= 2e-5, "attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d} at {i}");
         eprintln!("attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d:.2e}");
+    }
+}
+
+#[test]
+fn attention_over_histories_longer_than_one_chunk() {
+    // The kernel takes positions 1024 at a time with an online softmax across chunks:
+    // a 1030-row prompt then decode steps cross that boundary, with and without a window
+    // that itself spans more than one chunk.
+    let mut rng = Rng(23);
+    let mut b = gpu();
+    let batches = [(0, 1030), (1030, 1), (1031, 3)];
+    for (heads, kv, hd, window) in [(2, 1, 16, None), (2, 1, 18, Some(1026))] {
+        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window };
+        let data: Vec<_> = batches
+            .iter()
+            .map(|&(_, n)| (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0)))
+            .collect();
+        let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
+        let got = attention_script(&mut b, &p, &batches, &data);
+        let (d, i) = max_abs_diff(&got, &want);
+        assert!(d <= 2e-5, "long attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d} at {i}");
+        eprintln!("long attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d:.2e}");
     }
 }
 

@@ -1,48 +1,100 @@
-//! Times single ops on the default adapter (rough: includes a submit and a readback).
-//! `cargo run --release -p kindling-gpu --example op_timing`
+//! Times single ops on the default adapter: each op is recorded REPS times into one
+//! batch, then one readback; the figure is (total − one empty readback) / REPS, so the
+//! per-dispatch overhead inside a pass is included but the submit is not.
+//! `cargo run --release -p kindling-gpu --example op_timing [prefill rows, default 512]`
 use std::time::Instant;
 
 use kindling_gguf::GgmlType;
 use kindling_gpu::{GpuBackend, GpuOptions};
-use kindling_model::{AttentionParams, Backend, KvSpec, WeightSpec};
+use kindling_model::{Activation, AttentionParams, Backend, KvSpec, WeightSpec};
 
-fn main() {
-    let mut b = pollster::block_on(GpuBackend::new(GpuOptions::default())).expect("gpu");
-    println!("{}", b.adapter());
-    let (rows, cols) = (49152usize, 576usize);
-    let ty = GgmlType::Q8_0;
-    let bytes = vec![0x11u8; rows * cols / 32 * 34];
-    let mut w = b
-        .alloc_weight(&WeightSpec { name: "w".into(), ty, cols, rows, n_bytes: bytes.len() as u64 })
-        .expect("alloc");
+const REPS: usize = 50;
+
+fn weight(b: &mut GpuBackend, ty: GgmlType, rows: usize, cols: usize) -> kindling_gpu::GpuWeight {
+    let (be, bb) = match ty {
+        GgmlType::Q4_1 => (32, 20),
+        GgmlType::Q8_0 => (32, 34),
+        GgmlType::Q5_0 => (32, 22),
+        GgmlType::Q4K => (256, 144),
+        GgmlType::Q6K => (256, 210),
+        _ => (1, 4),
+    };
+    let n = rows * cols / be * bb;
+    // Bytes < 0x3C keep every f16 scale finite.
+    let bytes: Vec<u8> = (0..n).map(|i| (i * 7 % 0x3C) as u8).collect();
+    let mut w = b.alloc_weight(&WeightSpec { name: "w".into(), ty, cols, rows, n_bytes: n as u64 }).expect("alloc");
     b.write_weight(&mut w, 0, &bytes).expect("write");
     b.finish_weight(&mut w).expect("finish");
-    let x = b.alloc_activation(64, cols).expect("x");
-    let out = b.alloc_activation(64, rows).expect("out");
-    for n in [1usize, 8, 9, 55, 64] {
-        let ids: Vec<u32> = (0..n as u32).collect();
-        for rep in 0..2 {
-            b.begin_batch(&ids, 0).expect("batch");
-            let t = Instant::now();
-            b.matmul(x, &w, out);
-            pollster::block_on(b.argmax_rows(out, 1)).expect("read");
-            if rep == 1 {
-                println!("matmul {rows}x{cols} {ty:?} n={n}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-    }
-    let (heads, kv, hd) = (9usize, 3usize, 64usize);
-    let q = b.alloc_activation(64, heads * hd).expect("q");
-    let k = b.alloc_activation(64, kv * hd).expect("k");
-    let o = b.alloc_activation(64, heads * hd).expect("o");
-    let mut cache = b.alloc_kv_cache(KvSpec { capacity: 256, width: kv * hd }).expect("cache");
-    let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 0.125, sliding_window: None };
-    for (start, n) in [(0usize, 55usize), (55, 1), (56, 1)] {
-        let ids: Vec<u32> = (0..n as u32).collect();
+    w
+}
+
+fn time(b: &mut GpuBackend, label: &str, n: usize, start: usize, sink: kindling_gpu::GpuActivation, mut op: impl FnMut(&mut GpuBackend)) {
+    let ids: Vec<u32> = vec![1; n];
+    let mut empty = f64::MAX;
+    let mut full = f64::MAX;
+    for _ in 0..3 {
         b.begin_batch(&ids, start).expect("batch");
         let t = Instant::now();
-        b.attention(q, k, k, &mut cache, &p, o);
-        pollster::block_on(b.argmax_rows(o, 1)).expect("read");
-        println!("attention start {start} n={n}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+        pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
+        empty = empty.min(t.elapsed().as_secs_f64());
+        b.begin_batch(&ids, start).expect("batch");
+        let t = Instant::now();
+        for _ in 0..REPS {
+            op(b);
+        }
+        pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
+        full = full.min(t.elapsed().as_secs_f64());
+    }
+    println!("{label:<48} n={n:<4} start={start:<4} {:8.1} µs", (full - empty) / REPS as f64 * 1e6);
+}
+
+fn main() {
+    let m: usize = std::env::args().nth(1).map_or(512, |s| s.parse().expect("rows"));
+    let mut b = pollster::block_on(GpuBackend::new(GpuOptions::default())).expect("gpu");
+    println!("{}", b.adapter());
+    let big = m.max(1);
+    let sink = b.alloc_activation(big, 64).expect("sink");
+    for (ty, rows, cols) in [
+        (GgmlType::Q4_1, 576, 576),
+        (GgmlType::Q4_1, 192, 576),
+        (GgmlType::Q4_1, 1536, 576),
+        (GgmlType::Q4_1, 576, 1536),
+        (GgmlType::Q8_0, 49152, 576),
+        (GgmlType::Q5_0, 1024, 640),
+        (GgmlType::Q4K, 640, 2048),
+        (GgmlType::Q6K, 640, 2048),
+    ] {
+        let w = weight(&mut b, ty, rows, cols);
+        let x = b.alloc_activation(big, cols).expect("x");
+        let out = b.alloc_activation(big, rows).expect("out");
+        for n in [1usize, m] {
+            time(&mut b, &format!("matmul {rows}x{cols} {ty:?}"), n, 0, sink, |b| b.matmul(x, &w, out));
+        }
+    }
+    for (heads, kv, hd) in [(9usize, 3usize, 64usize), (4, 1, 256)] {
+        let q = b.alloc_activation(big, heads * hd).expect("q");
+        let k = b.alloc_activation(big, kv * hd).expect("k");
+        let o = b.alloc_activation(big, heads * hd).expect("o");
+        let mut cache = b.alloc_kv_cache(KvSpec { capacity: 2 * m + 8, width: kv * hd }).expect("cache");
+        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 0.125, sliding_window: None };
+        for (start, n) in [(0usize, m), (0, 1), (m, 1), (2 * m, 1)] {
+            time(&mut b, &format!("attention {heads}/{kv}x{hd}"), n, start, sink, |b| b.attention(q, k, k, &mut cache, &p, o));
+        }
+        let rope = kindling_model::RopeConfig { n_rot: hd, base: 10000.0, freq_scale: 1.0, style: kindling_model::RopeStyle::Neox };
+        time(&mut b, &format!("rope {heads}x{hd}"), m, 0, sink, |b| b.rope(q, heads, hd, &rope, None));
+        time(&mut b, &format!("rope {heads}x{hd}"), 1, 0, sink, |b| b.rope(q, heads, hd, &rope, None));
+    }
+    let g = b.alloc_activation(big, 1536).expect("g");
+    let u = b.alloc_activation(big, 1536).expect("u");
+    let a = b.alloc_activation(big, 1536).expect("a");
+    for n in [1usize, m] {
+        time(&mut b, "gated 1536", n, 0, sink, |b| b.gated_activation(g, u, Activation::Silu, a));
+        time(&mut b, "add 1536", n, 0, sink, |b| b.add(g, u));
+    }
+    let nw = weight(&mut b, GgmlType::F32, 1, 576);
+    let x = b.alloc_activation(big, 576).expect("x");
+    let h = b.alloc_activation(big, 576).expect("h");
+    for n in [1usize, m] {
+        time(&mut b, "rms_norm 576", n, 0, sink, |b| b.rms_norm(x, &nw, 576, 1e-5, h));
     }
 }

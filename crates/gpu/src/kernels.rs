@@ -30,6 +30,7 @@ pub enum Op {
     Rope,
     KvStore,
     Attention,
+    AttnCombine,
     Add,
     Gated,
     Softcap,
@@ -53,7 +54,7 @@ pub enum Slot {
 use Slot::{Params, Read, Table, Write};
 
 impl Op {
-    pub const ALL: [Op; 13] = [
+    pub const ALL: [Op; 14] = [
         Op::Embed,
         Op::Matvec,
         Op::MatmulTiled,
@@ -62,6 +63,7 @@ impl Op {
         Op::Rope,
         Op::KvStore,
         Op::Attention,
+        Op::AttnCombine,
         Op::Add,
         Op::Gated,
         Op::Softcap,
@@ -75,7 +77,7 @@ impl Op {
             Op::Matvec | Op::MatmulTiled => Family::Matmul,
             Op::RmsNorm | Op::RmsNormInPlace => Family::RmsNorm,
             Op::Rope => Family::Rope,
-            Op::KvStore | Op::Attention => Family::Attention,
+            Op::KvStore | Op::Attention | Op::AttnCombine => Family::Attention,
             Op::Add | Op::Gated | Op::Softcap | Op::SelectRow => Family::Elementwise,
             Op::Argmax => Family::Argmax,
         }
@@ -91,6 +93,7 @@ impl Op {
             Op::Rope => "rope",
             Op::KvStore => "kv_store",
             Op::Attention => "attention",
+            Op::AttnCombine => "attn_combine",
             Op::Add => "add",
             Op::Gated => "gated",
             Op::Softcap => "softcap",
@@ -108,8 +111,10 @@ impl Op {
     /// a dispatch fill the non-parameter slots in this order.
     pub fn bindings(self) -> &'static [(u32, Slot)] {
         match self {
-            // embed: tokens, table part, out; matmul: x, weight part, out.
-            Op::Embed | Op::Matvec | Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write)],
+            // tokens, table part, out
+            Op::Embed => &[(0, Params), (1, Read), (2, Read), (3, Write)],
+            // x, weight part, out, residual (or a dummy)
+            Op::Matvec | Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write)],
             // x, out, weight
             Op::RmsNorm => &[(0, Params), (1, Read), (2, Write), (4, Read)],
             // x (in and out), weight
@@ -118,8 +123,10 @@ impl Op {
             Op::Rope => &[(0, Params), (1, Write), (2, Table)],
             // k, v, k cache, v cache
             Op::KvStore => &[(0, Params), (5, Read), (6, Read), (7, Write), (8, Write)],
-            // q, out, k cache, v cache
-            Op::Attention => &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read)],
+            // q, out, k cache, v cache, split scratch
+            Op::Attention => &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (9, Write)],
+            // out, split scratch
+            Op::AttnCombine => &[(0, Params), (2, Write), (9, Write)],
             // x, y
             Op::Add => &[(0, Params), (1, Write), (2, Read)],
             // gate, up, out
@@ -136,7 +143,7 @@ impl Op {
     /// Ops with identical bindings share one layout (and their bind groups).
     pub fn layout(self) -> Op {
         match self {
-            Op::Matvec | Op::MatmulTiled => Op::Embed,
+            Op::MatmulTiled => Op::Matvec,
             other => other,
         }
     }
@@ -192,7 +199,7 @@ impl KernelKey {
 /// Bytes of the parameter window every kernel binds (dynamic-offset alignment).
 pub const PARAMS_SLOT: u64 = 256;
 /// Bytes of a table binding (RoPE's cos/sin) in the parameter blob.
-pub const TABLE_BYTES: u64 = 64 * 1024;
+pub const TABLE_BYTES: u64 = 1 << 20;
 
 /// Identifies a buffer of the backend's arena (bind groups are cached by these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -204,7 +211,7 @@ pub struct Cache {
     modules: HashMap<(Family, Option<GgmlType>, ShaderFeatures), wgpu::ShaderModule>,
     layouts: HashMap<Op, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
     pipelines: HashMap<KernelKey, wgpu::ComputePipeline>,
-    bind_groups: HashMap<(Op, [BufId; 4]), wgpu::BindGroup>,
+    bind_groups: HashMap<(Op, [BufId; 5]), wgpu::BindGroup>,
     /// Objects created so far (a test checks none is created in the token loop).
     pub created: u64,
 }
@@ -287,7 +294,7 @@ impl Cache {
         arena: &[wgpu::Buffer],
         params: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
-        let mut ids = [BufId(u32::MAX); 4];
+        let mut ids = [BufId(u32::MAX); 5];
         ids[..bufs.len()].copy_from_slice(bufs);
         let key = (op.layout(), ids);
         if let Some(bg) = self.bind_groups.get(&key) {

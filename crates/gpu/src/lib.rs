@@ -37,13 +37,21 @@ use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, Norm
 
 /// Bytes of the parameter blob one submission can carry (beyond it the batch is split
 /// into two submissions).
-const BLOB_BYTES: u64 = 1 << 20;
+const BLOB_BYTES: u64 = 4 << 20;
 /// Weight bytes uploaded between two flushes of wgpu's staging memory.
 const UPLOAD_FLUSH_BYTES: u64 = 64 << 20;
 /// Most activation rows the matrix-vector kernel takes; larger batches use the tiled one.
 const MATVEC_MAX_ROWS: usize = 8;
-/// Largest head the attention kernel handles (64 invocations × 4 values).
+/// Largest head the attention kernel handles (its q buffer in workgroup memory, MAX_HD).
 const MAX_HEAD_DIM: usize = 256;
+
+/// Most workgroups one (row, head) of attention is spread over (decode, long contexts).
+const MAX_SPLITS: usize = 32;
+/// Batches up to this many rows may split attention (decode and short chunks).
+const MAX_SPLIT_ROWS: usize = 8;
+/// Positions per split workgroup aimed at, and the workgroups aimed at in all.
+const SPLIT_POSITIONS: usize = 32;
+const SPLIT_TARGET_GROUPS: usize = 256;
 
 /// A RoPE table: (config, frequency-factor buffer, first position, rows).
 type RopeTableKey = (RopeConfig, Option<BufId>, usize, usize);
@@ -81,6 +89,18 @@ struct ActInfo {
     cols: usize,
 }
 
+/// A matmul held back by one op, so a residual add that follows it joins its dispatch
+/// (`res += W·x` beside `out = W·x`): two dispatches per layer fewer in decode.
+struct PendingMatmul {
+    x: GpuActivation,
+    out: GpuActivation,
+    n: usize,
+    ty: GgmlType,
+    cols: usize,
+    row_words: usize,
+    parts: Vec<Part>,
+}
+
 /// Repacked weight rows waiting for one `write_buffer` into a part.
 #[derive(Default)]
 struct UploadStage {
@@ -113,6 +133,12 @@ pub struct GpuBackend {
     uploaded_since_flush: u64,
     max_part_bytes: u64,
     weight_bytes: u64,
+    /// The matmul not recorded yet (see `PendingMatmul`).
+    pending: Option<PendingMatmul>,
+    /// A 16-byte buffer bound where a kernel's optional output is unused.
+    dummy: BufId,
+    /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
+    attn_scratch: Option<(BufId, u64)>,
     /// An op that could not be recorded; returned by the next read.
     deferred: Option<ModelError>,
     stats: GpuStats,
@@ -152,11 +178,15 @@ impl GpuBackend {
             uploaded_since_flush: 0,
             max_part_bytes,
             weight_bytes: 0,
+            attn_scratch: None,
+            pending: None,
+            dummy: BufId(0),
             deferred: None,
             stats: GpuStats::default(),
         };
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
+        b.dummy = b.storage_buffer("dummy", 16)?;
         b.grow_row_buffers(64)?;
         Ok(b)
     }
@@ -305,6 +335,7 @@ impl GpuBackend {
 
     #[allow(clippy::too_many_arguments)]
     fn record_grid<P: Pod>(&mut self, op: Op, ty: Option<GgmlType>, bufs: &[BufId], params: &P, table: Option<u32>, x: u32, y: u32) {
+        self.flush_pending();
         if x == 0 || y == 0 {
             return;
         }
@@ -335,6 +366,7 @@ impl GpuBackend {
     /// Ends the pass and submits everything recorded (and a copy of `copy.1` bytes of
     /// `copy.0` into the staging buffer), after writing the parameter blob.
     fn submit(&mut self, copy: Option<(BufId, u64)>) {
+        self.flush_pending();
         self.pass = None;
         let device = &self.gpu.device;
         let mut encoder = self
@@ -355,10 +387,50 @@ impl GpuBackend {
         self.stats.submits += 1;
     }
 
+    /// Records the pending matmul, if any, on its own.
+    fn flush_pending(&mut self) {
+        if let Some(pm) = self.pending.take() {
+            self.record_matmul(pm, None);
+        }
+    }
+
+    /// Records a matmul's dispatches (one per weight part); with `res`, each also adds
+    /// its result into that activation.
+    fn record_matmul(&mut self, pm: PendingMatmul, res: Option<GpuActivation>) {
+        let (xa, oa) = (self.act(pm.x), self.act(pm.out));
+        let (xb, ob, x_stride, out_stride) = (xa.buf, oa.buf, xa.cols as u32, oa.cols as u32);
+        let (rb, res_stride) = match res {
+            Some(r) => (self.act(r).buf, self.act(r).cols as u32),
+            None => (self.dummy, 0),
+        };
+        let n = pm.n;
+        for part in &pm.parts {
+            let p = MatmulParams {
+                n: n as u32,
+                k: pm.cols as u32,
+                rows: part.rows as u32,
+                row_words: pm.row_words as u32,
+                x_stride,
+                out_stride,
+                out_offset: part.row0 as u32,
+                res_add: res.is_some() as u32,
+                res_stride,
+            };
+            let bufs = [xb, part.buf, ob, rb];
+            if n <= MATVEC_MAX_ROWS {
+                self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(4) as u32);
+            } else {
+                let (gx, gy) = (part.rows.div_ceil(64) as u32, n.div_ceil(64) as u32);
+                self.record_grid(Op::MatmulTiled, Some(pm.ty), &bufs, &p, None, gx, gy);
+            }
+        }
+    }
+
     /// Runs everything recorded, copies `bytes` of `src` back and returns them.
     async fn read_back(&mut self, src: BufId, bytes: u64) -> Result<Vec<u8>> {
         if let Some(e) = self.deferred.take() {
             // Drop the recorded work: it depends on an op that was never recorded.
+            self.pending = None;
             self.pass = None;
             self.encoder = None;
             self.blob.clear();
@@ -615,6 +687,7 @@ impl Backend for GpuBackend {
     }
 
     fn begin_batch(&mut self, tokens: &[u32], start_pos: usize) -> Result<()> {
+        self.flush_pending();
         if self.encoder.is_some() {
             self.submit(None);
         }
@@ -675,29 +748,20 @@ impl Backend for GpuBackend {
                 weight.name, weight.rows, weight.cols
             )));
         }
-        let (xb, ob, x_stride, out_stride) = (xa.buf, oa.buf, xa.cols as u32, oa.cols as u32);
-        for part in weight.parts.clone() {
-            let p = MatmulParams {
-                n: n as u32,
-                k: weight.cols as u32,
-                rows: part.rows as u32,
-                row_words: weight.row_words as u32,
-                x_stride,
-                out_stride,
-                out_offset: part.row0 as u32,
-            };
-            let bufs = [xb, part.buf, ob];
-            if n <= MATVEC_MAX_ROWS {
-                self.record(Op::Matvec, Some(weight.ty), &bufs, &p, None, part.rows.div_ceil(4) as u32);
-            } else {
-                let (gx, gy) = (part.rows.div_ceil(64) as u32, n.div_ceil(64) as u32);
-                let max = self.gpu.limits.max_compute_workgroups_per_dimension;
-                if gx > max || gy > max {
-                    return self.defer(err(format!("matmul: '{}' part of {} rows is too large to dispatch", weight.name, part.rows)));
-                }
-                self.record_grid(Op::MatmulTiled, Some(weight.ty), &bufs, &p, None, gx, gy);
-            }
+        let max = self.gpu.limits.max_compute_workgroups_per_dimension as usize;
+        if n > MATVEC_MAX_ROWS && (n.div_ceil(64) > max || weight.parts.iter().any(|p| p.rows.div_ceil(64) > max)) {
+            return self.defer(err(format!("matmul: '{}' of {} rows × {n} is too large to dispatch", weight.name, weight.rows)));
         }
+        self.flush_pending();
+        self.pending = Some(PendingMatmul {
+            x,
+            out,
+            n,
+            ty: weight.ty,
+            cols: weight.cols,
+            row_words: weight.row_words,
+            parts: weight.parts.clone(),
+        });
     }
 
     fn rope(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&GpuWeight>) {
@@ -781,6 +845,34 @@ impl Backend for GpuBackend {
         if params.head_count_kv * hd != width || self.act(q).cols < q_cols || self.act(out).cols < q_cols {
             return self.defer(err("attention: activation widths do not match the heads"));
         }
+        // Decode over a long context: spread each (row, head) over several workgroups so
+        // the GPU is filled, then merge their partial softmax sums (one more dispatch).
+        let span = match params.sliding_window {
+            Some(w) => (self.start_pos + n).min(w.max(1)),
+            None => self.start_pos + n,
+        };
+        let rh = n * params.head_count;
+        let splits = if n <= MAX_SPLIT_ROWS {
+            span.div_ceil(SPLIT_POSITIONS).min(SPLIT_TARGET_GROUPS.div_ceil(rh)).clamp(1, MAX_SPLITS)
+        } else {
+            1
+        };
+        // The scratch is sized for the most rows and splits once, at the first call
+        // (the prefill), so nothing is created in the token loop.
+        let need = (MAX_SPLIT_ROWS * params.head_count * MAX_SPLITS * (hd + 2) * 4) as u64;
+        if self.attn_scratch.is_none_or(|(_, have)| have < need) {
+            match self.storage_buffer("attention split scratch", need) {
+                Ok(buf) => {
+                    self.attn_scratch = Some((buf, need));
+                    let device = &self.gpu.device;
+                    self.cache.pipeline(device, KernelKey::new(Op::AttnCombine, None));
+                    let ob = self.act(out).buf;
+                    self.cache.bind_group(device, Op::AttnCombine, &[ob, buf], &self.buffers, &self.buffers[self.params.0 as usize]);
+                }
+                Err(e) => return self.defer(e),
+            }
+        }
+        let scratch = self.attn_scratch.map_or(BufId(0), |s| s.0);
         let p = AttnParams {
             n: n as u32,
             start: self.start_pos as u32,
@@ -793,11 +885,15 @@ impl Backend for GpuBackend {
             scale: params.scale,
             k_stride: width as u32,
             v_stride: width as u32,
+            splits: splits as u32,
         };
         let (kb, vb) = (self.act(k).buf, self.act(v).buf);
         self.record(Op::KvStore, None, &[kb, vb, cache.k, cache.v], &p, None, (n * width).div_ceil(256) as u32);
         let (qb, ob) = (self.act(q).buf, self.act(out).buf);
-        self.record(Op::Attention, None, &[qb, ob, cache.k, cache.v], &p, None, (n * params.head_count) as u32);
+        self.record(Op::Attention, None, &[qb, ob, cache.k, cache.v, scratch], &p, None, (rh * splits) as u32);
+        if splits > 1 {
+            self.record(Op::AttnCombine, None, &[ob, scratch], &p, None, rh as u32);
+        }
     }
 
     fn gated_activation(&mut self, gate: GpuActivation, up: GpuActivation, act: Activation, out: GpuActivation) {
@@ -812,6 +908,17 @@ impl Backend for GpuBackend {
     }
 
     fn add(&mut self, x: GpuActivation, y: GpuActivation) {
+        // x += W·z right after out = W·z (y = out): one dispatch. Not when x is the
+        // matmul's input or output (other workgroups still read or write it).
+        let fusable = self.pending.as_ref().is_some_and(|pm| {
+            pm.out == y && x != pm.x && x != y && pm.n == self.rows(x) && self.act(x).cols == self.act(y).cols
+        });
+        if fusable {
+            if let Some(pm) = self.pending.take() {
+                self.record_matmul(pm, Some(x));
+            }
+            return;
+        }
         let len = self.rows(x) * self.act(x).cols;
         let p = EwParams { len: len as u32, ..Default::default() };
         let bufs = [self.act(x).buf, self.act(y).buf];

@@ -69,6 +69,10 @@ params!(
         out_stride: u32,
         /// Output column of the part's first row.
         out_offset: u32,
+        /// 1: also add the result into `res` (a residual stream; the matmul and the
+        /// following residual add in one dispatch), 0: `res` is a dummy.
+        res_add: u32,
+        res_stride: u32,
     }
 );
 
@@ -108,6 +112,8 @@ params!(
         scale: f32,
         k_stride: u32,
         v_stride: u32,
+        /// Workgroups per (row, head) (> 1: partial results combined by attn_combine).
+        splits: u32,
     }
 );
 
@@ -140,6 +146,6 @@ mod tests {
     #[test]
     fn wgsl_struct_lists_the_fields_in_order() {
         assert_eq!(ArgmaxParams::WGSL, "struct Params {\n    n: u32,\n    cols: u32,\n}\n");
-        assert_eq!(std::mem::size_of::<AttnParams>(), 11 * 4);
+        assert_eq!(std::mem::size_of::<AttnParams>(), 12 * 4);
     }
 }

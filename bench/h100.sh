@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# GPU speed run on the lent H100/H200 (see DESIGN.md "A real GPU"). Run from the repo root
+# on the device machine with `.gl/` and `.bench/` carried; writes everything under $OUT.
+#   .bench/kindling        the release binary built here (cargo build --release -p kindling-cli)
+#   .bench/op_timing       optional: crates/gpu/examples/op_timing (per-op µs), run first
+# BINS (binaries in .bench/, default kindling), PROMPTS (default "8 512").
+#   .bench/{smollm2,gemma3}.hdr(.json), .bench/gguf_stub.py
+# Noise weights of the real shapes: timings only.
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRIVER_FILES:-}" ]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+nvidia-smi -L > "$OUT/gpu.txt" 2>&1
+for m in smollm2 gemma3; do
+  python3 .bench/gguf_stub.py expand .bench/$m.hdr /tmp/$m.gguf > /dev/null || exit 1
+done
+if [ -x .bench/op_timing ]; then timeout 200 .bench/op_timing 512 > "$OUT/op_timing.txt" 2>&1; cat "$OUT/op_timing.txt"; fi
+BINS=${BINS:-kindling}
+for bin in $BINS; do
+  for m in smollm2 gemma3; do
+    for pt in ${PROMPTS:-8 512}; do
+      cmd=".bench/$bin bench /tmp/$m.gguf --backend gpu --prompt-tokens $pt --gen-tokens 128 --json"
+      echo "\$ $cmd" >> "$OUT/$bin-$m-p$pt.txt"
+      timeout 120 $cmd >> "$OUT/$bin-$m-p$pt.txt" 2>&1
+      echo "== $bin $m p$pt"; tail -c 1500 "$OUT/$bin-$m-p$pt.txt"
+    done
+  done
+done
