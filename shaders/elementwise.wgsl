@@ -16,21 +16,6 @@
 // src: [rows, cols] (select_row).
 @group(0) @binding(6) var<storage, read> src: array<f32>;
 
-// tanh to about an ulp everywhere (Cephes' tanhf): builtin tanh loses relative
-// precision near 0 on some implementations and may overflow to NaN for large |v|.
-fn tanh_safe(v: f32) -> f32 {
-    let a = abs(v);
-    if (a < 0.625) {
-        let s = v * v;
-        return ((((-5.70498872745e-3 * s + 2.06390887954e-2) * s - 5.37397155531e-2) * s
-            + 1.33314422036e-1) * s - 3.33332819422e-1) * s * v + v;
-    }
-    if (a > 10.0) {
-        return sign(v);
-    }
-    return sign(v) * (1.0 - 2.0 / (exp(2.0 * a) + 1.0));
-}
-
 fn index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return wg_linear(wid, nwg) * 256u + lid;
 }
@@ -51,13 +36,7 @@ fn gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     if (i >= p.len) {
         return;
     }
-    let g = gate[i];
-    if (p.act == 0u) {
-        out[i] = g / (1.0 + exp(-g)) * up[i];
-    } else {
-        let inner = 0.7978846 * (g + 0.044715 * g * g * g);
-        out[i] = 0.5 * g * (1.0 + tanh_safe(inner)) * up[i];
-    }
+    out[i] = gated_act(gate[i], up[i], p.act);
 }
 
 @compute @workgroup_size(256)

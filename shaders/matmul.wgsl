@@ -24,6 +24,13 @@
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 // res: [n, res_stride] f32, res += out where p.res_add == 1 (else a dummy, untouched).
 @group(0) @binding(4) var<storage, read_write> res: array<f32>;
+// w2: a second weight part of the same type and shape as w (matvec_gated: up beside
+// gate), read through dq4_2 (the type's snippet again, over w2).
+@group(0) @binding(5) var<storage, read> w2: array<u32>;
+// matvec_multi: out2 = w2 · x, w3 (dq4_3) and out3 = w3 · x.
+@group(0) @binding(6) var<storage, read_write> out2: array<f32>;
+@group(0) @binding(7) var<storage, read> w3: array<u32>;
+@group(0) @binding(8) var<storage, read_write> out3: array<f32>;
 
 // Writes output (r, c) (c: column within the part).
 fn put(r: u32, c: u32, v: f32) {
@@ -42,6 +49,35 @@ fn w4(row: u32, e: u32) -> vec4<f32> {
         return v;
     }
     return select(vec4<f32>(0.0), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+}
+
+// w4 of w2.
+fn w4_2(row: u32, e: u32) -> vec4<f32> {
+    let v = dq4_2(row * p.row_words + (e / BLOCK_ELEMS) * BLOCK_WORDS, (e % BLOCK_ELEMS) / 4u);
+    if (e + 4u <= p.k) {
+        return v;
+    }
+    return select(vec4<f32>(0.0), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+}
+
+// w4 of w3.
+fn w4_3(row: u32, e: u32) -> vec4<f32> {
+    let v = dq4_3(row * p.row_words + (e / BLOCK_ELEMS) * BLOCK_WORDS, (e % BLOCK_ELEMS) / 4u);
+    if (e + 4u <= p.k) {
+        return v;
+    }
+    return select(vec4<f32>(0.0), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
+}
+
+// w4 of weight `s` (0: w, 1: w2, 2: w3).
+fn w4_of(s: u32, row: u32, e: u32) -> vec4<f32> {
+    if (s == 0u) {
+        return w4(row, e);
+    }
+    if (s == 1u) {
+        return w4_2(row, e);
+    }
+    return w4_3(row, e);
 }
 
 // Values e..e+3 of activation row r (zero past the row's end).
@@ -121,6 +157,101 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     if (row < p.rows && lane == 0u) {
         for (var b = 0u; b < nb; b++) {
             put(b, row, mv_red[b * MV_WG + lid]);
+        }
+    }
+}
+
+// One activation row (decode) through two weights at once: out[out_offset + j] =
+// act(w[j] · x) * (w2[j] · x), the gate and up projections and the gated activation
+// of a feed-forward in one dispatch. Same work split and summation order as matvec.
+@compute @workgroup_size(256)
+fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    let lane = lid % MV_LANES;
+    let row = wg_linear(wid, nwg) * MV_ROWS + lid / MV_LANES;
+    var a = 0.0;
+    var c = 0.0;
+    if (row < p.rows) {
+        var e = 4u * lane;
+        for (; e + 4u * MV_LANES < p.k; e += 8u * MV_LANES) {
+            let e2 = e + 4u * MV_LANES;
+            let xa = x4(0u, e);
+            let xb = x4(0u, e2);
+            a += dot(w4(row, e), xa) + dot(w4(row, e2), xb);
+            c += dot(w4_2(row, e), xa) + dot(w4_2(row, e2), xb);
+        }
+        if (e < p.k) {
+            let xa = x4(0u, e);
+            a += dot(w4(row, e), xa);
+            c += dot(w4_2(row, e), xa);
+        }
+    }
+    mv_red[lid] = a;
+    mv_red[MV_WG + lid] = c;
+    workgroupBarrier();
+    for (var s = MV_LANES / 2u; s > 0u; s >>= 1u) {
+        if (lane < s) {
+            mv_red[lid] += mv_red[lid + s];
+            mv_red[MV_WG + lid] += mv_red[MV_WG + lid + s];
+        }
+        workgroupBarrier();
+    }
+    if (row < p.rows && lane == 0u) {
+        out[p.out_offset + row] = gated_act(mv_red[lid], mv_red[MV_WG + lid], p.act);
+    }
+}
+
+// One activation row (decode) through up to three weights of one type and width
+// (q, k, v projections): out = w · x (p.rows rows), out2 = w2 · x (rows2), out3 = w3 · x
+// (rows3), each weight's rows in their own workgroups (MV_ROWS each), in one dispatch.
+// Same work split and summation order as matvec.
+@compute @workgroup_size(256)
+fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    let lane = lid % MV_LANES;
+    var g = wg_linear(wid, nwg);
+    let g1 = (p.rows + MV_ROWS - 1u) / MV_ROWS;
+    let g2 = (p.rows2 + MV_ROWS - 1u) / MV_ROWS;
+    var s = 0u;
+    var rows = p.rows;
+    if (g >= g1) {
+        g -= g1;
+        s = 1u;
+        rows = p.rows2;
+        if (g >= g2) {
+            g -= g2;
+            s = 2u;
+            rows = p.rows3;
+        }
+    }
+    let row = g * MV_ROWS + lid / MV_LANES;
+    var a = 0.0;
+    if (row < rows) {
+        var e = 4u * lane;
+        for (; e + 4u * MV_LANES < p.k; e += 8u * MV_LANES) {
+            let e2 = e + 4u * MV_LANES;
+            a += dot(w4_of(s, row, e), x4(0u, e)) + dot(w4_of(s, row, e2), x4(0u, e2));
+        }
+        if (e < p.k) {
+            a += dot(w4_of(s, row, e), x4(0u, e));
+        }
+    }
+    mv_red[lid] = a;
+    workgroupBarrier();
+    for (var t = MV_LANES / 2u; t > 0u; t >>= 1u) {
+        if (lane < t) {
+            mv_red[lid] += mv_red[lid + t];
+        }
+        workgroupBarrier();
+    }
+    if (row < rows && lane == 0u) {
+        let v = mv_red[lid];
+        if (s == 0u) {
+            out[row] = v;
+        } else if (s == 1u) {
+            out2[row] = v;
+        } else {
+            out3[row] = v;
         }
     }
 }

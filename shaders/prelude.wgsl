@@ -28,3 +28,27 @@ fn bytes4(word: u32) -> vec4<u32> {
 // A large negative finite value standing in for -inf (WGSL implementations may not
 // support infinities).
 const NEG_BIG: f32 = -3.0e38;
+
+// tanh to about an ulp everywhere (Cephes' tanhf): builtin tanh loses relative
+// precision near 0 on some implementations and may overflow to NaN for large |v|.
+fn tanh_safe(v: f32) -> f32 {
+    let a = abs(v);
+    if (a < 0.625) {
+        let s = v * v;
+        return ((((-5.70498872745e-3 * s + 2.06390887954e-2) * s - 5.37397155531e-2) * s
+            + 1.33314422036e-1) * s - 3.33332819422e-1) * s * v + v;
+    }
+    if (a > 10.0) {
+        return sign(v);
+    }
+    return sign(v) * (1.0 - 2.0 / (exp(2.0 * a) + 1.0));
+}
+
+// act(g) * u: act 0 SiLU, 1 GELU-tanh (elementwise `gated` and matmul `matvec_gated`).
+fn gated_act(g: f32, u: f32, act: u32) -> f32 {
+    if (act == 0u) {
+        return g / (1.0 + exp(-g)) * u;
+    }
+    let inner = 0.7978846 * (g + 0.044715 * g * g * g);
+    return 0.5 * g * (1.0 + tanh_safe(inner)) * u;
+}

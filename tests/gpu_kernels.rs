@@ -275,6 +275,174 @@ fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
     }
 }
 
+/// `gate = Wg · x`, `up = Wu · x`, `out = act(gate) * up` (the GPU joins the three
+/// into one dispatch per weight part in decode); returns (out, gate, up, dispatches of
+/// the three ops) per batch size, gate and up read only where `read_gate_up` (reading
+/// them is the CPU's job: the fused GPU path does not write them). Then the two matmuls
+/// alone (held as a pair, flushed unfused by the read) give (gate, up) again.
+#[allow(clippy::type_complexity)]
+fn gated_ffn_script<B: Backend>(
+    b: &mut B,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    wg: &[u8],
+    wu: &[u8],
+    x: &[f32],
+    act: Activation,
+    read_gate_up: bool,
+) -> Vec<(Vec<f32>, Vec<f32>, Vec<f32>, u64)> {
+    let cap = *BATCHES.iter().max().unwrap_or(&1);
+    let (gt, ut) = (weight(b, "gate", ty, rows, cols, wg), weight(b, "up", ty, rows, cols, wu));
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(cap, cols).expect("alloc");
+    let gate = b.alloc_activation(cap, rows).expect("alloc");
+    let up = b.alloc_activation(cap, rows).expect("alloc");
+    let out = b.alloc_activation(cap, rows).expect("alloc");
+    [1, 3, 9]
+        .iter()
+        .map(|&n| {
+            b.begin_batch(&ids(n), 0).expect("batch");
+            b.embed(&xt, 1.0, xa);
+            let d0 = b.counters().dispatches;
+            b.matmul(xa, &gt, gate);
+            b.matmul(xa, &ut, up);
+            b.gated_activation(gate, up, act, out);
+            let o = read(b, out, n);
+            let d = b.counters().dispatches - d0;
+            let (g, u) = if read_gate_up {
+                (read(b, gate, n), read(b, up, n))
+            } else {
+                b.matmul(xa, &gt, gate);
+                b.matmul(xa, &ut, up);
+                (read(b, gate, n), read(b, up, n))
+            };
+            (o, g, u, d)
+        })
+        .collect()
+}
+
+#[test]
+fn gate_up_and_gated_activation_fuse_in_decode_and_match_cpu_also_over_split_weights() {
+    let cases = [
+        (GgmlType::Q4_1, None, Activation::Silu),
+        (GgmlType::Q4K, None, Activation::GeluTanh),
+        (GgmlType::Q5_0, None, Activation::GeluTanh),
+        (GgmlType::F16, None, Activation::Silu),
+        (GgmlType::Q8_0, Some(5), Activation::Silu),
+        (GgmlType::Q6K, Some(7), Activation::GeluTanh),
+    ];
+    for (i, (ty, part, act)) in cases.into_iter().enumerate() {
+        let mut rng = Rng(400 + i as u64);
+        let (rows, cols) = (131, awkward_cols(ty));
+        let (wg, wu) = (random_weight(&mut rng, ty, rows, cols), random_weight(&mut rng, ty, rows, cols));
+        let x = rng.vec(9 * cols, -2.0, 2.0);
+        let row_bytes = (cols / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
+        let max_part_bytes = part.map(|p| (row_bytes * p + 3).max(cols as u64 * 4).max(rows as u64 * 4));
+        let mut b = gpu_with(GpuOptions { max_part_bytes, ..Default::default() });
+        let want = gated_ffn_script(&mut CpuBackend::new(), ty, rows, cols, &wg, &wu, &x, act, true);
+        let got = gated_ffn_script(&mut b, ty, rows, cols, &wg, &wu, &x, act, false);
+        let (fg, fu) = (dequant(ty, &wg, rows * cols), dequant(ty, &wu, rows * cols));
+        // Batches of 3 rows are not joined: a matvec per part for each weight, then gated.
+        let parts = (got[1].3 - 1) / 2;
+        assert_eq!(got[0].3, parts, "{ty:?}: dispatches of gate, up and gated in decode over {parts} weight parts");
+        assert_eq!(parts > 1, part.is_some());
+        let mut worst = 0.0f32;
+        for (n, ((wo, wgv, wuv, _), (go, ggv, guv, _))) in [1usize, 3, 9].iter().zip(want.iter().zip(&got)) {
+            for r in 0..*n {
+                for j in 0..rows {
+                    let sg: f32 = (0..cols).map(|c| (fg[j * cols + c] * x[r * cols + c]).abs()).sum();
+                    let su: f32 = (0..cols).map(|c| (fu[j * cols + c] * x[r * cols + c]).abs()).sum();
+                    let k = r * rows + j;
+                    let (g, u) = (wgv[k], wuv[k]);
+                    let a = if wuv[k] != 0.0 { wo[k] / u } else { 0.0 };
+                    let tol = 1e-5 * (1.2 * sg * u.abs() + su * a.abs()) + 2e-6 * wo[k].abs() + 1e-5;
+                    assert!((go[k] - wo[k]).abs() <= tol, "{ty:?} {act:?} n={n} out [{r}, {j}]: gpu {} cpu {} (g {g}, u {u})", go[k], wo[k]);
+                    assert!((ggv[k] - g).abs() <= 1e-5 * sg + 1e-6, "{ty:?} n={n} gate [{r}, {j}]: gpu {} cpu {g}", ggv[k]);
+                    assert!((guv[k] - u).abs() <= 1e-5 * su + 1e-6, "{ty:?} n={n} up [{r}, {j}]: gpu {} cpu {u}", guv[k]);
+                    worst = worst.max((go[k] - wo[k]).abs());
+                }
+            }
+        }
+        eprintln!("gate/up/gated {ty:?} {act:?} parts {parts}: max |Δ| {worst:.2e}");
+    }
+}
+
+/// q, k, v projections of one input (the GPU joins decode matvecs of one weight type
+/// and width into one dispatch); returns (q, k, v, dispatches of the three) per batch.
+#[allow(clippy::type_complexity)]
+fn qkv_script<B: Backend>(b: &mut B, w: &[(GgmlType, usize, Vec<u8>)], cols: usize, x: &[f32]) -> Vec<(Vec<Vec<f32>>, u64)> {
+    let ws: Vec<_> = w.iter().enumerate().map(|(i, (ty, rows, bytes))| weight(b, &format!("w{i}"), *ty, *rows, cols, bytes)).collect();
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(9, cols).expect("alloc");
+    let outs: Vec<_> = w.iter().map(|(_, rows, _)| b.alloc_activation(9, *rows).expect("alloc")).collect();
+    [1usize, 2, 9]
+        .iter()
+        .map(|&n| {
+            b.begin_batch(&ids(n), 0).expect("batch");
+            b.embed(&xt, 1.0, xa);
+            let d0 = b.counters().dispatches;
+            for (wt, o) in ws.iter().zip(&outs) {
+                b.matmul(xa, wt, *o);
+            }
+            let first = read(b, outs[0], n);
+            let d = b.counters().dispatches - d0;
+            let mut r = vec![first];
+            r.extend(outs[1..].iter().map(|o| read(b, *o, n)));
+            (r, d)
+        })
+        .collect()
+}
+
+#[test]
+fn qkv_projections_of_one_type_join_one_decode_dispatch_and_match_cpu() {
+    use GgmlType::{Q4K, Q4_1, Q5_0, Q8_0, F16};
+    // (types and rows of the weights, split weights (rows per part), decode dispatches)
+    let cases: [(&[(GgmlType, usize)], Option<usize>, u64); 6] = [
+        (&[(Q4_1, 131), (Q4_1, 37), (Q4_1, 37)], None, 1),
+        (&[(Q5_0, 131), (Q5_0, 37), (Q8_0, 37)], None, 2),
+        (&[(Q4K, 37), (Q4K, 130)], None, 1),
+        (&[(F16, 5), (F16, 3), (F16, 2)], None, 1),
+        (&[(Q8_0, 9), (Q4_1, 3), (Q8_0, 2)], None, 3),
+        (&[(Q8_0, 131), (Q8_0, 37), (Q8_0, 37)], Some(5), 0),
+    ];
+    for (i, (spec, part, want_d)) in cases.into_iter().enumerate() {
+        let mut rng = Rng(500 + i as u64);
+        let cols = awkward_cols(spec[0].0);
+        let w: Vec<_> = spec.iter().map(|&(ty, rows)| (ty, rows, random_weight(&mut rng, ty, rows, cols))).collect();
+        let x = rng.vec(9 * cols, -2.0, 2.0);
+        let max_part_bytes = part.map(|p| {
+            let row_bytes = (cols / Q8_0.block_elems() * Q8_0.block_bytes()).next_multiple_of(4) as u64;
+            (row_bytes * p as u64 + 3).max(cols as u64 * 4).max(131 * 4)
+        });
+        let mut b = gpu_with(GpuOptions { max_part_bytes, ..Default::default() });
+        let want = qkv_script(&mut CpuBackend::new(), &w, cols, &x);
+        let got = qkv_script(&mut b, &w, cols, &x);
+        if want_d > 0 {
+            assert_eq!(got[0].1, want_d, "case {i}: decode dispatches of the projections");
+        } else {
+            // Split weights are not joined: as many dispatches as in a batch of 2 rows.
+            assert_eq!(got[0].1, got[1].1, "case {i}: split weights");
+        }
+        let mut worst = 0.0f32;
+        for (n, ((wv, _), (gv, _))) in [1usize, 2, 9].iter().zip(want.iter().zip(&got)) {
+            for (m, ((ty, rows, bytes), (wo, go))) in w.iter().zip(wv.iter().zip(gv)).enumerate() {
+                let wf = dequant(*ty, bytes, rows * cols);
+                for r in 0..*n {
+                    for j in 0..*rows {
+                        let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum();
+                        let k = r * rows + j;
+                        let tol = 1e-5 * scale + 1e-6;
+                        assert!((go[k] - wo[k]).abs() <= tol, "case {i} n={n} weight {m} ({ty:?}) [{r}, {j}]: gpu {} cpu {}", go[k], wo[k]);
+                        worst = worst.max((go[k] - wo[k]).abs() / scale.max(1e-30));
+                    }
+                }
+            }
+        }
+        eprintln!("qkv case {i} {spec:?}: {} decode dispatch(es), max |Δ|/Σ|w·x| {worst:.2e}", got[0].1);
+    }
+}
+
 fn embed_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, w: &[u8], tokens: &[u32]) -> Vec<f32> {
     let wt = weight(b, "table", ty, rows, cols, w);
     let out = b.alloc_activation(tokens.len(), cols).expect("alloc");
@@ -385,6 +553,69 @@ fn rope_matches_cpu_normal_neox_partial_scaled_with_factors_and_long_batches() {
         let (d, i) = max_abs_diff(&got, &want);
         assert!(d <= 2e-6, "rope {:?} n={} start={}: max |Δ| {d} at {i}", c.rope.style, c.n, c.start);
         eprintln!("rope {:?} n={} start={}: max |Δ| {d:.2e}", c.rope.style, c.n, c.start);
+    }
+}
+
+/// `rope(q)` then `rope(k)` with the same table (the GPU joins them into one dispatch);
+/// returns (q, k, dispatches of the two ropes).
+fn rope_pair_script<B: Backend>(b: &mut B, c: &RopeCase, heads_k: usize, cols_k: usize, same: bool, q: &[f32], k: &[f32]) -> (Vec<f32>, Vec<f32>, u64) {
+    let ff = c.factors.as_ref().map(|f| weight(b, "rope_freqs", GgmlType::F32, 1, f.len(), &f32_bytes(f)));
+    let (qt, kt) = (table(b, q, c.cols), table(b, k, cols_k));
+    let qa = b.alloc_activation(c.n, c.cols).expect("alloc");
+    let ka = b.alloc_activation(c.n, cols_k).expect("alloc");
+    b.begin_batch(&ids(c.n), c.start).expect("batch");
+    b.embed(&qt, 1.0, qa);
+    b.embed(&kt, 1.0, ka);
+    let d0 = b.counters().dispatches;
+    b.rope(qa, c.heads, c.head_dim, &c.rope, ff.as_ref());
+    if same {
+        // Twice over one activation: not joined (two writable bindings of one buffer).
+        b.rope(qa, c.heads, c.head_dim, &c.rope, ff.as_ref());
+    } else {
+        b.rope(ka, heads_k, c.head_dim, &c.rope, ff.as_ref());
+    }
+    let qo = read(b, qa, c.n);
+    let d = b.counters().dispatches - d0;
+    (qo, read(b, ka, c.n), d)
+}
+
+#[test]
+fn consecutive_ropes_of_q_and_k_join_one_dispatch_and_match_cpu() {
+    let mut rng = Rng(17);
+    let mut b = gpu();
+    let cfg = |style, n_rot, base, freq_scale| RopeConfig { style, n_rot, base, freq_scale };
+    let cases = [
+        (RopeCase { n: 5, start: 1000, heads: 3, head_dim: 10, cols: 34, rope: cfg(RopeStyle::Normal, 8, 10000.0, 1.0), factors: None }, 1, 13),
+        (RopeCase { n: 1, start: 7, heads: 9, head_dim: 64, cols: 576, rope: cfg(RopeStyle::Normal, 64, 100000.0, 1.0), factors: None }, 3, 192),
+        (RopeCase { n: 3, start: 12, heads: 4, head_dim: 256, cols: 1024, rope: cfg(RopeStyle::Neox, 256, 1e6, 1.0), factors: None }, 1, 256),
+        (
+            RopeCase {
+                n: 3,
+                start: 4097,
+                heads: 2,
+                head_dim: 16,
+                cols: 32,
+                rope: cfg(RopeStyle::Normal, 16, 500000.0, 1.0),
+                factors: Some(vec![1.0, 1.0, 2.0, 4.0, 8.0, 8.0, 16.0, 32.0]),
+            },
+            1,
+            17,
+        ),
+        (RopeCase { n: 70, start: 3, heads: 2, head_dim: 256, cols: 512, rope: cfg(RopeStyle::Neox, 200, 1e6, 0.5), factors: None }, 1, 256),
+    ];
+    for (c, heads_k, cols_k) in &cases {
+        let q = rng.vec(c.n * c.cols, -2.0, 2.0);
+        let k = rng.vec(c.n * cols_k, -2.0, 2.0);
+        for same in [false, true] {
+            let (wq, wk, _) = rope_pair_script(&mut CpuBackend::new(), c, *heads_k, *cols_k, same, &q, &k);
+            let (gq, gk, d) = rope_pair_script(&mut b, c, *heads_k, *cols_k, same, &q, &k);
+            let (dq, iq) = max_abs_diff(&gq, &wq);
+            let (dk, ik) = max_abs_diff(&gk, &wk);
+            let what = format!("rope pair {:?} n={} heads {}+{heads_k} same={same}", c.rope.style, c.n, c.heads);
+            assert!(dq <= 4e-6 && dk <= 2e-6, "{what}: max |Δ| q {dq} at {iq}, k {dk} at {ik}");
+            assert_eq!(d, if same { 2 } else { 1 }, "{what}: dispatches");
+            eprintln!("{what}: max |Δ| q {dq:.2e} k {dk:.2e}, {d} dispatch(es)");
+        }
     }
 }
 

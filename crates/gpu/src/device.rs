@@ -235,7 +235,7 @@ impl Gpu {
             ..wgpu::Limits::default()
         };
         let needs = [
-            ("maxStorageBuffersPerShaderStage", limits.max_storage_buffers_per_shader_stage as u64, 4),
+            ("maxStorageBuffersPerShaderStage", limits.max_storage_buffers_per_shader_stage as u64, 8),
             ("maxComputeInvocationsPerWorkgroup", limits.max_compute_invocations_per_workgroup as u64, 256),
             ("maxComputeWorkgroupStorageSize", limits.max_compute_workgroup_storage_size as u64, 16384),
             ("maxStorageBufferBindingSize", limits.max_storage_buffer_binding_size, 1 << 20),

@@ -24,10 +24,13 @@ pub enum Family {
 pub enum Op {
     Embed,
     Matvec,
+    MatvecGated,
+    MatvecMulti,
     MatmulTiled,
     RmsNorm,
     RmsNormInPlace,
     Rope,
+    Rope2,
     KvStore,
     Attention,
     AttnCombine,
@@ -54,13 +57,16 @@ pub enum Slot {
 use Slot::{Params, Read, Table, Write};
 
 impl Op {
-    pub const ALL: [Op; 14] = [
+    pub const ALL: [Op; 17] = [
         Op::Embed,
         Op::Matvec,
+        Op::MatvecGated,
+        Op::MatvecMulti,
         Op::MatmulTiled,
         Op::RmsNorm,
         Op::RmsNormInPlace,
         Op::Rope,
+        Op::Rope2,
         Op::KvStore,
         Op::Attention,
         Op::AttnCombine,
@@ -74,9 +80,9 @@ impl Op {
     pub fn family(self) -> Family {
         match self {
             Op::Embed => Family::Embed,
-            Op::Matvec | Op::MatmulTiled => Family::Matmul,
+            Op::Matvec | Op::MatvecGated | Op::MatvecMulti | Op::MatmulTiled => Family::Matmul,
             Op::RmsNorm | Op::RmsNormInPlace => Family::RmsNorm,
-            Op::Rope => Family::Rope,
+            Op::Rope | Op::Rope2 => Family::Rope,
             Op::KvStore | Op::Attention | Op::AttnCombine => Family::Attention,
             Op::Add | Op::Gated | Op::Softcap | Op::SelectRow => Family::Elementwise,
             Op::Argmax => Family::Argmax,
@@ -87,10 +93,13 @@ impl Op {
         match self {
             Op::Embed => "embed",
             Op::Matvec => "matvec",
+            Op::MatvecGated => "matvec_gated",
+            Op::MatvecMulti => "matvec_multi",
             Op::MatmulTiled => "matmul_tiled",
             Op::RmsNorm => "rms_norm",
             Op::RmsNormInPlace => "rms_norm_in_place",
             Op::Rope => "rope",
+            Op::Rope2 => "rope2",
             Op::KvStore => "kv_store",
             Op::Attention => "attention",
             Op::AttnCombine => "attn_combine",
@@ -104,7 +113,7 @@ impl Op {
 
     /// Whether the kernel reads a weight through a type's `dq4` snippet.
     pub fn reads_weight(self) -> bool {
-        matches!(self, Op::Embed | Op::Matvec | Op::MatmulTiled)
+        matches!(self, Op::Embed | Op::Matvec | Op::MatvecGated | Op::MatvecMulti | Op::MatmulTiled)
     }
 
     /// (binding number, slot) of every binding, in binding order; the buffers given to
@@ -115,12 +124,18 @@ impl Op {
             Op::Embed => &[(0, Params), (1, Read), (2, Read), (3, Write)],
             // x, weight part, out, residual (or a dummy)
             Op::Matvec | Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write)],
+            // x, first weight part, out, second weight part
+            Op::MatvecGated => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read)],
+            // x, w, out, w2, out2, w3, out3
+            Op::MatvecMulti => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read), (6, Write), (7, Read), (8, Write)],
             // x, out, weight
             Op::RmsNorm => &[(0, Params), (1, Read), (2, Write), (4, Read)],
             // x (in and out), weight
             Op::RmsNormInPlace => &[(0, Params), (3, Write), (4, Read)],
             // x, (cos, sin) table
             Op::Rope => &[(0, Params), (1, Write), (2, Table)],
+            // x, x2 ((cos, sin) table between them in binding order)
+            Op::Rope2 => &[(0, Params), (1, Write), (2, Table), (3, Write)],
             // k, v, k cache, v cache
             Op::KvStore => &[(0, Params), (5, Read), (6, Read), (7, Write), (8, Write)],
             // q, out, k cache, v cache, split scratch
@@ -211,7 +226,7 @@ pub struct Cache {
     modules: HashMap<(Family, Option<GgmlType>, ShaderFeatures), wgpu::ShaderModule>,
     layouts: HashMap<Op, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
     pipelines: HashMap<KernelKey, wgpu::ComputePipeline>,
-    bind_groups: HashMap<(Op, [BufId; 5]), wgpu::BindGroup>,
+    bind_groups: HashMap<(Op, [BufId; 8]), wgpu::BindGroup>,
     /// Objects created so far (a test checks none is created in the token loop).
     pub created: u64,
 }
@@ -294,7 +309,7 @@ impl Cache {
         arena: &[wgpu::Buffer],
         params: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
-        let mut ids = [BufId(u32::MAX); 5];
+        let mut ids = [BufId(u32::MAX); 8];
         ids[..bufs.len()].copy_from_slice(bufs);
         let key = (op.layout(), ids);
         if let Some(bg) = self.bind_groups.get(&key) {

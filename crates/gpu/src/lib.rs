@@ -10,6 +10,12 @@
 //! pass, copy into a staging buffer and submit once. A greedy decode step is therefore
 //! one submission and a 4-byte readback (`GpuStats` counts both).
 //!
+//! Peephole fusion (`Pending`): an op is held back until the next one arrives, so
+//! sequences the forward pass always emits take one dispatch: a matmul and the residual
+//! add of its output; decode matvecs over one input with weights of one type and width
+//! (q/k/v: `matvec_multi`; gate/up followed by the gated activation: `matvec_gated`,
+//! gate and up themselves not written); rope of q then of k (`rope2`).
+//!
 //! Weights stay quantized: rows are repacked at upload so each block starts on a word
 //! (`weights.rs`), tensors larger than the storage binding limit are split by rows, and
 //! one-row tensors (norm weights, RoPE factors) are widened to f32.
@@ -90,7 +96,8 @@ struct ActInfo {
 }
 
 /// A matmul held back by one op, so a residual add that follows it joins its dispatch
-/// (`res += W·x` beside `out = W·x`): two dispatches per layer fewer in decode.
+/// (`res += W·x` beside `out = W·x`): two dispatches per layer fewer in decode. (Also
+/// a member of a `Pending::Group`.)
 struct PendingMatmul {
     x: GpuActivation,
     out: GpuActivation,
@@ -99,6 +106,31 @@ struct PendingMatmul {
     cols: usize,
     row_words: usize,
     parts: Vec<Part>,
+}
+
+/// An op held back so that the op after it can join its dispatch.
+enum Pending {
+    /// A matmul: a residual add of its output may follow (`add`), or a second matmul
+    /// over the same input and a same-shaped weight (`matmul`).
+    Matmul(PendingMatmul),
+    /// Two or three decode matvecs over the same input with weights of the same type
+    /// and width: recorded as one `matvec_multi` dispatch (q, k, v projections) where
+    /// every weight is one part; two of the same part layout followed by a gated
+    /// activation of their outputs (a feed-forward's gate and up) are one
+    /// `matvec_gated` dispatch per part.
+    Group(Vec<PendingMatmul>),
+    /// A rope: a rope of another activation with the same table may follow (k after q).
+    Rope(PendingRope),
+}
+
+/// A rope held back (see `Pending::Rope`).
+struct PendingRope {
+    x: GpuActivation,
+    heads: usize,
+    head_dim: usize,
+    rope: RopeConfig,
+    /// The frequency-factor buffer and its values.
+    ff: Option<(BufId, Vec<f32>)>,
 }
 
 /// Repacked weight rows waiting for one `write_buffer` into a part.
@@ -133,8 +165,8 @@ pub struct GpuBackend {
     uploaded_since_flush: u64,
     max_part_bytes: u64,
     weight_bytes: u64,
-    /// The matmul not recorded yet (see `PendingMatmul`).
-    pending: Option<PendingMatmul>,
+    /// The op not recorded yet (see `Pending`).
+    pending: Option<Pending>,
     /// A 16-byte buffer bound where a kernel's optional output is unused.
     dummy: BufId,
     /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
@@ -387,10 +419,73 @@ impl GpuBackend {
         self.stats.submits += 1;
     }
 
-    /// Records the pending matmul, if any, on its own.
+    /// Records the pending op(s), if any, on their own.
     fn flush_pending(&mut self) {
-        if let Some(pm) = self.pending.take() {
-            self.record_matmul(pm, None);
+        match self.pending.take() {
+            None => {}
+            Some(Pending::Matmul(pm)) => self.record_matmul(pm, None),
+            Some(Pending::Group(g)) => self.record_group(g),
+            Some(Pending::Rope(r)) => self.record_rope(r, None),
+        }
+    }
+
+    /// Records matvecs held as a group: one `matvec_multi` dispatch when every weight
+    /// is one part, else each on its own.
+    fn record_group(&mut self, g: Vec<PendingMatmul>) {
+        if g.len() < 2 || g.len() > 3 || g.iter().any(|m| m.parts.len() != 1) {
+            for m in g {
+                self.record_matmul(m, None);
+            }
+            return;
+        }
+        let first = &g[0];
+        let (xb, x_stride) = (self.act(first.x).buf, self.act(first.x).cols as u32);
+        let mut bufs = vec![xb];
+        let mut rows = [0u32; 3];
+        let mut groups = 0;
+        for (i, m) in g.iter().enumerate() {
+            bufs.push(m.parts[0].buf);
+            bufs.push(self.act(m.out).buf);
+            rows[i] = m.parts[0].rows as u32;
+            groups += m.parts[0].rows.div_ceil(4);
+        }
+        if g.len() == 2 {
+            // No third weight: bind the second again (read only) and the dummy output.
+            bufs.push(g[1].parts[0].buf);
+            bufs.push(self.dummy);
+        }
+        let p = MatmulParams {
+            n: 1,
+            k: first.cols as u32,
+            rows: rows[0],
+            row_words: first.row_words as u32,
+            x_stride,
+            rows2: rows[1],
+            rows3: rows[2],
+            ..Default::default()
+        };
+        self.record(Op::MatvecMulti, Some(first.ty), &bufs, &p, None, groups as u32);
+    }
+
+    /// Records gate and up (one row, same weight type and part layout) and
+    /// `out = act(gate) * up` as one dispatch per weight part.
+    fn record_matvec_gated(&mut self, g: PendingMatmul, u: PendingMatmul, act: u32, out: GpuActivation) {
+        let xb = self.act(g.x).buf;
+        let (x_stride, ob, out_stride) = (self.act(g.x).cols as u32, self.act(out).buf, self.act(out).cols as u32);
+        for (gp, up) in g.parts.iter().zip(&u.parts) {
+            let p = MatmulParams {
+                n: 1,
+                k: g.cols as u32,
+                rows: gp.rows as u32,
+                row_words: g.row_words as u32,
+                x_stride,
+                out_stride,
+                out_offset: gp.row0 as u32,
+                act,
+                ..Default::default()
+            };
+            let bufs = [xb, gp.buf, ob, up.buf];
+            self.record(Op::MatvecGated, Some(g.ty), &bufs, &p, None, gp.rows.div_ceil(4) as u32);
         }
     }
 
@@ -415,6 +510,9 @@ impl GpuBackend {
                 out_offset: part.row0 as u32,
                 res_add: res.is_some() as u32,
                 res_stride,
+                act: 0,
+                rows2: 0,
+                rows3: 0,
             };
             let bufs = [xb, part.buf, ob, rb];
             if n <= MATVEC_MAX_ROWS {
@@ -423,6 +521,61 @@ impl GpuBackend {
                 let (gx, gy) = (part.rows.div_ceil(64) as u32, n.div_ceil(64) as u32);
                 self.record_grid(Op::MatmulTiled, Some(pm.ty), &bufs, &p, None, gx, gy);
             }
+        }
+    }
+
+    /// Records a rope (and, with `second`, the same rotation of another activation's
+    /// heads in the same dispatches).
+    fn record_rope(&mut self, r: PendingRope, second: Option<(GpuActivation, usize)>) {
+        let PendingRope { x, heads, head_dim, rope, ff } = r;
+        let rope = &rope;
+        let n = self.rows(x);
+        let cols = self.act(x).cols;
+        let half = rope.n_rot / 2;
+        let xb = self.act(x).buf;
+        let (heads2, cols2, x2b) = match second {
+            Some((x2, h2)) => (h2, self.act(x2).cols, Some(self.act(x2).buf)),
+            None => (0, 0, None),
+        };
+        let pair_bytes = half as u64 * 8;
+        let rows_per_dispatch = ((TABLE_BYTES / pair_bytes) as usize).max(1);
+        let mut table = Vec::new();
+        let mut row0 = 0;
+        while row0 < n {
+            let rows = rows_per_dispatch.min(n - row0);
+            let key = (*rope, ff.as_ref().map(|f| f.0), self.start_pos + row0, rows);
+            let table_bytes = rows as u64 * pair_bytes;
+            let cached = self.rope_tables.iter().find(|(k, _)| *k == key).map(|e| e.1);
+            if !self.ensure_room(table_bytes.next_multiple_of(PARAMS_SLOT) + PARAMS_SLOT) {
+                return self.defer(err("rope: table does not fit the parameter buffer"));
+            }
+            // ensure_room may have submitted: the cached offset is only valid if the key is still there.
+            let offset = match cached.filter(|_| self.rope_tables.iter().any(|(k, _)| *k == key)) {
+                Some(o) => o,
+                None => {
+                    rope_table(rope, ff.as_ref().map(|f| f.1.as_slice()), self.start_pos + row0, rows, &mut table);
+                    let o = self.push_blob(bytemuck::cast_slice(&table));
+                    self.rope_tables.push((key, o));
+                    o
+                }
+            };
+            let p = RopeParams {
+                n: rows as u32,
+                row0: row0 as u32,
+                cols: cols as u32,
+                heads: heads as u32,
+                head_dim: head_dim as u32,
+                half: half as u32,
+                neox: (rope.style == RopeStyle::Neox) as u32,
+                heads2: heads2 as u32,
+                cols2: cols2 as u32,
+            };
+            let threads = rows * (heads + heads2) * half;
+            match x2b {
+                Some(x2b) => self.record(Op::Rope2, None, &[xb, x2b], &p, Some(offset), threads.div_ceil(256) as u32),
+                None => self.record(Op::Rope, None, &[xb], &p, Some(offset), threads.div_ceil(256) as u32),
+            }
+            row0 += rows;
         }
     }
 
@@ -528,6 +681,11 @@ impl GpuBackend {
     fn elementwise(&mut self, op: Op, bufs: &[BufId], p: EwParams, count: usize) {
         self.record(op, None, bufs, &p, None, count.div_ceil(256) as u32);
     }
+}
+
+/// Whether two matmuls' weights are split into parts alike.
+fn same_parts(a: &PendingMatmul, b: &PendingMatmul) -> bool {
+    a.parts.len() == b.parts.len() && a.parts.iter().zip(&b.parts).all(|(p, q)| p.row0 == q.row0 && p.rows == q.rows)
 }
 
 /// (cos, sin) of every pair of `rows` rows starting at position `pos0`, exactly as the
@@ -752,8 +910,7 @@ impl Backend for GpuBackend {
         if n > MATVEC_MAX_ROWS && (n.div_ceil(64) > max || weight.parts.iter().any(|p| p.rows.div_ceil(64) > max)) {
             return self.defer(err(format!("matmul: '{}' of {} rows × {n} is too large to dispatch", weight.name, weight.rows)));
         }
-        self.flush_pending();
-        self.pending = Some(PendingMatmul {
+        let pm = PendingMatmul {
             x,
             out,
             n,
@@ -761,59 +918,72 @@ impl Backend for GpuBackend {
             cols: weight.cols,
             row_words: weight.row_words,
             parts: weight.parts.clone(),
-        });
+        };
+        // Another decode matvec over the same input and a weight of the same type and
+        // width: held with the others (see `Pending::Group`).
+        let joins = |a: &PendingMatmul| {
+            n == 1
+                && a.n == 1
+                && a.x == x
+                && a.ty == pm.ty
+                && a.cols == pm.cols
+                && a.row_words == pm.row_words
+                && a.out != out
+                && a.out != x
+                && out != x
+                && (a.parts.len() == 1 && pm.parts.len() == 1 || same_parts(a, &pm))
+        };
+        let group = match self.pending.take() {
+            Some(Pending::Matmul(a)) if joins(&a) => Some(vec![a]),
+            Some(Pending::Group(g)) if g.len() < 3 && g.iter().all(joins) => Some(g),
+            other => {
+                self.pending = other;
+                None
+            }
+        };
+        if let Some(mut g) = group {
+            g.push(pm);
+            self.pending = Some(Pending::Group(g));
+            return;
+        }
+        self.flush_pending();
+        self.pending = Some(Pending::Matmul(pm));
     }
 
     fn rope(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&GpuWeight>) {
-        let n = self.rows(x);
         let cols = self.act(x).cols;
         let half = rope.n_rot / 2;
         if half == 0 || rope.n_rot > head_dim || heads * head_dim > cols {
             return self.defer(err(format!("rope: {} rotary dims, {heads} heads of {head_dim}, rows of {cols}", rope.n_rot)));
         }
-        let ff = match freq_factors {
+        let ff_buf = match freq_factors {
             Some(w) => match self.dense_f32(w, "rope", w.cols) {
-                Some(buf) => Some((buf, w.dense.clone().unwrap_or_default())),
+                Some(buf) => Some(buf),
                 None => return,
             },
             None => None,
         };
-        let xb = self.act(x).buf;
-        let pair_bytes = half as u64 * 8;
-        let rows_per_dispatch = ((TABLE_BYTES / pair_bytes) as usize).max(1);
-        let mut table = Vec::new();
-        let mut row0 = 0;
-        while row0 < n {
-            let rows = rows_per_dispatch.min(n - row0);
-            let key = (*rope, ff.as_ref().map(|f| f.0), self.start_pos + row0, rows);
-            let table_bytes = rows as u64 * pair_bytes;
-            let cached = self.rope_tables.iter().find(|(k, _)| *k == key).map(|e| e.1);
-            if !self.ensure_room(table_bytes.next_multiple_of(PARAMS_SLOT) + PARAMS_SLOT) {
-                return self.defer(err("rope: table does not fit the parameter buffer"));
+        // k right after q with the same table (config, factors, rows): one dispatch.
+        // Not over one buffer (two writable bindings of it).
+        let joins = match &self.pending {
+            Some(Pending::Rope(r)) => {
+                r.rope == *rope
+                    && r.head_dim == head_dim
+                    && r.ff.as_ref().map(|f| f.0) == ff_buf
+                    && self.rows(r.x) == self.rows(x)
+                    && self.act(r.x).buf != self.act(x).buf
             }
-            // ensure_room may have submitted: the cached offset is only valid if the key is still there.
-            let offset = match cached.filter(|_| self.rope_tables.iter().any(|(k, _)| *k == key)) {
-                Some(o) => o,
-                None => {
-                    rope_table(rope, ff.as_ref().map(|f| f.1.as_slice()), self.start_pos + row0, rows, &mut table);
-                    let o = self.push_blob(bytemuck::cast_slice(&table));
-                    self.rope_tables.push((key, o));
-                    o
-                }
-            };
-            let p = RopeParams {
-                n: rows as u32,
-                row0: row0 as u32,
-                cols: cols as u32,
-                heads: heads as u32,
-                head_dim: head_dim as u32,
-                half: half as u32,
-                neox: (rope.style == RopeStyle::Neox) as u32,
-            };
-            let threads = rows * heads * half;
-            self.record(Op::Rope, None, &[xb], &p, Some(offset), threads.div_ceil(256) as u32);
-            row0 += rows;
+            _ => false,
+        };
+        if joins {
+            if let Some(Pending::Rope(r)) = self.pending.take() {
+                self.record_rope(r, Some((x, heads)));
+            }
+            return;
         }
+        let ff = ff_buf.map(|buf| (buf, freq_factors.and_then(|w| w.dense.clone()).unwrap_or_default()));
+        self.flush_pending();
+        self.pending = Some(Pending::Rope(PendingRope { x, heads, head_dim, rope: *rope, ff }));
     }
 
     fn attention(
@@ -902,6 +1072,30 @@ impl Backend for GpuBackend {
             Activation::Silu => 0,
             Activation::GeluTanh => 1,
         };
+        // gate = Wg·x, up = Wu·x just held as a pair: one dispatch for all three.
+        // Not when out is x (other workgroups still read it).
+        let fusable = match &self.pending {
+            Some(Pending::Group(v)) if v.len() == 2 && same_parts(&v[0], &v[1]) => {
+                let (g, u) = (&v[0], &v[1]);
+                g.out == gate
+                    && u.out == up
+                    && out != g.x
+                    && self.act(out).buf != self.act(g.x).buf
+                    && self.act(out).cols == self.act(gate).cols
+                    && self.act(up).cols == self.act(gate).cols
+                    && self.rows(gate) == 1
+                    && self.rows(out) == 1
+            }
+            _ => false,
+        };
+        if fusable {
+            if let Some(Pending::Group(mut v)) = self.pending.take() {
+                if let (Some(u), Some(g)) = (v.pop(), v.pop()) {
+                    self.record_matvec_gated(g, u, act, out);
+                }
+            }
+            return;
+        }
         let p = EwParams { len: len as u32, act, ..Default::default() };
         let bufs = [self.act(gate).buf, self.act(up).buf, self.act(out).buf];
         self.elementwise(Op::Gated, &bufs, p, len);
@@ -910,11 +1104,14 @@ impl Backend for GpuBackend {
     fn add(&mut self, x: GpuActivation, y: GpuActivation) {
         // x += W·z right after out = W·z (y = out): one dispatch. Not when x is the
         // matmul's input or output (other workgroups still read or write it).
-        let fusable = self.pending.as_ref().is_some_and(|pm| {
-            pm.out == y && x != pm.x && x != y && pm.n == self.rows(x) && self.act(x).cols == self.act(y).cols
-        });
+        let fusable = match &self.pending {
+            Some(Pending::Matmul(pm)) => {
+                pm.out == y && x != pm.x && x != y && pm.n == self.rows(x) && self.act(x).cols == self.act(y).cols
+            }
+            _ => false,
+        };
         if fusable {
-            if let Some(pm) = self.pending.take() {
+            if let Some(Pending::Matmul(pm)) = self.pending.take() {
                 self.record_matmul(pm, Some(x));
             }
             return;

@@ -73,6 +73,12 @@ params!(
         /// following residual add in one dispatch), 0: `res` is a dummy.
         res_add: u32,
         res_stride: u32,
+        /// matvec_gated: 0 SiLU, 1 GELU-tanh of the first weight's result, times the
+        /// second's.
+        act: u32,
+        /// matvec_multi: rows of the second and third weights (`rows` is the first's).
+        rows2: u32,
+        rows3: u32,
     }
 );
 
@@ -91,6 +97,9 @@ params!(
         half: u32,
         /// 1: neox pairs (i, i + half); 0: adjacent pairs.
         neox: u32,
+        /// rope2: heads and row stride of the second activation (x2).
+        heads2: u32,
+        cols2: u32,
     }
 );
 

@@ -69,10 +69,60 @@ fn family(f: Family) -> (&'static str, &'static str) {
 pub fn assemble(key: KernelKey) -> String {
     let (body, params) = family(key.op.family());
     let snippet = key.ty.map(quant_snippet).unwrap_or("");
-    let mut s = String::with_capacity(params.len() + PRELUDE.len() + snippet.len() + body.len() + 4);
-    for part in [params, PRELUDE, snippet, body] {
+    // The matmul family reads a second and third weight too (`w2`, `w3`: matvec_gated,
+    // matvec_multi).
+    let (second, third) = if key.op.family() == Family::Matmul {
+        (other_weight(snippet, "2"), other_weight(snippet, "3"))
+    } else {
+        (String::new(), String::new())
+    };
+    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + body.len() + 6);
+    for part in [params, PRELUDE, snippet, &second, &third, body] {
         s.push_str(part);
         s.push('\n');
     }
     s
+}
+
+/// A weight type's snippet over another weight binding: `w[` read as `w<n>[`, each of
+/// its functions renamed `<name>_<n>` (so `dq4_2`), its constants left to the first copy.
+pub fn other_weight(snippet: &str, n: &str) -> String {
+    let fns: Vec<&str> = snippet
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("fn "))
+        .filter_map(|r| r.find('(').map(|i| r[..i].trim()))
+        .collect();
+    let mut out = String::with_capacity(snippet.len() + 64);
+    for line in snippet.lines() {
+        let t = line.trim_start();
+        if t.starts_with("const ") || t.starts_with("//") {
+            continue;
+        }
+        let mut l = rename_word(line, "w", &format!("w{n}"), Some('['));
+        for f in &fns {
+            l = rename_word(&l, f, &format!("{f}_{n}"), Some('('));
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// `line` with every whole-word `from` (followed by `next` where given) replaced by `to`.
+fn rename_word(line: &str, from: &str, to: &str, next: Option<char>) -> String {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut rest = line;
+    let mut prev: Option<char> = None;
+    while let Some(i) = rest.find(from) {
+        let before = if i == 0 { prev } else { rest[..i].chars().next_back() };
+        let after = rest[i + from.len()..].chars().next();
+        let whole = !before.is_some_and(ident) && !after.is_some_and(ident) && next.is_none_or(|n| after == Some(n));
+        out.push_str(&rest[..i]);
+        out.push_str(if whole { to } else { from });
+        prev = from.chars().next_back();
+        rest = &rest[i + from.len()..];
+    }
+    out.push_str(rest);
+    out
 }

@@ -164,7 +164,11 @@ impl<B: Backend> Model<B> {
         }
         let vocab = self.config.vocab_size;
         let mut all = Vec::new();
-        let chunks: Vec<&[u32]> = tokens.chunks(self.max_batch).collect();
+        let batch = match output {
+            EvalOutput::AllLogits => self.max_batch.min(self.work.logits_rows),
+            _ => self.max_batch,
+        };
+        let chunks: Vec<&[u32]> = tokens.chunks(batch).collect();
         for (i, chunk) in chunks.iter().enumerate() {
             let last_chunk = i + 1 == chunks.len();
             let rows = match output {

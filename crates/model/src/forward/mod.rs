@@ -37,13 +37,20 @@ pub struct Workspace<A> {
     pub last_normed: A,
     /// Logits of the last position `[1, vocab]`.
     pub logits_last: A,
-    /// Logits of every position of the batch `[batch, vocab]`.
+    /// Logits of every position of a batch `[logits_rows, vocab]` (teacher-forced
+    /// evaluation runs in batches of at most `logits_rows`).
     pub logits_all: A,
+    pub logits_rows: usize,
 }
+
+/// Rows of `Workspace::logits_all`: a whole prompt batch of a 262k vocabulary would be
+/// 512 MB at 512 rows, past many devices' storage-binding limits.
+const LOGITS_ALL_ROWS: usize = 32;
 
 impl<A: Copy> Workspace<A> {
     pub fn alloc<B: Backend<Activation = A>>(b: &mut B, cfg: &ModelConfig, batch: usize) -> Result<Self> {
         let d = cfg.embedding_length;
+        let logits_rows = batch.min(LOGITS_ALL_ROWS);
         Ok(Workspace {
             x: b.alloc_activation(batch, d)?,
             h: b.alloc_activation(batch, d)?,
@@ -58,7 +65,8 @@ impl<A: Copy> Workspace<A> {
             last: b.alloc_activation(1, d)?,
             last_normed: b.alloc_activation(1, d)?,
             logits_last: b.alloc_activation(1, cfg.vocab_size)?,
-            logits_all: b.alloc_activation(batch, cfg.vocab_size)?,
+            logits_all: b.alloc_activation(logits_rows, cfg.vocab_size)?,
+            logits_rows,
         })
     }
 }
