@@ -127,22 +127,7 @@ fn awkward_cols(ty: GgmlType) -> usize {
     }
 }
 
-const ALL_TYPES: [GgmlType; 14] = [
-    GgmlType::F32,
-    GgmlType::F16,
-    GgmlType::BF16,
-    GgmlType::Q4_0,
-    GgmlType::Q4_1,
-    GgmlType::Q5_0,
-    GgmlType::Q5_1,
-    GgmlType::Q8_0,
-    GgmlType::Q2K,
-    GgmlType::Q3K,
-    GgmlType::Q4K,
-    GgmlType::Q5K,
-    GgmlType::Q6K,
-    GgmlType::Q8K,
-];
+const ALL_TYPES: [GgmlType; 14] = GgmlType::ALL;
 
 fn dequant(ty: GgmlType, bytes: &[u8], n: usize) -> Vec<f32> {
     let mut out = vec![0.0; n];
