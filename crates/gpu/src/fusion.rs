@@ -1,0 +1,212 @@
+//! Fusion of op sequences the forward passes always emit, inside the backend: an op
+//! is held back one step (`Pending`) so that the next op can join its dispatch —
+//! a matmul and the residual add of its output, the q and k ropes, same-type q/k/v
+//! matvecs, and the gate/up matvecs with their gated activation. Anything else that
+//! arrives first records the held op on its own (`flush_pending`).
+
+use super::*;
+
+/// A matmul held back by one op, so a residual add that follows it joins its dispatch
+/// (`res += W·x` beside `out = W·x`): two dispatches per layer fewer in decode. (Also
+/// a member of a `Pending::Group`.)
+pub(crate) struct PendingMatmul {
+    pub(crate) x: GpuActivation,
+    pub(crate) out: GpuActivation,
+    pub(crate) n: usize,
+    pub(crate) ty: GgmlType,
+    pub(crate) cols: usize,
+    pub(crate) row_words: usize,
+    pub(crate) parts: Vec<Part>,
+}
+
+/// An op held back so that the op after it can join its dispatch.
+pub(crate) enum Pending {
+    /// A matmul: a residual add of its output may follow (`add`), or a second matmul
+    /// over the same input and a same-shaped weight (`matmul`).
+    Matmul(PendingMatmul),
+    /// Two or three decode matvecs over the same input with weights of the same type
+    /// and width: recorded as one `matvec_multi` dispatch (q, k, v projections) where
+    /// every weight is one part; two of the same part layout followed by a gated
+    /// activation of their outputs (a feed-forward's gate and up) are one
+    /// `matvec_gated` dispatch per part.
+    Group(Vec<PendingMatmul>),
+    /// A rope: a rope of another activation with the same table may follow (k after q).
+    Rope(PendingRope),
+}
+
+/// A rope held back (see `Pending::Rope`).
+pub(crate) struct PendingRope {
+    pub(crate) x: GpuActivation,
+    pub(crate) heads: usize,
+    pub(crate) head_dim: usize,
+    pub(crate) rope: RopeConfig,
+    /// The frequency-factor buffer and its values.
+    pub(crate) ff: Option<(BufId, Vec<f32>)>,
+}
+
+impl GpuBackend {
+    /// Records the pending op(s), if any, on their own.
+    pub(crate) fn flush_pending(&mut self) {
+        match self.pending.take() {
+            None => {}
+            Some(Pending::Matmul(pm)) => self.record_matmul(pm, None),
+            Some(Pending::Group(g)) => self.record_group(g),
+            Some(Pending::Rope(r)) => self.record_rope(r, None),
+        }
+    }
+
+    /// Records matvecs held as a group: one `matvec_multi` dispatch when every weight
+    /// is one part, else each on its own.
+    pub(crate) fn record_group(&mut self, g: Vec<PendingMatmul>) {
+        if g.len() < 2 || g.len() > 3 || g.iter().any(|m| m.parts.len() != 1) {
+            for m in g {
+                self.record_matmul(m, None);
+            }
+            return;
+        }
+        let first = &g[0];
+        let (xb, x_stride) = (self.act(first.x).buf, self.act(first.x).cols as u32);
+        let mut bufs = vec![xb];
+        let mut rows = [0u32; 3];
+        let mut groups = 0;
+        for (i, m) in g.iter().enumerate() {
+            bufs.push(m.parts[0].buf);
+            bufs.push(self.act(m.out).buf);
+            rows[i] = m.parts[0].rows as u32;
+            groups += m.parts[0].rows.div_ceil(4);
+        }
+        if g.len() == 2 {
+            // No third weight: bind the second again (read only) and the dummy output.
+            bufs.push(g[1].parts[0].buf);
+            bufs.push(self.dummy);
+        }
+        let p = MatmulParams {
+            n: 1,
+            k: first.cols as u32,
+            rows: rows[0],
+            row_words: first.row_words as u32,
+            x_stride,
+            rows2: rows[1],
+            rows3: rows[2],
+            ..Default::default()
+        };
+        self.record(Op::MatvecMulti, Some(first.ty), &bufs, &p, None, groups as u32);
+    }
+
+    /// Records gate and up (one row, same weight type and part layout) and
+    /// `out = act(gate) * up` as one dispatch per weight part.
+    pub(crate) fn record_matvec_gated(&mut self, g: PendingMatmul, u: PendingMatmul, act: u32, out: GpuActivation) {
+        let xb = self.act(g.x).buf;
+        let (x_stride, ob, out_stride) = (self.act(g.x).cols as u32, self.act(out).buf, self.act(out).cols as u32);
+        for (gp, up) in g.parts.iter().zip(&u.parts) {
+            let p = MatmulParams {
+                n: 1,
+                k: g.cols as u32,
+                rows: gp.rows as u32,
+                row_words: g.row_words as u32,
+                x_stride,
+                out_stride,
+                out_offset: gp.row0 as u32,
+                act,
+                ..Default::default()
+            };
+            let bufs = [xb, gp.buf, ob, up.buf];
+            self.record(Op::MatvecGated, Some(g.ty), &bufs, &p, None, gp.rows.div_ceil(4) as u32);
+        }
+    }
+
+    /// Records a matmul's dispatches (one per weight part); with `res`, each also adds
+    /// its result into that activation.
+    pub(crate) fn record_matmul(&mut self, pm: PendingMatmul, res: Option<GpuActivation>) {
+        let (xa, oa) = (self.act(pm.x), self.act(pm.out));
+        let (xb, ob, x_stride, out_stride) = (xa.buf, oa.buf, xa.cols as u32, oa.cols as u32);
+        let (rb, res_stride) = match res {
+            Some(r) => (self.act(r).buf, self.act(r).cols as u32),
+            None => (self.dummy, 0),
+        };
+        let n = pm.n;
+        for part in &pm.parts {
+            let p = MatmulParams {
+                n: n as u32,
+                k: pm.cols as u32,
+                rows: part.rows as u32,
+                row_words: pm.row_words as u32,
+                x_stride,
+                out_stride,
+                out_offset: part.row0 as u32,
+                res_add: res.is_some() as u32,
+                res_stride,
+                act: 0,
+                rows2: 0,
+                rows3: 0,
+            };
+            let bufs = [xb, part.buf, ob, rb];
+            if n <= MATVEC_MAX_ROWS {
+                self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(4) as u32);
+            } else {
+                let (gx, gy) = (part.rows.div_ceil(64) as u32, n.div_ceil(64) as u32);
+                self.record_grid(Op::MatmulTiled, Some(pm.ty), &bufs, &p, None, gx, gy);
+            }
+        }
+    }
+
+    /// Records a rope (and, with `second`, the same rotation of another activation's
+    /// heads in the same dispatches).
+    pub(crate) fn record_rope(&mut self, r: PendingRope, second: Option<(GpuActivation, usize)>) {
+        let PendingRope { x, heads, head_dim, rope, ff } = r;
+        let rope = &rope;
+        let n = self.rows(x);
+        let cols = self.act(x).cols;
+        let half = rope.n_rot / 2;
+        let xb = self.act(x).buf;
+        let (heads2, cols2, x2b) = match second {
+            Some((x2, h2)) => (h2, self.act(x2).cols, Some(self.act(x2).buf)),
+            None => (0, 0, None),
+        };
+        let pair_bytes = half as u64 * 8;
+        let rows_per_dispatch = ((TABLE_BYTES / pair_bytes) as usize).max(1);
+        let mut table = Vec::new();
+        let mut row0 = 0;
+        while row0 < n {
+            let rows = rows_per_dispatch.min(n - row0);
+            let key = (*rope, ff.as_ref().map(|f| f.0), self.start_pos + row0, rows);
+            let table_bytes = rows as u64 * pair_bytes;
+            let cached = self.rope_tables.iter().find(|(k, _)| *k == key).map(|e| e.1);
+            if !self.ensure_room(table_bytes.next_multiple_of(PARAMS_SLOT) + PARAMS_SLOT) {
+                return self.defer(err("rope: table does not fit the parameter buffer"));
+            }
+            // ensure_room may have submitted: the cached offset is only valid if the key is still there.
+            let offset = match cached.filter(|_| self.rope_tables.iter().any(|(k, _)| *k == key)) {
+                Some(o) => o,
+                None => {
+                    rope_table(rope, ff.as_ref().map(|f| f.1.as_slice()), self.start_pos + row0, rows, &mut table);
+                    let o = self.push_blob(bytemuck::cast_slice(&table));
+                    self.rope_tables.push((key, o));
+                    o
+                }
+            };
+            let p = RopeParams {
+                n: rows as u32,
+                row0: row0 as u32,
+                cols: cols as u32,
+                heads: heads as u32,
+                head_dim: head_dim as u32,
+                half: half as u32,
+                neox: (rope.style == RopeStyle::Neox) as u32,
+                heads2: heads2 as u32,
+                cols2: cols2 as u32,
+            };
+            let threads = rows * (heads + heads2) * half;
+            match x2b {
+                Some(x2b) => self.record(Op::Rope2, None, &[xb, x2b], &p, Some(offset), threads.div_ceil(256) as u32),
+                None => self.record(Op::Rope, None, &[xb], &p, Some(offset), threads.div_ceil(256) as u32),
+            }
+            row0 += rows;
+        }
+    }
+}
+
+/// Whether two matmuls' weights are split into parts alike.
+pub(crate) fn same_parts(a: &PendingMatmul, b: &PendingMatmul) -> bool {
+    a.parts.len() == b.parts.len() && a.parts.iter().zip(&b.parts).all(|(p, q)| p.row0 == q.row0 && p.rows == q.rows)
+}

@@ -1,0 +1,456 @@
+//! The ops of the `Backend` trait: each validates its arguments (a bad call is
+//! reported at the next read, never a panic) and records its dispatch, or hands it to
+//! the fusion stage (`fusion.rs`) when a following op may join it.
+
+use super::*;
+
+impl Backend for GpuBackend {
+    type Weight = GpuWeight;
+    type Activation = GpuActivation;
+    type KvCache = GpuKvCache;
+
+    fn name(&self) -> String {
+        format!("{} ({})", self.gpu.adapter.name, self.gpu.adapter.backend)
+    }
+
+    fn counters(&self) -> Counters {
+        Counters { submits: self.stats.submits, dispatches: self.stats.dispatches, bytes_read: self.stats.bytes_read_back }
+    }
+
+    fn alloc_weight(&mut self, spec: &WeightSpec) -> Result<GpuWeight> {
+        let name = &spec.name;
+        let (be, bb) = (spec.ty.block_elems(), spec.ty.block_bytes());
+        if spec.cols == 0 || !spec.cols.is_multiple_of(be) {
+            return Err(err(format!("tensor '{name}': {} values per row is not a whole number of {:?} blocks", spec.cols, spec.ty)));
+        }
+        let src_row_bytes = spec.cols / be * bb;
+        if spec.n_bytes != (src_row_bytes * spec.rows) as u64 {
+            return Err(err(format!("tensor '{name}': {} bytes for {} rows of {} {:?} values", spec.n_bytes, spec.rows, spec.cols, spec.ty)));
+        }
+        // One-row tensors are read as f32 by the norm kernels: widened at upload.
+        let ty = if spec.rows == 1 { GgmlType::F32 } else { spec.ty };
+        let row_bytes = weights::stored_row_bytes(ty, spec.cols) as u64;
+        let rows_per_part = (self.max_part_bytes / row_bytes) as usize;
+        if rows_per_part == 0 {
+            return Err(err(format!(
+                "tensor '{name}': one row ({row_bytes} bytes) is larger than the GPU's largest storage binding ({} bytes)",
+                self.max_part_bytes
+            )));
+        }
+        let mut parts = Vec::new();
+        let mut row0 = 0;
+        while row0 < spec.rows {
+            let rows = rows_per_part.min(spec.rows - row0);
+            let label = format!("{name}[{row0}..{}]", row0 + rows);
+            let buf = self.storage_buffer(&label, rows as u64 * row_bytes)?;
+            parts.push(Part { buf, row0, rows });
+            row0 += rows;
+        }
+        self.weight_bytes += spec.rows as u64 * row_bytes;
+        Ok(GpuWeight {
+            name: name.clone(),
+            ty,
+            rows: spec.rows,
+            cols: spec.cols,
+            row_words: row_bytes as usize / 4,
+            parts,
+            dense: None,
+            upload: weights::Upload {
+                src_ty: Some(spec.ty),
+                src_row_bytes,
+                received: 0,
+                total: spec.n_bytes,
+                pending: Vec::new(),
+                next_row: 0,
+            },
+        })
+    }
+
+    fn write_weight(&mut self, w: &mut GpuWeight, offset: u64, bytes: &[u8]) -> Result<()> {
+        if offset != w.upload.received || offset + bytes.len() as u64 > w.upload.total {
+            return Err(err(format!(
+                "tensor '{}': bytes {offset}..{} written after {} of {} bytes (ranges must be contiguous and in order)",
+                w.name,
+                offset + bytes.len() as u64,
+                w.upload.received,
+                w.upload.total
+            )));
+        }
+        w.upload.received += bytes.len() as u64;
+        if w.rows == 1 {
+            w.upload.pending.extend_from_slice(bytes);
+            return Ok(());
+        }
+        let rb = w.upload.src_row_bytes;
+        let mut input = bytes;
+        if !w.upload.pending.is_empty() {
+            let take = (rb - w.upload.pending.len()).min(input.len());
+            w.upload.pending.extend_from_slice(&input[..take]);
+            input = &input[take..];
+            if w.upload.pending.len() == rb {
+                let row = std::mem::take(&mut w.upload.pending);
+                self.stage_row(w, &row)?;
+                w.upload.pending = row;
+                w.upload.pending.clear();
+            }
+        }
+        while input.len() >= rb {
+            self.stage_row(w, &input[..rb])?;
+            input = &input[rb..];
+        }
+        w.upload.pending.extend_from_slice(input);
+        self.flush_stage(w);
+        Ok(())
+    }
+
+    fn finish_weight(&mut self, w: &mut GpuWeight) -> Result<()> {
+        if w.upload.received != w.upload.total {
+            return Err(err(format!("tensor '{}': {} of {} bytes written", w.name, w.upload.received, w.upload.total)));
+        }
+        if w.rows == 1 {
+            let src_ty = w.upload.src_ty.unwrap_or(w.ty);
+            let mut dense = vec![0.0f32; w.cols];
+            kindling_gguf::dequantize(src_ty, &w.upload.pending, &mut dense)?;
+            let mut bytes = bytemuck::cast_slice::<f32, u8>(&dense).to_vec();
+            bytes.resize(bytes.len().next_multiple_of(4), 0);
+            self.gpu.queue.write_buffer(&self.buffers[w.parts[0].buf.0 as usize], 0, &bytes);
+            w.dense = Some(dense);
+        } else if w.upload.next_row != w.rows {
+            return Err(err(format!("tensor '{}': {} of {} rows uploaded", w.name, w.upload.next_row, w.rows)));
+        }
+        w.upload.pending = Vec::new();
+        self.check_errors()
+    }
+
+    fn alloc_activation(&mut self, capacity: usize, cols: usize) -> Result<GpuActivation> {
+        let bytes = (capacity as u64)
+            .checked_mul(cols as u64)
+            .and_then(|n| n.checked_mul(4))
+            .ok_or_else(|| err("activation size overflows"))?;
+        let buf = self.storage_buffer(&format!("activation [{capacity}, {cols}]"), bytes)?;
+        self.acts.push(ActInfo { buf, capacity, cols });
+        self.grow_row_buffers(capacity)?;
+        self.grow_staging(bytes);
+        Ok(GpuActivation(self.acts.len() as u32 - 1))
+    }
+
+    fn alloc_kv_cache(&mut self, spec: KvSpec) -> Result<GpuKvCache> {
+        let bytes = spec.capacity as u64 * spec.width as u64 * 4;
+        let k = self.storage_buffer(&format!("k cache [{}, {}]", spec.capacity, spec.width), bytes)?;
+        let v = self.storage_buffer(&format!("v cache [{}, {}]", spec.capacity, spec.width), bytes)?;
+        Ok(GpuKvCache { k, v, spec })
+    }
+
+    fn begin_batch(&mut self, tokens: &[u32], start_pos: usize) -> Result<()> {
+        self.flush_pending();
+        if self.encoder.is_some() {
+            self.submit(None);
+        }
+        self.grow_row_buffers(tokens.len())?;
+        if !tokens.is_empty() {
+            self.gpu.queue.write_buffer(&self.buffers[self.tokens.0 as usize], 0, bytemuck::cast_slice(tokens));
+        }
+        self.n_tokens = tokens.len();
+        self.start_pos = start_pos;
+        Ok(())
+    }
+
+    fn embed(&mut self, table: &GpuWeight, scale: f32, out: GpuActivation) {
+        let n = self.rows(out);
+        let out_cols = self.act(out).cols;
+        if table.cols != out_cols {
+            return self.defer(err(format!("embed: table '{}' rows of {} into rows of {out_cols}", table.name, table.cols)));
+        }
+        let out_buf = self.act(out).buf;
+        for part in table.parts.clone() {
+            let p = EmbedParams {
+                n: n as u32,
+                cols: table.cols as u32,
+                row_words: table.row_words as u32,
+                row0: part.row0 as u32,
+                part_rows: part.rows as u32,
+                total_rows: table.rows as u32,
+                out_stride: out_cols as u32,
+                scale,
+            };
+            self.record(Op::Embed, Some(table.ty), &[self.tokens, part.buf, out_buf], &p, None, n as u32);
+        }
+    }
+
+    fn rms_norm(&mut self, x: GpuActivation, weight: &GpuWeight, group: usize, eps: f32, out: GpuActivation) {
+        let n = self.rows(x);
+        let cols = self.act(x).cols;
+        if group == 0 || !cols.is_multiple_of(group) || self.act(out).cols != cols {
+            return self.defer(err(format!("rms_norm: groups of {group} over rows of {cols}")));
+        }
+        let Some(w) = self.dense_f32(weight, "rms_norm", group) else { return };
+        let p = NormParams { n: n as u32, cols: cols as u32, group: group as u32, eps };
+        let groups = (n * (cols / group)) as u32;
+        if x == out {
+            self.record(Op::RmsNormInPlace, None, &[self.act(x).buf, w], &p, None, groups);
+        } else {
+            self.record(Op::RmsNorm, None, &[self.act(x).buf, self.act(out).buf, w], &p, None, groups);
+        }
+    }
+
+    fn matmul(&mut self, x: GpuActivation, weight: &GpuWeight, out: GpuActivation) {
+        let n = self.rows(x);
+        let (xa, oa) = (self.act(x), self.act(out));
+        if xa.cols != weight.cols || oa.cols != weight.rows || oa.capacity < n {
+            let (xc, oc) = (xa.cols, oa.cols);
+            return self.defer(err(format!(
+                "matmul: '{}' is {} × {}, input rows have {xc} values, output rows {oc}",
+                weight.name, weight.rows, weight.cols
+            )));
+        }
+        let max = self.gpu.limits.max_compute_workgroups_per_dimension as usize;
+        if n > MATVEC_MAX_ROWS && (n.div_ceil(64) > max || weight.parts.iter().any(|p| p.rows.div_ceil(64) > max)) {
+            return self.defer(err(format!("matmul: '{}' of {} rows × {n} is too large to dispatch", weight.name, weight.rows)));
+        }
+        let pm = PendingMatmul {
+            x,
+            out,
+            n,
+            ty: weight.ty,
+            cols: weight.cols,
+            row_words: weight.row_words,
+            parts: weight.parts.clone(),
+        };
+        // Another decode matvec over the same input and a weight of the same type and
+        // width: held with the others (see `Pending::Group`).
+        let joins = |a: &PendingMatmul| {
+            n == 1
+                && a.n == 1
+                && a.x == x
+                && a.ty == pm.ty
+                && a.cols == pm.cols
+                && a.row_words == pm.row_words
+                && a.out != out
+                && a.out != x
+                && out != x
+                && (a.parts.len() == 1 && pm.parts.len() == 1 || same_parts(a, &pm))
+        };
+        let group = match self.pending.take() {
+            Some(Pending::Matmul(a)) if joins(&a) => Some(vec![a]),
+            Some(Pending::Group(g)) if g.len() < 3 && g.iter().all(joins) => Some(g),
+            other => {
+                self.pending = other;
+                None
+            }
+        };
+        if let Some(mut g) = group {
+            g.push(pm);
+            self.pending = Some(Pending::Group(g));
+            return;
+        }
+        self.flush_pending();
+        self.pending = Some(Pending::Matmul(pm));
+    }
+
+    fn rope(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&GpuWeight>) {
+        let cols = self.act(x).cols;
+        let half = rope.n_rot / 2;
+        if half == 0 || rope.n_rot > head_dim || heads * head_dim > cols {
+            return self.defer(err(format!("rope: {} rotary dims, {heads} heads of {head_dim}, rows of {cols}", rope.n_rot)));
+        }
+        let ff_buf = match freq_factors {
+            Some(w) => match self.dense_f32(w, "rope", w.cols) {
+                Some(buf) => Some(buf),
+                None => return,
+            },
+            None => None,
+        };
+        // k right after q with the same table (config, factors, rows): one dispatch.
+        // Not over one buffer (two writable bindings of it).
+        let joins = match &self.pending {
+            Some(Pending::Rope(r)) => {
+                r.rope == *rope
+                    && r.head_dim == head_dim
+                    && r.ff.as_ref().map(|f| f.0) == ff_buf
+                    && self.rows(r.x) == self.rows(x)
+                    && self.act(r.x).buf != self.act(x).buf
+            }
+            _ => false,
+        };
+        if joins {
+            if let Some(Pending::Rope(r)) = self.pending.take() {
+                self.record_rope(r, Some((x, heads)));
+            }
+            return;
+        }
+        let ff = ff_buf.map(|buf| (buf, freq_factors.and_then(|w| w.dense.clone()).unwrap_or_default()));
+        self.flush_pending();
+        self.pending = Some(Pending::Rope(PendingRope { x, heads, head_dim, rope: *rope, ff }));
+    }
+
+    fn attention(
+        &mut self,
+        q: GpuActivation,
+        k: GpuActivation,
+        v: GpuActivation,
+        cache: &mut GpuKvCache,
+        params: &AttentionParams,
+        out: GpuActivation,
+    ) {
+        let n = self.rows(q);
+        let width = cache.spec.width;
+        let hd = params.head_dim;
+        let q_cols = params.head_count * hd;
+        if self.start_pos + n > cache.spec.capacity {
+            return self.defer(err(format!(
+                "attention: positions up to {} do not fit a cache of {}",
+                self.start_pos + n,
+                cache.spec.capacity
+            )));
+        }
+        if hd == 0 || hd > MAX_HEAD_DIM || params.head_count_kv == 0 || !params.head_count.is_multiple_of(params.head_count_kv) {
+            return self.defer(err(format!(
+                "attention: {} heads over {} kv heads of {hd} (the GPU kernel takes head_dim ≤ {MAX_HEAD_DIM})",
+                params.head_count, params.head_count_kv
+            )));
+        }
+        if params.head_count_kv * hd != width || self.act(q).cols < q_cols || self.act(out).cols < q_cols {
+            return self.defer(err("attention: activation widths do not match the heads"));
+        }
+        // Decode over a long context: spread each (row, head) over several workgroups so
+        // the GPU is filled, then merge their partial softmax sums (one more dispatch).
+        let span = match params.sliding_window {
+            Some(w) => (self.start_pos + n).min(w.max(1)),
+            None => self.start_pos + n,
+        };
+        let rh = n * params.head_count;
+        let splits = if n <= MAX_SPLIT_ROWS {
+            span.div_ceil(SPLIT_POSITIONS).min(SPLIT_TARGET_GROUPS.div_ceil(rh)).clamp(1, MAX_SPLITS)
+        } else {
+            1
+        };
+        // The scratch is sized for the most rows and splits once, at the first call
+        // (the prefill), so nothing is created in the token loop.
+        let need = (MAX_SPLIT_ROWS * params.head_count * MAX_SPLITS * (hd + 2) * 4) as u64;
+        if self.attn_scratch.is_none_or(|(_, have)| have < need) {
+            match self.storage_buffer("attention split scratch", need) {
+                Ok(buf) => {
+                    self.attn_scratch = Some((buf, need));
+                    let device = &self.gpu.device;
+                    self.cache.pipeline(device, KernelKey::new(Op::AttnCombine, None));
+                    let ob = self.act(out).buf;
+                    self.cache.bind_group(device, Op::AttnCombine, &[ob, buf], &self.buffers, &self.buffers[self.params.0 as usize]);
+                }
+                Err(e) => return self.defer(e),
+            }
+        }
+        let scratch = self.attn_scratch.map_or(BufId(0), |s| s.0);
+        let p = AttnParams {
+            n: n as u32,
+            start: self.start_pos as u32,
+            width: width as u32,
+            q_cols: q_cols as u32,
+            heads: params.head_count as u32,
+            kv_heads: params.head_count_kv as u32,
+            head_dim: hd as u32,
+            window: params.sliding_window.unwrap_or(0) as u32,
+            scale: params.scale,
+            k_stride: width as u32,
+            v_stride: width as u32,
+            splits: splits as u32,
+        };
+        let (kb, vb) = (self.act(k).buf, self.act(v).buf);
+        self.record(Op::KvStore, None, &[kb, vb, cache.k, cache.v], &p, None, (n * width).div_ceil(256) as u32);
+        let (qb, ob) = (self.act(q).buf, self.act(out).buf);
+        self.record(Op::Attention, None, &[qb, ob, cache.k, cache.v, scratch], &p, None, (rh * splits) as u32);
+        if splits > 1 {
+            self.record(Op::AttnCombine, None, &[ob, scratch], &p, None, rh as u32);
+        }
+    }
+
+    fn gated_activation(&mut self, gate: GpuActivation, up: GpuActivation, act: Activation, out: GpuActivation) {
+        let len = self.rows(gate) * self.act(gate).cols;
+        let act = match act {
+            Activation::Silu => 0,
+            Activation::GeluTanh => 1,
+        };
+        // gate = Wg·x, up = Wu·x just held as a pair: one dispatch for all three.
+        // Not when out is x (other workgroups still read it).
+        let fusable = match &self.pending {
+            Some(Pending::Group(v)) if v.len() == 2 && same_parts(&v[0], &v[1]) => {
+                let (g, u) = (&v[0], &v[1]);
+                g.out == gate
+                    && u.out == up
+                    && out != g.x
+                    && self.act(out).buf != self.act(g.x).buf
+                    && self.act(out).cols == self.act(gate).cols
+                    && self.act(up).cols == self.act(gate).cols
+                    && self.rows(gate) == 1
+                    && self.rows(out) == 1
+            }
+            _ => false,
+        };
+        if fusable {
+            if let Some(Pending::Group(mut v)) = self.pending.take() {
+                if let (Some(u), Some(g)) = (v.pop(), v.pop()) {
+                    self.record_matvec_gated(g, u, act, out);
+                }
+            }
+            return;
+        }
+        let p = EwParams { len: len as u32, act, ..Default::default() };
+        let bufs = [self.act(gate).buf, self.act(up).buf, self.act(out).buf];
+        self.elementwise(Op::Gated, &bufs, p, len);
+    }
+
+    fn add(&mut self, x: GpuActivation, y: GpuActivation) {
+        // x += W·z right after out = W·z (y = out): one dispatch. Not when x is the
+        // matmul's input or output (other workgroups still read or write it).
+        let fusable = match &self.pending {
+            Some(Pending::Matmul(pm)) => {
+                pm.out == y && x != pm.x && x != y && pm.n == self.rows(x) && self.act(x).cols == self.act(y).cols
+            }
+            _ => false,
+        };
+        if fusable {
+            if let Some(Pending::Matmul(pm)) = self.pending.take() {
+                self.record_matmul(pm, Some(x));
+            }
+            return;
+        }
+        let len = self.rows(x) * self.act(x).cols;
+        let p = EwParams { len: len as u32, ..Default::default() };
+        let bufs = [self.act(x).buf, self.act(y).buf];
+        self.elementwise(Op::Add, &bufs, p, len);
+    }
+
+    fn select_row(&mut self, src: GpuActivation, src_row: usize, dst: GpuActivation) {
+        let cols = self.act(src).cols;
+        let p = EwParams { cols: cols as u32, src_row: src_row as u32, ..Default::default() };
+        let bufs = [self.act(dst).buf, self.act(src).buf];
+        self.elementwise(Op::SelectRow, &bufs, p, cols);
+    }
+
+    fn softcap(&mut self, x: GpuActivation, cap: f32) {
+        let len = self.rows(x) * self.act(x).cols;
+        let p = EwParams { len: len as u32, cap, ..Default::default() };
+        let bufs = [self.act(x).buf];
+        self.elementwise(Op::Softcap, &bufs, p, len);
+    }
+
+    async fn read_rows(&mut self, x: GpuActivation, rows: usize) -> Result<Vec<f32>> {
+        let a = self.act(x);
+        let rows = rows.min(a.capacity);
+        let (buf, bytes) = (a.buf, (rows * a.cols * 4) as u64);
+        let data = self.read_back(buf, bytes).await?;
+        Ok(bytemuck::pod_collect_to_vec(&data))
+    }
+
+    async fn argmax_rows(&mut self, x: GpuActivation, rows: usize) -> Result<Vec<u32>> {
+        let a = self.act(x);
+        let rows = rows.min(a.capacity);
+        let (buf, cols) = (a.buf, a.cols);
+        if rows > self.max_rows {
+            return Err(err(format!("argmax of {rows} rows: the backend holds {}", self.max_rows)));
+        }
+        let p = ArgmaxParams { n: rows as u32, cols: cols as u32 };
+        self.record(Op::Argmax, None, &[buf, self.argmax], &p, None, rows as u32);
+        let data = self.read_back(self.argmax, rows as u64 * 4).await?;
+        Ok(bytemuck::pod_collect_to_vec(&data))
+    }
+}
