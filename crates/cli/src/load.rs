@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kindling_cpu::CpuBackend;
@@ -54,14 +54,27 @@ pub struct Loaded<B: Backend> {
     pub load_ms: f64,
 }
 
+/// The model file and the engine to run it on (shared by `run`, `logits`, `bench`).
+#[derive(clap::Args, Clone)]
+pub struct ModelArgs {
+    /// The GGUF file.
+    pub file: PathBuf,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendChoice,
+}
+
 /// Work a command does with a loaded model, written once for every backend.
-pub trait ModelTask {
+pub trait ModelTask: Sized {
+    /// Which model, on which backend.
+    fn model(&self) -> &ModelArgs;
     fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error>;
 }
 
 /// Opens the chosen backend, loads the model onto it and runs `task`.
-pub fn with_model(path: &Path, choice: BackendChoice, options: ModelOptions, task: impl ModelTask) -> Result<(), Error> {
-    match choice {
+pub fn with_model(options: ModelOptions, task: impl ModelTask) -> Result<(), Error> {
+    let ModelArgs { file, backend } = task.model().clone();
+    let path = file.as_path();
+    match backend {
         BackendChoice::Cpu => task.run(load_onto(path, CpuBackend::new(), options)?),
         BackendChoice::Gpu => task.run(load_onto(path, open_gpu()?, options)?),
         // A CPU "GPU" (lavapipe, SwiftShader) is far slower than the CPU backend.

@@ -1,18 +1,16 @@
 //! `kindling bench FILE [--backend] [--prompt-tokens N] [--gen-tokens N] [--json]`:
 //! load time, prefill and decode speed, and the work per decoded token.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use kindling_model::{Backend, EvalOutput, Evaluated, Model, ModelOptions};
 
-use crate::load::{with_model, BackendChoice, Error, Loaded, ModelTask};
+use crate::load::{with_model, Error, Loaded, ModelArgs, ModelTask};
 
 #[derive(clap::Args)]
 pub struct Args {
-    file: PathBuf,
-    #[arg(long, value_enum, default_value = "auto")]
-    backend: BackendChoice,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Prompt length for the prefill measurement.
     #[arg(long, default_value_t = 512)]
     prompt_tokens: usize,
@@ -30,45 +28,46 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
-    with_model(&args.file.clone(), args.backend, ModelOptions { max_batch: args.batch }, args)
+    with_model(ModelOptions { max_batch: args.batch }, args)
 }
 
 impl ModelTask for Args {
-    fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error> {
-        report(self, loaded)
+    fn model(&self) -> &ModelArgs {
+        &self.model
     }
-}
 
-fn report<B: Backend>(args: Args, loaded: Loaded<B>) -> Result<(), Error> {
-    let load_ms = loaded.load_ms;
-    let mut model = loaded.model;
-    let r = measure(&mut model, &args)?;
-    let (file, backend) = (args.file.display().to_string(), model.backend_name());
-    let name = model.info().name.clone();
-    if args.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "file": file, "model": name, "backend": backend,
-                "load_ms": load_ms,
-                "prompt_tokens": args.prompt_tokens, "prefill_tok_s": r.prefill_tok_s,
-                "gen_tokens": args.gen_tokens, "decode_tok_s": r.decode_tok_s,
-                "dispatches_per_token": r.dispatches_per_token, "submits_per_token": r.submits_per_token,
-                "bytes_read_per_token": r.bytes_read_per_token,
-            })
-        );
-    } else {
-        println!("model:     {name} ({file})");
-        println!("backend:   {backend}");
-        println!("load:      {load_ms:.0} ms");
-        println!("prefill:   {:.1} tok/s ({} tokens)", r.prefill_tok_s, args.prompt_tokens);
-        println!("decode:    {:.1} tok/s ({} tokens)", r.decode_tok_s, args.gen_tokens);
-        println!(
-            "per token: {:.0} dispatches, {:.2} submits, {:.0} bytes read back",
-            r.dispatches_per_token, r.submits_per_token, r.bytes_read_per_token
-        );
+    fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error> {
+        let args = self;
+        let load_ms = loaded.load_ms;
+        let mut model = loaded.model;
+        let r = measure(&mut model, &args)?;
+        let (file, backend) = (args.model.file.display().to_string(), model.backend_name());
+        let name = model.info().name.clone();
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "file": file, "model": name, "backend": backend,
+                    "load_ms": load_ms,
+                    "prompt_tokens": args.prompt_tokens, "prefill_tok_s": r.prefill_tok_s,
+                    "gen_tokens": args.gen_tokens, "decode_tok_s": r.decode_tok_s,
+                    "dispatches_per_token": r.dispatches_per_token, "submits_per_token": r.submits_per_token,
+                    "bytes_read_per_token": r.bytes_read_per_token,
+                })
+            );
+        } else {
+            println!("model:     {name} ({file})");
+            println!("backend:   {backend}");
+            println!("load:      {load_ms:.0} ms");
+            println!("prefill:   {:.1} tok/s ({} tokens)", r.prefill_tok_s, args.prompt_tokens);
+            println!("decode:    {:.1} tok/s ({} tokens)", r.decode_tok_s, args.gen_tokens);
+            println!(
+                "per token: {:.0} dispatches, {:.2} submits, {:.0} bytes read back",
+                r.dispatches_per_token, r.submits_per_token, r.bytes_read_per_token
+            );
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 struct Figures {

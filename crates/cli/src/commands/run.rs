@@ -1,17 +1,17 @@
 //! `kindling run FILE --prompt TEXT [...]`: generate text, streamed to stdout.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Instant;
 
 use kindling_model::{Backend, GenerateOptions, Generation, ModelOptions, SamplerConfig};
 use kindling_tokenizer::ChatMessage;
 
-use crate::load::{with_model, BackendChoice, Error, Loaded, ModelTask};
+use crate::load::{with_model, Error, Loaded, ModelArgs, ModelTask};
 
 #[derive(clap::Args)]
 pub struct Args {
-    file: PathBuf,
+    #[command(flatten)]
+    model: ModelArgs,
     #[arg(long)]
     prompt: String,
     #[arg(long, default_value_t = 128)]
@@ -40,105 +40,104 @@ pub struct Args {
     /// Positions the session can hold (default: prompt + max tokens, within the model's).
     #[arg(long)]
     context: Option<usize>,
-    #[arg(long, value_enum, default_value = "auto")]
-    backend: BackendChoice,
     /// Print one JSON object at the end instead of streaming text.
     #[arg(long)]
     json: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
-    with_model(&args.file.clone(), args.backend, ModelOptions::default(), args)
+    with_model(ModelOptions::default(), args)
 }
 
 impl ModelTask for Args {
+    fn model(&self) -> &ModelArgs {
+        &self.model
+    }
+
     fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error> {
-        generate(self, loaded)
-    }
-}
+        let args = self;
+        let load_ms = loaded.load_ms;
+        let mut model = loaded.model;
 
-fn generate<B: Backend>(args: Args, loaded: Loaded<B>) -> Result<(), Error> {
-    let load_ms = loaded.load_ms;
-    let mut model = loaded.model;
-
-    let prompt_text = if args.chat {
-        let template = model
-            .chat_template()
-            .ok_or("this model has no chat template (tokenizer.chat_template); run without --chat")?;
-        let tok = model.tokenizer();
-        let text_of = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
-        template.render(&[ChatMessage::new("user", args.prompt.as_str())], true, &text_of(tok.bos()), &text_of(tok.eos()))?
-    } else {
-        args.prompt.clone()
-    };
-    // A rendered chat template spells out its special tokens; plain prompts are text.
-    let mut prompt_ids = model.tokenizer().encode(&prompt_text, true, args.chat);
-    // A template that writes `bos_token` itself would otherwise get a second BOS.
-    if prompt_ids.len() >= 2 && prompt_ids[0] == prompt_ids[1] && Some(prompt_ids[0]) == model.tokenizer().bos() {
-        prompt_ids.remove(0);
-    }
-    if prompt_ids.is_empty() {
-        return Err("the prompt has no tokens".into());
-    }
-    let seed = args.seed.unwrap_or_else(clock_seed);
-    let options = GenerateOptions {
-        max_tokens: args.max_tokens,
-        sampler: SamplerConfig {
-            temperature: args.temperature,
-            top_k: args.top_k,
-            top_p: args.top_p,
-            min_p: args.min_p,
-            repetition_penalty: args.repetition_penalty,
-            seed,
-            ..SamplerConfig::default()
-        },
-        stop: args.stop.clone(),
-        stop_at_eog: true,
-    };
-    let context = args.context.unwrap_or(prompt_ids.len() + args.max_tokens);
-    let mut session = model.new_session(context)?;
-    let mut generation = Generation::new(prompt_ids.clone(), options)?;
-
-    let start = Instant::now();
-    let mut first_token_at = None;
-    let mut out = std::io::stdout().lock();
-    while let Some(piece) = pollster::block_on(generation.next(&mut model, &mut session))? {
-        first_token_at.get_or_insert_with(|| start.elapsed());
-        if !args.json {
-            out.write_all(piece.text.as_bytes())?;
-            out.flush()?;
+        let prompt_text = if args.chat {
+            let template = model
+                .chat_template()
+                .ok_or("this model has no chat template (tokenizer.chat_template); run without --chat")?;
+            let tok = model.tokenizer();
+            let text_of = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
+            template.render(&[ChatMessage::new("user", args.prompt.as_str())], true, &text_of(tok.bos()), &text_of(tok.eos()))?
+        } else {
+            args.prompt.clone()
+        };
+        // A rendered chat template spells out its special tokens; plain prompts are text.
+        let mut prompt_ids = model.tokenizer().encode(&prompt_text, true, args.chat);
+        // A template that writes `bos_token` itself would otherwise get a second BOS.
+        if prompt_ids.len() >= 2 && prompt_ids[0] == prompt_ids[1] && Some(prompt_ids[0]) == model.tokenizer().bos() {
+            prompt_ids.remove(0);
         }
-    }
-    let total = start.elapsed();
-    let generated = generation.generated().len();
-    let prefill_s = first_token_at.unwrap_or(total).as_secs_f64();
-    let decode_s = (total.as_secs_f64() - prefill_s).max(1e-9);
-    let finish = generation.finish_reason().map_or("unknown", |f| f.as_str());
-    if args.json {
-        let value = serde_json::json!({
-            "prompt_token_ids": prompt_ids,
-            "token_ids": generation.generated(),
-            "text": generation.text(),
-            "finish_reason": finish,
-            "seed": seed,
-            "backend": model.backend_name(),
-            "timings": {
-                "load_ms": load_ms,
-                "prefill_ms": prefill_s * 1e3,
-                "prefill_tok_s": prompt_ids.len() as f64 / prefill_s.max(1e-9),
-                "decode_tok_s": generated.saturating_sub(1) as f64 / decode_s,
+        if prompt_ids.is_empty() {
+            return Err("the prompt has no tokens".into());
+        }
+        let seed = args.seed.unwrap_or_else(clock_seed);
+        let options = GenerateOptions {
+            max_tokens: args.max_tokens,
+            sampler: SamplerConfig {
+                temperature: args.temperature,
+                top_k: args.top_k,
+                top_p: args.top_p,
+                min_p: args.min_p,
+                repetition_penalty: args.repetition_penalty,
+                seed,
+                ..SamplerConfig::default()
             },
-        });
-        writeln!(out, "{value}")?;
-    } else {
-        writeln!(out)?;
-        eprintln!(
-            "[{generated} tokens, finish: {finish}; load {load_ms:.0} ms, prefill {:.1} tok/s, decode {:.1} tok/s]",
-            prompt_ids.len() as f64 / prefill_s.max(1e-9),
-            generated.saturating_sub(1) as f64 / decode_s
-        );
+            stop: args.stop.clone(),
+            stop_at_eog: true,
+        };
+        let context = args.context.unwrap_or(prompt_ids.len() + args.max_tokens);
+        let mut session = model.new_session(context)?;
+        let mut generation = Generation::new(prompt_ids.clone(), options)?;
+
+        let start = Instant::now();
+        let mut first_token_at = None;
+        let mut out = std::io::stdout().lock();
+        while let Some(piece) = pollster::block_on(generation.next(&mut model, &mut session))? {
+            first_token_at.get_or_insert_with(|| start.elapsed());
+            if !args.json {
+                out.write_all(piece.text.as_bytes())?;
+                out.flush()?;
+            }
+        }
+        let total = start.elapsed();
+        let generated = generation.generated().len();
+        let prefill_s = first_token_at.unwrap_or(total).as_secs_f64();
+        let decode_s = (total.as_secs_f64() - prefill_s).max(1e-9);
+        let finish = generation.finish_reason().map_or("unknown", |f| f.as_str());
+        if args.json {
+            let value = serde_json::json!({
+                "prompt_token_ids": prompt_ids,
+                "token_ids": generation.generated(),
+                "text": generation.text(),
+                "finish_reason": finish,
+                "seed": seed,
+                "backend": model.backend_name(),
+                "timings": {
+                    "load_ms": load_ms,
+                    "prefill_ms": prefill_s * 1e3,
+                    "prefill_tok_s": prompt_ids.len() as f64 / prefill_s.max(1e-9),
+                    "decode_tok_s": generated.saturating_sub(1) as f64 / decode_s,
+                },
+            });
+            writeln!(out, "{value}")?;
+        } else {
+            writeln!(out)?;
+            eprintln!(
+                "[{generated} tokens, finish: {finish}; load {load_ms:.0} ms, prefill {:.1} tok/s, decode {:.1} tok/s]",
+                prompt_ids.len() as f64 / prefill_s.max(1e-9),
+                generated.saturating_sub(1) as f64 / decode_s
+            );
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn clock_seed() -> u64 {
