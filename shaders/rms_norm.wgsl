@@ -27,23 +27,38 @@ fn reduce_sum(lid: u32) {
     }
 }
 
+// First element of workgroup `id`'s group, or `NONE` past the last group.
+const NONE: u32 = 0xffffffffu;
+fn group_base(id: u32) -> u32 {
+    let groups = p.cols / p.group;
+    if (id >= p.n * groups) {
+        return NONE;
+    }
+    return (id / groups) * p.cols + (id % groups) * p.group;
+}
+
+// 1 / rms of the group, from each invocation's partial sum of squares.
+fn inv_rms(ss: f32, lid: u32) -> f32 {
+    partial[lid] = ss;
+    reduce_sum(lid);
+    return 1.0 / sqrt(partial[0] / f32(p.group) + p.eps);
+}
+
+// The two entry points differ only in their buffers (`x` → `out`, or `xo` in place):
+// WGSL cannot pass a storage buffer to a function portably.
 @compute @workgroup_size(128)
 fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
-    let id = wg_linear(wid, nwg);
-    let groups = p.cols / p.group;
-    if (id >= p.n * groups) {
+    let base = group_base(wg_linear(wid, nwg));
+    if (base == NONE) {
         return;
     }
-    let base = (id / groups) * p.cols + (id % groups) * p.group;
     var ss = 0.0;
     for (var i = lid; i < p.group; i += WG) {
         let v = x[base + i];
         ss += v * v;
     }
-    partial[lid] = ss;
-    reduce_sum(lid);
-    let scale = 1.0 / sqrt(partial[0] / f32(p.group) + p.eps);
+    let scale = inv_rms(ss, lid);
     for (var i = lid; i < p.group; i += WG) {
         out[base + i] = x[base + i] * scale * weight[i];
     }
@@ -52,20 +67,16 @@ fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
 @compute @workgroup_size(128)
 fn rms_norm_in_place(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                      @builtin(local_invocation_index) lid: u32) {
-    let id = wg_linear(wid, nwg);
-    let groups = p.cols / p.group;
-    if (id >= p.n * groups) {
+    let base = group_base(wg_linear(wid, nwg));
+    if (base == NONE) {
         return;
     }
-    let base = (id / groups) * p.cols + (id % groups) * p.group;
     var ss = 0.0;
     for (var i = lid; i < p.group; i += WG) {
         let v = xo[base + i];
         ss += v * v;
     }
-    partial[lid] = ss;
-    reduce_sum(lid);
-    let scale = 1.0 / sqrt(partial[0] / f32(p.group) + p.eps);
+    let scale = inv_rms(ss, lid);
     for (var i = lid; i < p.group; i += WG) {
         xo[base + i] = xo[base + i] * scale * weight[i];
     }
