@@ -1,0 +1,128 @@
+//! Which backend runs the model, and the loaded engine over either backend.
+//!
+//! `open_backend` applies the backend choice: 'webgpu' must get a WebGPU device or
+//! fails with `WebGPUUnavailableError`; 'auto' takes WebGPU when a hardware adapter
+//! and a device are available and otherwise falls back to the CPU backend, recording
+//! why (`fallback_reason`). A software adapter (SwiftShader) counts as unusable for
+//! 'auto', as in the native CLI: the CPU backend with SIMD128 is much faster there.
+
+use kindling_cpu::CpuBackend;
+use kindling_gpu::{GpuBackend, GpuOptions};
+use kindling_model::{Backend, Model, Session};
+use wasm_bindgen::JsValue;
+
+use crate::caps;
+use crate::error::{ErrorName, JsResult, WebError};
+
+/// The backend a caller asks for: `'auto' | 'webgpu' | 'cpu'`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendKind {
+    Auto,
+    Webgpu,
+    Cpu,
+}
+
+impl BackendKind {
+    pub fn parse(s: &str) -> JsResult<BackendKind> {
+        match s {
+            "auto" => Ok(BackendKind::Auto),
+            "webgpu" | "gpu" => Ok(BackendKind::Webgpu),
+            "cpu" => Ok(BackendKind::Cpu),
+            other => Err(WebError::usage(format!("unknown backend '{other}': use 'auto', 'webgpu' or 'cpu'"))),
+        }
+    }
+}
+
+/// A backend ready to receive weights.
+pub(crate) enum Opened {
+    Gpu(Box<GpuBackend>),
+    Cpu(CpuBackend),
+}
+
+/// What the loader reports about the backend choice.
+pub(crate) struct Choice {
+    pub opened: Opened,
+    /// `{vendor, architecture, description, isFallbackAdapter}` of the WebGPU adapter
+    /// when WebGPU is used (or was probed), else null.
+    pub adapter: JsValue,
+    /// Why 'auto' did not use WebGPU.
+    pub fallback_reason: Option<String>,
+}
+
+pub(crate) async fn open_backend(kind: BackendKind) -> JsResult<Choice> {
+    let cpu = |adapter: JsValue, reason: Option<String>| Choice {
+        opened: Opened::Cpu(CpuBackend::new()),
+        adapter,
+        fallback_reason: reason,
+    };
+    match kind {
+        BackendKind::Cpu => Ok(cpu(JsValue::NULL, None)),
+        BackendKind::Webgpu => {
+            let adapter = caps::request_adapter()
+                .await
+                .map_err(|r| WebError::new(ErrorName::WebGpuUnavailable, r))?;
+            let gpu = open_gpu().await?;
+            Ok(Choice { opened: Opened::Gpu(Box::new(gpu)), adapter: caps::adapter_info(&adapter), fallback_reason: None })
+        }
+        BackendKind::Auto => {
+            let adapter = match caps::request_adapter().await {
+                Ok(a) => a,
+                Err(reason) => return Ok(cpu(JsValue::NULL, Some(reason))),
+            };
+            let info = caps::adapter_info(&adapter);
+            let software = js_sys::Reflect::get(&info, &JsValue::from_str("isFallbackAdapter"))
+                .ok()
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
+            if software {
+                let reason = "the only WebGPU adapter is a software renderer (fallback adapter, e.g. SwiftShader); \
+                              the CPU backend is faster there — pass backend: 'webgpu' to use it anyway";
+                return Ok(cpu(info, Some(reason.into())));
+            }
+            match open_gpu().await {
+                Ok(gpu) => Ok(Choice { opened: Opened::Gpu(Box::new(gpu)), adapter: info, fallback_reason: None }),
+                Err(e) => Ok(cpu(info, Some(e.message))),
+            }
+        }
+    }
+}
+
+async fn open_gpu() -> JsResult<GpuBackend> {
+    GpuBackend::new(GpuOptions::default())
+        .await
+        .map_err(|e| WebError::new(ErrorName::WebGpuUnavailable, format!("cannot open a WebGPU device: {e}")))
+}
+
+/// A model on one backend with its one session (KV cache), reused by every generation
+/// so chat turns keep their cached prefix.
+pub(crate) struct Loaded<B: Backend> {
+    pub model: Model<B>,
+    pub session: Session<B>,
+}
+
+/// The engine over either backend. `with_engine!` runs the same generic code on both.
+pub(crate) enum Engine {
+    Gpu(Box<Loaded<GpuBackend>>),
+    Cpu(Box<Loaded<CpuBackend>>),
+}
+
+impl Engine {
+    pub fn backend_name(&self) -> &'static str {
+        match self {
+            Engine::Gpu(_) => "webgpu",
+            Engine::Cpu(_) => "cpu",
+        }
+    }
+}
+
+/// `with_engine!(engine, e => expr)`: evaluates `expr` with `e: &mut Loaded<_>` for
+/// whichever backend `engine` holds.
+macro_rules! with_engine {
+    ($engine:expr, $e:ident => $body:expr) => {
+        match $engine {
+            $crate::engine::Engine::Gpu($e) => $body,
+            $crate::engine::Engine::Cpu($e) => $body,
+        }
+    };
+}
+pub(crate) use with_engine;

@@ -1,0 +1,116 @@
+//! `WebGeneration`: one generation, advanced by JS one token at a time with `next()`
+//! (the JS wrapper turns it into an async iterator). Each step borrows the model's
+//! engine for the duration of its GPU work; between steps nothing is held, so the
+//! caller may tokenize or dispose.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use js_sys::{Object, Promise, Reflect};
+use kindling_model::{GenerateOptions, Generation};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::engine::with_engine;
+use crate::error::{ErrorName, JsResult, WebError};
+use crate::model::{busy, disposed, Core};
+
+struct State {
+    generation: Generation,
+    /// Set by `cancel()` (also while a step is in flight): the generation ends with
+    /// this reason at its next step.
+    cancelled: Rc<Cell<Option<&'static str>>>,
+}
+
+#[wasm_bindgen]
+pub struct WebGeneration {
+    core: Rc<Core>,
+    id: u64,
+    state: Rc<RefCell<State>>,
+    cancelled: Rc<Cell<Option<&'static str>>>,
+}
+
+impl WebGeneration {
+    pub(crate) fn new(core: Rc<Core>, id: u64, prompt: Vec<u32>, options: GenerateOptions) -> JsResult<Self> {
+        let generation = Generation::new(prompt, options)?;
+        let cancelled = Rc::new(Cell::new(None));
+        let state = Rc::new(RefCell::new(State { generation, cancelled: cancelled.clone() }));
+        Ok(WebGeneration { core, id, state, cancelled })
+    }
+}
+
+fn object(pairs: &[(&str, JsValue)]) -> JsValue {
+    let o = Object::new();
+    for (k, v) in pairs {
+        let _ = Reflect::set(&o, &JsValue::from_str(k), v);
+    }
+    o.into()
+}
+
+fn done(reason: &str) -> JsValue {
+    object(&[("done", true.into()), ("finishReason", reason.into())])
+}
+
+/// One step: `{done: false, text, tokenId}` (tokenId null for text released at the
+/// end) or `{done: true, finishReason}`.
+async fn step(core: Rc<Core>, id: u64, state: Rc<RefCell<State>>) -> JsResult<JsValue> {
+    let mut st = state.try_borrow_mut().map_err(|_| WebError::usage("next() called again before the previous step finished"))?;
+    if let Some(reason) = st.cancelled.get() {
+        return Ok(done(reason));
+    }
+    if let Some(reason) = st.generation.finish_reason() {
+        return Ok(done(reason.as_str()));
+    }
+    if core.disposed.get() {
+        return Err(disposed());
+    }
+    if core.owner.get() != id {
+        return Err(WebError::usage("a newer generation started on this model; this one has ended"));
+    }
+    let result = {
+        let mut guard = core.engine.try_borrow_mut().map_err(|_| busy())?;
+        let engine = guard.as_mut().ok_or_else(disposed)?;
+        let generation = &mut st.generation;
+        with_engine!(engine, l => generation.next(&mut l.model, &mut l.session).await)
+    };
+    core.settle();
+    match result? {
+        Some(piece) => Ok(object(&[
+            ("done", false.into()),
+            ("text", piece.text.into()),
+            ("tokenId", piece.token_id.map_or(JsValue::NULL, JsValue::from)),
+        ])),
+        None => Ok(done(st.generation.finish_reason().map_or("unknown", |r| r.as_str()))),
+    }
+}
+
+#[wasm_bindgen]
+impl WebGeneration {
+    /// A promise of the next step (see `step`).
+    pub fn next(&self) -> Promise {
+        let (core, id, state) = (self.core.clone(), self.id, self.state.clone());
+        future_to_promise(async move { step(core, id, state).await.map_err(JsValue::from) })
+    }
+
+    /// Ends the generation: later steps report `{done: true, finishReason: reason}`
+    /// (`'abort'` by default).
+    pub fn cancel(&self, reason: Option<String>) -> JsResult<()> {
+        let reason: &'static str = match reason.as_deref() {
+            None | Some("abort") => "abort",
+            Some("stop") => "stop",
+            Some(other) => return Err(WebError::new(ErrorName::Usage, format!("unknown cancel reason '{other}'"))),
+        };
+        self.cancelled.set(Some(reason));
+        Ok(())
+    }
+
+    /// Token ids generated so far.
+    pub fn generated(&self) -> Vec<u32> {
+        self.state.try_borrow().map(|s| s.generation.generated().to_vec()).unwrap_or_default()
+    }
+
+    /// Text released so far.
+    pub fn text(&self) -> String {
+        self.state.try_borrow().map(|s| s.generation.text().to_string()).unwrap_or_default()
+    }
+}

@@ -1,0 +1,37 @@
+//! `kindling-web`: the wasm-bindgen layer between JavaScript and the Kindling engine.
+//!
+//! Thin by design: it turns JS values into Rust calls and Rust results into JS values,
+//! and every Rust error into a JS `Error` with a stable `name` (`error.rs`). The model
+//! logic lives in `kindling-model`; the JS API people use is `www/index.js`, which
+//! drives these exports:
+//!
+//! - `capabilities()`: what WebGPU offers here (`caps.rs`);
+//! - `createLoader(backend, fileLength)` → `WebLoader`: fed chunk by chunk, each chunk
+//!   going straight into the backend's weight buffers; `finish()` → `WebModel`
+//!   (`loader.rs`, backend choice and CPU fallback in `engine.rs`);
+//! - `WebModel`: info, tokenize/detokenize, chat template, `generate()` →
+//!   `WebGeneration` with `next()`, `dispose()` (`model.rs`, `generation.rs`).
+
+mod caps;
+mod engine;
+mod error;
+mod generation;
+mod loader;
+mod model;
+mod options;
+
+pub use caps::capabilities;
+pub use engine::BackendKind;
+pub use error::{ErrorName, JsResult};
+pub use generation::WebGeneration;
+pub use loader::{create_loader, WebLoader};
+pub use model::WebModel;
+
+use std::sync::Once;
+
+/// Installs the panic hook once, so a panic we failed to prevent shows its message in
+/// the console instead of a bare "unreachable executed".
+pub(crate) fn init() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(console_error_panic_hook::set_once);
+}

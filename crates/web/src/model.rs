@@ -1,0 +1,229 @@
+//! `WebModel`: a loaded model as JS sees it. State shared with running generations
+//! lives in `Core` behind an `Rc`: a generation step holds the engine borrowed while it
+//! awaits the GPU, so a call that arrives meanwhile gets a clear "busy" error instead
+//! of a panic, and `dispose()` during a step takes effect when the step ends.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use kindling_cpu::CpuBackend;
+use kindling_gpu::GpuBackend;
+use kindling_model::{Backend, LoadedModel, Model, ModelOptions};
+use kindling_tokenizer::ChatMessage;
+use wasm_bindgen::prelude::*;
+
+use crate::engine::{with_engine, Engine, Loaded};
+use crate::error::{JsResult, WebError};
+use crate::generation::WebGeneration;
+use crate::options;
+
+/// Default context when the caller gives none: the model's trained length capped to
+/// this many positions (a 8k-position KV cache of a small model is ~400 MB, more than
+/// a browser tab should take unasked).
+const DEFAULT_CONTEXT_GPU: usize = 4096;
+const DEFAULT_CONTEXT_CPU: usize = 2048;
+
+pub(crate) struct Core {
+    pub engine: RefCell<Option<Engine>>,
+    /// `dispose()` was called while the engine was borrowed: drop it when released.
+    pub disposed: Cell<bool>,
+    /// The generation allowed to advance the session (the latest one started).
+    pub owner: Cell<u64>,
+}
+
+impl Core {
+    /// Runs `f` on the engine, or fails clearly when disposed or busy.
+    pub fn with<T>(&self, f: impl FnOnce(&mut Engine) -> JsResult<T>) -> JsResult<T> {
+        if self.disposed.get() {
+            return Err(disposed());
+        }
+        let mut guard = self.engine.try_borrow_mut().map_err(|_| busy())?;
+        let engine = guard.as_mut().ok_or_else(disposed)?;
+        f(engine)
+    }
+
+    /// Drops the engine if `dispose()` asked for it while it was borrowed.
+    pub fn settle(&self) {
+        if self.disposed.get() {
+            if let Ok(mut guard) = self.engine.try_borrow_mut() {
+                *guard = None;
+            }
+        }
+    }
+}
+
+pub(crate) fn busy() -> WebError {
+    WebError::usage("the model is busy with another call (a generation step); await it before calling again")
+}
+
+pub(crate) fn disposed() -> WebError {
+    WebError::usage("this model has been disposed; load it again to use it")
+}
+
+#[wasm_bindgen]
+pub struct WebModel {
+    core: Rc<Core>,
+    info: JsValue,
+    next_generation: u64,
+}
+
+fn build<B: Backend>(
+    backend: B,
+    loaded: LoadedModel<B::Weight>,
+    context: Option<usize>,
+    default_cap: usize,
+) -> JsResult<Loaded<B>> {
+    let trained = loaded.config.context_length;
+    let mut model = Model::new(backend, loaded, ModelOptions::default())?;
+    let capacity = context.unwrap_or(default_cap).clamp(1, trained);
+    let session = model.new_session(capacity)?;
+    Ok(Loaded { model, session })
+}
+
+impl WebModel {
+    pub(crate) fn build_gpu(
+        backend: GpuBackend,
+        loaded: LoadedModel<<GpuBackend as Backend>::Weight>,
+        context: Option<usize>,
+        adapter: JsValue,
+        fallback_reason: Option<String>,
+    ) -> JsResult<WebModel> {
+        let l = build(backend, loaded, context, DEFAULT_CONTEXT_GPU)?;
+        Ok(WebModel::new(Engine::Gpu(Box::new(l)), adapter, fallback_reason))
+    }
+
+    pub(crate) fn build_cpu(
+        backend: CpuBackend,
+        loaded: LoadedModel<<CpuBackend as Backend>::Weight>,
+        context: Option<usize>,
+        adapter: JsValue,
+        fallback_reason: Option<String>,
+    ) -> JsResult<WebModel> {
+        let l = build(backend, loaded, context, DEFAULT_CONTEXT_CPU)?;
+        Ok(WebModel::new(Engine::Cpu(Box::new(l)), adapter, fallback_reason))
+    }
+
+    fn new(engine: Engine, adapter: JsValue, fallback_reason: Option<String>) -> WebModel {
+        let info = info_object(&engine, adapter, fallback_reason);
+        let core = Core { engine: RefCell::new(Some(engine)), disposed: Cell::new(false), owner: Cell::new(0) };
+        WebModel { core: Rc::new(core), info, next_generation: 1 }
+    }
+}
+
+fn info_object(engine: &Engine, adapter: JsValue, fallback_reason: Option<String>) -> JsValue {
+    let o = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
+    };
+    with_engine!(engine, e => {
+        let info = e.model.info();
+        let tok = e.model.tokenizer();
+        set("architecture", info.architecture.as_str().into());
+        set("name", info.name.as_str().into());
+        set("parameters", (info.parameters as f64).into());
+        set("quantization", info.quantization.as_str().into());
+        set("contextLength", (e.session.capacity() as f64).into());
+        set("trainedContextLength", (info.context_length as f64).into());
+        set("dataBytes", (info.data_bytes as f64).into());
+        set("vocabSize", (tok.vocab_size() as f64).into());
+        set("bosTokenId", tok.bos().map_or(JsValue::NULL, JsValue::from));
+        set("eosTokenId", tok.eos().map_or(JsValue::NULL, JsValue::from));
+        set("hasChatTemplate", e.model.chat_template().is_some().into());
+    });
+    set("backend", engine.backend_name().into());
+    set("adapter", adapter);
+    set("fallbackReason", fallback_reason.map_or(JsValue::NULL, JsValue::from));
+    o.into()
+}
+
+#[wasm_bindgen]
+impl WebModel {
+    /// `{ architecture, name, parameters, quantization, contextLength, backend,
+    /// adapter, fallbackReason, ... }` (a fresh copy each call).
+    #[wasm_bindgen(getter)]
+    pub fn info(&self) -> JsValue {
+        js_sys::Object::assign(&js_sys::Object::new(), self.info.unchecked_ref()).into()
+    }
+
+    /// Token ids of `text`. `add_special`: the BOS/EOS the vocabulary asks for;
+    /// `parse_special`: control-token texts (`<|im_start|>`) become their ids.
+    pub fn tokenize(&self, text: &str, add_special: bool, parse_special: bool) -> JsResult<Vec<u32>> {
+        self.core.with(|e| Ok(with_engine!(e, l => l.model.tokenizer().encode(text, add_special, parse_special))))
+    }
+
+    /// Text of token ids (`render_special`: show control tokens' text).
+    pub fn detokenize(&self, ids: Vec<u32>, render_special: bool) -> JsResult<String> {
+        self.core.with(|e| {
+            with_engine!(e, l => {
+                let vocab = l.model.tokenizer().vocab_size();
+                if let Some(bad) = ids.iter().find(|&&id| id as usize >= vocab) {
+                    return Err(WebError::usage(format!("token id {bad} is outside the vocabulary of {vocab} tokens")));
+                }
+                Ok(l.model.tokenizer().decode(&ids, render_special))
+            })
+        })
+    }
+
+    /// Renders `messages` (`[{role, content}]`) with the model's chat template.
+    #[wasm_bindgen(js_name = applyChatTemplate)]
+    pub fn apply_chat_template(&self, messages: JsValue, add_generation_prompt: bool) -> JsResult<String> {
+        let messages = options::messages(&messages)?;
+        self.core.with(|e| with_engine!(e, l => render_chat(&l.model, &messages, add_generation_prompt)))
+    }
+
+    /// Prompt token ids as the native CLI makes them: plain text is text (BOS as the
+    /// vocabulary asks); a rendered chat template spells out its control tokens.
+    #[wasm_bindgen(js_name = encodePrompt)]
+    pub fn encode_prompt(&self, text: &str, templated: bool) -> JsResult<Vec<u32>> {
+        self.core.with(|e| {
+            with_engine!(e, l => {
+                let tok = l.model.tokenizer();
+                let mut ids = tok.encode(text, true, templated);
+                // A template that writes `bos_token` itself would otherwise get two.
+                if ids.len() >= 2 && ids[0] == ids[1] && Some(ids[0]) == tok.bos() {
+                    ids.remove(0);
+                }
+                Ok(ids)
+            })
+        })
+    }
+
+    /// Starts a generation from `prompt_ids` with `options` (`{ maxTokens, temperature,
+    /// topK, topP, minP, repetitionPenalty, seed, stop }`). Starting one ends the
+    /// previous generation on this model.
+    pub fn generate(&mut self, prompt_ids: Vec<u32>, options: JsValue) -> JsResult<WebGeneration> {
+        let opts = options::generate(&options)?;
+        self.core.with(|_| Ok(()))?; // disposed models refuse here, not at the first step
+        let id = self.next_generation;
+        self.next_generation += 1;
+        self.core.owner.set(id);
+        WebGeneration::new(self.core.clone(), id, prompt_ids, opts)
+    }
+
+    /// Frees the model (its weights, KV cache and, with WebGPU, its buffers as far as
+    /// the browser lets go of them). Later calls fail with a clear error.
+    pub fn dispose(&mut self) {
+        self.core.disposed.set(true);
+        self.core.owner.set(0);
+        self.core.settle();
+    }
+
+    #[wasm_bindgen(getter, js_name = isDisposed)]
+    pub fn is_disposed(&self) -> bool {
+        self.core.disposed.get()
+    }
+}
+
+fn render_chat<B: Backend>(model: &Model<B>, messages: &[ChatMessage], add_generation_prompt: bool) -> JsResult<String> {
+    let mut template = model
+        .chat_template()
+        .cloned()
+        .ok_or_else(|| WebError::usage("this model has no chat template (tokenizer.chat_template); use generate() with plain text"))?;
+    // wasm32-unknown-unknown has no clock: give `strftime_now` the browser's.
+    template.set_now((js_sys::Date::now() / 1000.0) as i64);
+    let tok = model.tokenizer();
+    let text_of = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
+    Ok(template
+        .render(messages, add_generation_prompt, &text_of(tok.bos()), &text_of(tok.eos()))
+        .map_err(kindling_model::ModelError::from)?)
+}
