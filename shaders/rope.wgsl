@@ -1,18 +1,33 @@
 // Rotary position embedding, in place. The (cos, sin) of every (row, pair) are computed
 // on the host in f64 exactly as the CPU backend does (long positions stay exact) and
-// travel in the per-submission parameter blob. One invocation per (row, head, pair).
+// travel in the per-submission parameter blob. Two entry points:
+//   rope     one activation, one invocation per (row, head, pair)
+//   qk_rope  q and k together, one workgroup per (row, head of either): optionally a
+//            per-head RMS norm first (Gemma 3's q/k norms), then the rotation, and
+//            optionally the k row and the v row stored into the layer's KV cache, so
+//            everything between the projections and attention is one dispatch
 // Params: RopeParams.
 
 // Params: n (rows in this dispatch), row0 (first row of x), cols (row stride of x),
-// heads, head_dim, half (= n_rot / 2), neox (1: pairs (i, i + half); 0: (2i, 2i + 1)).
+// heads, head_dim, half (= n_rot / 2), neox (1: pairs (i, i + half); 0: (2i, 2i + 1));
+// qk_rope also: heads2 / cols2 (k's heads and row stride), norm (1: RMS-normalise each
+// head first, weights qn / kn, epsilon eps), store (1: write k and v rows to the cache
+// at position start + row0 + r), width (cache row), v_stride.
 @group(0) @binding(0) var<uniform> p: Params;
 // x: [rows, cols]; the first heads × head_dim columns of each row are rotated.
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
 // table: [n, half] (cos, sin) of row row0 + r, pair i.
 @group(0) @binding(2) var<storage, read> table: array<vec2<f32>>;
-// x2: [rows, cols2] (rope2: the second activation, heads2 heads, same table), e.g. k
-// beside q, so both take one dispatch.
+// qk_rope: x holds q; x2: [rows, cols2] k (heads2 heads, same table).
 @group(0) @binding(3) var<storage, read_write> x2: array<f32>;
+// v: [rows, v_stride] the batch's values (stored with store == 1).
+@group(0) @binding(4) var<storage, read> v: array<f32>;
+// kc, vc: [capacity, width] the layer's cache (written with store == 1; else dummies).
+@group(0) @binding(5) var<storage, read_write> kc: array<f32>;
+@group(0) @binding(6) var<storage, read_write> vc: array<f32>;
+// qn, kn: [head_dim] the q and k norm weights (norm == 1; else a dummy).
+@group(0) @binding(7) var<storage, read> qn: array<f32>;
+@group(0) @binding(8) var<storage, read> kn: array<f32>;
 
 // The two indices (within a head) of pair i.
 fn pair(i: u32) -> vec2<u32> {
@@ -46,32 +61,83 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     x[base + b] = x0 * cs.y + x1 * cs.x;
 }
 
-// rope over x (heads) and x2 (heads2) in one dispatch: one invocation per
-// (row, head of either, pair).
-@compute @workgroup_size(256)
-fn rope2(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-         @builtin(local_invocation_index) lid: u32) {
-    let id = wg_linear(wid, nwg) * 256u + lid;
+const QK_WG: u32 = 64u;
+// One head (head_dim ≤ 256, checked by the host) and the norm's partial sums.
+var<workgroup> hv: array<f32, 256>;
+var<workgroup> red: array<f32, QK_WG>;
+
+@compute @workgroup_size(64)
+fn qk_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) lid: u32) {
+    let id = wg_linear(wid, nwg);
     let hh = p.heads + p.heads2;
-    if (id >= p.n * hh * p.half) {
+    if (id >= p.n * hh) {
         return;
     }
-    let i = id % p.half;
-    let h = (id / p.half) % hh;
-    let r = id / (p.half * hh);
-    let cs = table[r * p.half + i];
-    let ab = pair(i);
-    if (h < p.heads) {
-        let base = (p.row0 + r) * p.cols + h * p.head_dim;
-        let x0 = x[base + ab.x];
-        let x1 = x[base + ab.y];
-        x[base + ab.x] = x0 * cs.x - x1 * cs.y;
-        x[base + ab.y] = x0 * cs.y + x1 * cs.x;
-    } else {
-        let base = (p.row0 + r) * p.cols2 + (h - p.heads) * p.head_dim;
-        let x0 = x2[base + ab.x];
-        let x1 = x2[base + ab.y];
-        x2[base + ab.x] = x0 * cs.x - x1 * cs.y;
-        x2[base + ab.y] = x0 * cs.y + x1 * cs.x;
+    let r = id / hh;
+    let h = id % hh;
+    let is_k = h >= p.heads;
+    let hd = p.head_dim;
+    var base = (p.row0 + r) * p.cols + h * hd;
+    if (is_k) {
+        base = (p.row0 + r) * p.cols2 + (h - p.heads) * hd;
+    }
+    var ss = 0.0;
+    for (var d = lid; d < hd; d += QK_WG) {
+        var e = 0.0;
+        if (is_k) {
+            e = x2[base + d];
+        } else {
+            e = x[base + d];
+        }
+        hv[d] = e;
+        ss += e * e;
+    }
+    if (p.norm != 0u) {
+        red[lid] = ss;
+        workgroupBarrier();
+        for (var s = QK_WG / 2u; s > 0u; s >>= 1u) {
+            if (lid < s) {
+                red[lid] += red[lid + s];
+            }
+            workgroupBarrier();
+        }
+        // As rms_norm.wgsl computes it: x * (1 / sqrt(mean + eps)) * weight.
+        let scale = 1.0 / sqrt(red[0] / f32(hd) + p.eps);
+        for (var d = lid; d < hd; d += QK_WG) {
+            var wt = 0.0;
+            if (is_k) {
+                wt = kn[d];
+            } else {
+                wt = qn[d];
+            }
+            hv[d] = hv[d] * scale * wt;
+        }
+    }
+    workgroupBarrier();
+    for (var i = lid; i < p.half; i += QK_WG) {
+        let cs = table[r * p.half + i];
+        let ab = pair(i);
+        let x0 = hv[ab.x];
+        let x1 = hv[ab.y];
+        hv[ab.x] = x0 * cs.x - x1 * cs.y;
+        hv[ab.y] = x0 * cs.y + x1 * cs.x;
+    }
+    workgroupBarrier();
+    if (!is_k) {
+        for (var d = lid; d < hd; d += QK_WG) {
+            x[base + d] = hv[d];
+        }
+        return;
+    }
+    let kh = (h - p.heads) * hd;
+    let at = (p.start + p.row0 + r) * p.width + kh;
+    let vb = (p.row0 + r) * p.v_stride + kh;
+    for (var d = lid; d < hd; d += QK_WG) {
+        x2[base + d] = hv[d];
+        if (p.store != 0u) {
+            kc[at + d] = hv[d];
+            vc[at + d] = v[vb + d];
+        }
     }
 }

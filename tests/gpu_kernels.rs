@@ -22,7 +22,7 @@ use kindling_cpu::CpuBackend;
 use kindling_gguf::GgmlType;
 use kindling_gpu::{GpuBackend, GpuOptions, KernelKey};
 use kindling_model::{
-    Activation, AttentionParams, Backend, KvSpec, RopeConfig, RopeStyle, WeightSpec,
+    Activation, AttentionParams, QkRope, Backend, KvSpec, RopeConfig, RopeStyle, WeightSpec,
 };
 
 // ---- scripts, generic over the backend ------------------------------------------------
@@ -543,29 +543,51 @@ fn rope_matches_cpu_normal_neox_partial_scaled_with_factors_and_long_batches() {
 
 /// `rope(q)` then `rope(k)` with the same table (the GPU joins them into one dispatch);
 /// returns (q, k, dispatches of the two ropes).
-fn rope_pair_script<B: Backend>(b: &mut B, c: &RopeCase, heads_k: usize, cols_k: usize, same: bool, q: &[f32], k: &[f32]) -> (Vec<f32>, Vec<f32>, u64) {
+/// What `qk_script` runs: `rope_qk` with or without the per-head norms, alone or
+/// followed by an attention over the prepared q and k.
+struct QkCase<'a> {
+    rope: &'a RopeCase,
+    heads_k: usize,
+    cols_k: usize,
+    norm: bool,
+    attend: bool,
+}
+
+/// Runs `rope_qk` (and an attention when asked) and returns q, k, the attention output
+/// (empty without) and the dispatches recorded.
+fn qk_script<B: Backend>(b: &mut B, t: &QkCase, q: &[f32], k: &[f32], v: &[f32], nq: &[f32], nk: &[f32]) -> (Vec<f32>, Vec<f32>, Vec<f32>, u64) {
+    let c = t.rope;
+    let hd = c.head_dim;
     let ff = c.factors.as_ref().map(|f| weight(b, "rope_freqs", GgmlType::F32, 1, f.len(), &f32_bytes(f)));
-    let (qt, kt) = (table(b, q, c.cols), table(b, k, cols_k));
+    let qn = weight(b, "q_norm", GgmlType::F32, 1, hd, &f32_bytes(nq));
+    let kn = weight(b, "k_norm", GgmlType::F32, 1, hd, &f32_bytes(nk));
+    let (qt, kt, vt) = (table(b, q, c.cols), table(b, k, t.cols_k), table(b, v, t.cols_k));
     let qa = b.alloc_activation(c.n, c.cols).expect("alloc");
-    let ka = b.alloc_activation(c.n, cols_k).expect("alloc");
+    let ka = b.alloc_activation(c.n, t.cols_k).expect("alloc");
+    let va = b.alloc_activation(c.n, t.cols_k).expect("alloc");
+    let out = b.alloc_activation(c.n, c.cols).expect("alloc");
+    let mut cache = b.alloc_kv_cache(KvSpec { capacity: c.start + c.n, width: t.heads_k * hd }).expect("cache");
     b.begin_batch(&ids(c.n), c.start).expect("batch");
     b.embed(&qt, 1.0, qa);
     b.embed(&kt, 1.0, ka);
+    b.embed(&vt, 1.0, va);
     let d0 = b.counters().dispatches;
-    b.rope(qa, c.heads, c.head_dim, &c.rope, ff.as_ref());
-    if same {
-        // Twice over one activation: not joined (two writable bindings of one buffer).
-        b.rope(qa, c.heads, c.head_dim, &c.rope, ff.as_ref());
-    } else {
-        b.rope(ka, heads_k, c.head_dim, &c.rope, ff.as_ref());
+    let norm = if t.norm { Some((&qn, &kn, 1e-6)) } else { None };
+    let p = QkRope { heads: c.heads, kv_heads: t.heads_k, head_dim: hd, rope: &c.rope, freq_factors: ff.as_ref(), norm };
+    b.rope_qk(qa, ka, &p);
+    let ap = AttentionParams { head_count: c.heads, head_count_kv: t.heads_k, head_dim: hd, scale: 0.125, sliding_window: None };
+    if t.attend {
+        b.attention(qa, ka, va, &mut cache, &ap, out);
     }
     let qo = read(b, qa, c.n);
     let d = b.counters().dispatches - d0;
-    (qo, read(b, ka, c.n), d)
+    let ko = read(b, ka, c.n);
+    let ao = if t.attend { read(b, out, c.n) } else { Vec::new() };
+    (qo, ko, ao, d)
 }
 
 #[test]
-fn consecutive_ropes_of_q_and_k_join_one_dispatch_and_match_cpu() {
+fn rope_qk_is_one_dispatch_with_norms_and_kv_store_and_matches_cpu() {
     let mut rng = Rng(17);
     let mut b = gpu();
     let cfg = |style, n_rot, base, freq_scale| RopeConfig { style, n_rot, base, freq_scale };
@@ -591,17 +613,53 @@ fn consecutive_ropes_of_q_and_k_join_one_dispatch_and_match_cpu() {
     for (c, heads_k, cols_k) in &cases {
         let q = rng.vec(c.n * c.cols, -2.0, 2.0);
         let k = rng.vec(c.n * cols_k, -2.0, 2.0);
-        for same in [false, true] {
-            let (wq, wk, _) = rope_pair_script(&mut CpuBackend::new(), c, *heads_k, *cols_k, same, &q, &k);
-            let (gq, gk, d) = rope_pair_script(&mut b, c, *heads_k, *cols_k, same, &q, &k);
-            let (dq, iq) = max_abs_diff(&gq, &wq);
-            let (dk, ik) = max_abs_diff(&gk, &wk);
-            let what = format!("rope pair {:?} n={} heads {}+{heads_k} same={same}", c.rope.style, c.n, c.heads);
-            assert!(dq <= 4e-6 && dk <= 2e-6, "{what}: max |Δ| q {dq} at {iq}, k {dk} at {ik}");
-            assert_eq!(d, if same { 2 } else { 1 }, "{what}: dispatches");
-            eprintln!("{what}: max |Δ| q {dq:.2e} k {dk:.2e}, {d} dispatch(es)");
+        let v = rng.vec(c.n * cols_k, -2.0, 2.0);
+        let nq = rng.vec(c.head_dim, 0.5, 1.5);
+        let nk = rng.vec(c.head_dim, 0.5, 1.5);
+        // Norms and attention need rows of whole heads (k rows exactly one cache row).
+        let whole_heads = *cols_k == heads_k * c.head_dim && c.cols == c.heads * c.head_dim;
+        let can_attend = whole_heads && c.heads % heads_k == 0;
+        for norm in [false, true].into_iter().filter(|&n| !n || whole_heads) {
+            for attend in [false, true].into_iter().filter(|&a| !a || can_attend) {
+                let t = QkCase { rope: c, heads_k: *heads_k, cols_k: *cols_k, norm, attend };
+                let (wq, wk, wa, _) = qk_script(&mut CpuBackend::new(), &t, &q, &k, &v, &nq, &nk);
+                let (gq, gk, ga, d) = qk_script(&mut b, &t, &q, &k, &v, &nq, &nk);
+                let (dq, iq) = max_abs_diff(&gq, &wq);
+                let (dk, ik) = max_abs_diff(&gk, &wk);
+                let (da, ia) = max_abs_diff(&ga, &wa);
+                let what = format!("rope_qk {:?} n={} heads {}+{heads_k} norm={norm} attend={attend}", c.rope.style, c.n, c.heads);
+                // Norms: a few ulps of the 1/rms scale on values up to ~3 after scaling.
+                let tol = if norm { 1e-5 } else { 4e-6 };
+                assert!(dq <= tol && dk <= tol, "{what}: max |Δ| q {dq} at {iq}, k {dk} at {ik}");
+                assert!(da <= 2e-5, "{what}: attention max |Δ| {da} at {ia}");
+                if attend {
+                    // The k/v store rides in the q/k dispatch: as many dispatches as an
+                    // attention alone (whose own store is one dispatch).
+                    let alone = attention_dispatches(&mut b, c, *heads_k);
+                    assert_eq!(d, alone, "{what}: dispatches");
+                } else {
+                    assert_eq!(d, 1, "{what}: dispatches");
+                }
+                eprintln!("{what}: max |Δ| q {dq:.2e} k {dk:.2e} attention {da:.2e}, {d} dispatch(es)");
+            }
         }
     }
+}
+
+/// Dispatches of an attention recorded on its own (its k/v store included) for `c`'s
+/// rows, positions and heads.
+fn attention_dispatches(b: &mut GpuBackend, c: &RopeCase, heads_k: usize) -> u64 {
+    let width = heads_k * c.head_dim;
+    let q = b.alloc_activation(c.n, c.cols).expect("alloc");
+    let (k, v) = (b.alloc_activation(c.n, width).expect("alloc"), b.alloc_activation(c.n, width).expect("alloc"));
+    let out = b.alloc_activation(c.n, c.cols).expect("alloc");
+    let mut cache = b.alloc_kv_cache(KvSpec { capacity: c.start + c.n, width }).expect("cache");
+    let ap = AttentionParams { head_count: c.heads, head_count_kv: heads_k, head_dim: c.head_dim, scale: 0.125, sliding_window: None };
+    b.begin_batch(&ids(c.n), c.start).expect("batch");
+    let d0 = b.counters().dispatches;
+    b.attention(q, k, v, &mut cache, &ap, out);
+    read(b, out, c.n);
+    b.counters().dispatches - d0
 }
 
 // ---- attention ----------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 //! Fusion of op sequences the forward passes always emit, inside the backend: an op
 //! is held back one step (`Pending`) so that the next op can join its dispatch —
-//! a matmul and the residual add of its output, the q and k ropes, same-type q/k/v
-//! matvecs, and the gate/up matvecs with their gated activation. Anything else that
-//! arrives first records the held op on its own (`flush_pending`).
+//! a matmul and the residual add of its output, same-type q/k/v matvecs, the gate/up
+//! matvecs with their gated activation, and the q/k preparation with the KV-cache
+//! store of the attention after it. Anything else that arrives first records the held
+//! op on its own (`flush_pending`).
 
 use super::*;
 
@@ -30,18 +31,31 @@ pub(crate) enum Pending {
     /// activation of their outputs (a feed-forward's gate and up) are one
     /// `matvec_gated` dispatch per part.
     Group(Vec<PendingMatmul>),
-    /// A rope: a rope of another activation with the same table may follow (k after q).
-    Rope(PendingRope),
+    /// q/k norm + rope (`rope_qk`): an attention over the same q and k may follow, whose
+    /// KV-cache store then joins the dispatch.
+    QkRope(PendingQkRope),
 }
 
-/// A rope held back (see `Pending::Rope`).
-pub(crate) struct PendingRope {
-    pub(crate) x: GpuActivation,
+/// A `rope_qk` held back (see `Pending::QkRope`).
+pub(crate) struct PendingQkRope {
+    pub(crate) q: GpuActivation,
+    pub(crate) k: GpuActivation,
     pub(crate) heads: usize,
+    pub(crate) kv_heads: usize,
     pub(crate) head_dim: usize,
     pub(crate) rope: RopeConfig,
     /// The frequency-factor buffer and its values.
     pub(crate) ff: Option<(BufId, Vec<f32>)>,
+    /// The q and k norm weight buffers and the epsilon.
+    pub(crate) norm: Option<(BufId, BufId, f32)>,
+}
+
+/// Where `qk_rope` also stores the batch's k and v rows: v, the cache and its row width.
+pub(crate) struct KvStoreTarget {
+    pub(crate) v: GpuActivation,
+    pub(crate) k_cache: BufId,
+    pub(crate) v_cache: BufId,
+    pub(crate) width: usize,
 }
 
 impl GpuBackend {
@@ -51,7 +65,7 @@ impl GpuBackend {
             None => {}
             Some(Pending::Matmul(pm)) => self.record_matmul(pm, None),
             Some(Pending::Group(g)) => self.record_group(g),
-            Some(Pending::Rope(r)) => self.record_rope(r, None),
+            Some(Pending::QkRope(r)) => self.record_qk_rope(r, None),
         }
     }
 
@@ -150,41 +164,42 @@ impl GpuBackend {
         }
     }
 
-    /// Records a rope (and, with `second`, the same rotation of another activation's
-    /// heads in the same dispatches).
-    pub(crate) fn record_rope(&mut self, r: PendingRope, second: Option<(GpuActivation, usize)>) {
-        let PendingRope { x, heads, head_dim, rope, ff } = r;
-        let rope = &rope;
-        let n = self.rows(x);
-        let cols = self.act(x).cols;
-        let half = rope.n_rot / 2;
-        let xb = self.act(x).buf;
-        let (heads2, cols2, x2b) = match second {
-            Some((x2, h2)) => (h2, self.act(x2).cols, Some(self.act(x2).buf)),
-            None => (0, 0, None),
-        };
-        let pair_bytes = half as u64 * 8;
-        let rows_per_dispatch = ((TABLE_BYTES / pair_bytes) as usize).max(1);
+    /// The blob offset of the (cos, sin) table of batch rows `row0..row0 + rows`,
+    /// written on its first use in this submission (every layer shares it). None after
+    /// deferring an error.
+    fn rope_table_at(&mut self, rope: &RopeConfig, ff: Option<&(BufId, Vec<f32>)>, row0: usize, rows: usize) -> Option<u32> {
+        let key = (*rope, ff.map(|f| f.0), self.start_pos + row0, rows);
+        let table_bytes = (rows * rope.n_rot / 2) as u64 * 8;
+        let cached = self.rope_tables.iter().find(|(k, _)| *k == key).map(|e| e.1);
+        if !self.ensure_room(table_bytes.next_multiple_of(PARAMS_SLOT) + PARAMS_SLOT) {
+            self.defer(err("rope: table does not fit the parameter buffer"));
+            return None;
+        }
+        // ensure_room may have submitted: the cached offset is only valid if the key is still there.
+        if let Some(o) = cached.filter(|_| self.rope_tables.iter().any(|(k, _)| *k == key)) {
+            return Some(o);
+        }
         let mut table = Vec::new();
+        rope_table(rope, ff.map(|f| f.1.as_slice()), self.start_pos + row0, rows, &mut table);
+        let o = self.push_blob(bytemuck::cast_slice(&table));
+        self.rope_tables.push((key, o));
+        Some(o)
+    }
+
+    /// Batch rows per rope dispatch: as many as one table binding holds.
+    fn rope_rows_per_dispatch(rope: &RopeConfig) -> usize {
+        ((TABLE_BYTES / (rope.n_rot as u64 / 2 * 8)) as usize).max(1)
+    }
+
+    /// Records a rope of one activation's heads.
+    pub(crate) fn record_rope(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, ff: Option<(BufId, Vec<f32>)>) {
+        let n = self.rows(x);
+        let (xb, cols) = (self.act(x).buf, self.act(x).cols);
+        let half = rope.n_rot / 2;
         let mut row0 = 0;
         while row0 < n {
-            let rows = rows_per_dispatch.min(n - row0);
-            let key = (*rope, ff.as_ref().map(|f| f.0), self.start_pos + row0, rows);
-            let table_bytes = rows as u64 * pair_bytes;
-            let cached = self.rope_tables.iter().find(|(k, _)| *k == key).map(|e| e.1);
-            if !self.ensure_room(table_bytes.next_multiple_of(PARAMS_SLOT) + PARAMS_SLOT) {
-                return self.defer(err("rope: table does not fit the parameter buffer"));
-            }
-            // ensure_room may have submitted: the cached offset is only valid if the key is still there.
-            let offset = match cached.filter(|_| self.rope_tables.iter().any(|(k, _)| *k == key)) {
-                Some(o) => o,
-                None => {
-                    rope_table(rope, ff.as_ref().map(|f| f.1.as_slice()), self.start_pos + row0, rows, &mut table);
-                    let o = self.push_blob(bytemuck::cast_slice(&table));
-                    self.rope_tables.push((key, o));
-                    o
-                }
-            };
+            let rows = Self::rope_rows_per_dispatch(rope).min(n - row0);
+            let Some(offset) = self.rope_table_at(rope, ff.as_ref(), row0, rows) else { return };
             let p = RopeParams {
                 n: rows as u32,
                 row0: row0 as u32,
@@ -193,14 +208,49 @@ impl GpuBackend {
                 head_dim: head_dim as u32,
                 half: half as u32,
                 neox: (rope.style == RopeStyle::Neox) as u32,
-                heads2: heads2 as u32,
-                cols2: cols2 as u32,
+                ..Default::default()
             };
-            let threads = rows * (heads + heads2) * half;
-            match x2b {
-                Some(x2b) => self.record(Op::Rope2, None, &[xb, x2b], &p, Some(offset), threads.div_ceil(256) as u32),
-                None => self.record(Op::Rope, None, &[xb], &p, Some(offset), threads.div_ceil(256) as u32),
-            }
+            let threads = rows * heads * half;
+            self.record(Op::Rope, None, &[xb], &p, Some(offset), threads.div_ceil(256) as u32);
+            row0 += rows;
+        }
+    }
+
+    /// Records a held `rope_qk` (q/k norms and rotation in one dispatch per table), and
+    /// with `store` the KV-cache store of the batch's k and v rows too.
+    pub(crate) fn record_qk_rope(&mut self, r: PendingQkRope, store: Option<KvStoreTarget>) {
+        let n = self.rows(r.q);
+        let (qa, ka) = (self.act(r.q), self.act(r.k));
+        let (qb, q_cols, kb, k_cols) = (qa.buf, qa.cols, ka.buf, ka.cols);
+        let (qn, kn, eps) = r.norm.unwrap_or((self.dummy_read, self.dummy_read, 0.0));
+        let (vb, v_stride, kc, vc, width) = match &store {
+            Some(s) => (self.act(s.v).buf, self.act(s.v).cols, s.k_cache, s.v_cache, s.width),
+            None => (self.dummy_read, 0, self.dummy, self.dummy, 0),
+        };
+        let half = r.rope.n_rot / 2;
+        let mut row0 = 0;
+        while row0 < n {
+            let rows = Self::rope_rows_per_dispatch(&r.rope).min(n - row0);
+            let Some(offset) = self.rope_table_at(&r.rope, r.ff.as_ref(), row0, rows) else { return };
+            let p = RopeParams {
+                n: rows as u32,
+                row0: row0 as u32,
+                cols: q_cols as u32,
+                heads: r.heads as u32,
+                head_dim: r.head_dim as u32,
+                half: half as u32,
+                neox: (r.rope.style == RopeStyle::Neox) as u32,
+                heads2: r.kv_heads as u32,
+                cols2: k_cols as u32,
+                norm: r.norm.is_some() as u32,
+                eps,
+                store: store.is_some() as u32,
+                start: self.start_pos as u32,
+                width: width as u32,
+                v_stride: v_stride as u32,
+            };
+            let bufs = [qb, kb, vb, kc, vc, qn, kn];
+            self.record(Op::QkRope, None, &bufs, &p, Some(offset), (rows * (r.heads + r.kv_heads)) as u32);
             row0 += rows;
         }
     }

@@ -30,7 +30,7 @@ pub enum Op {
     RmsNorm,
     RmsNormInPlace,
     Rope,
-    Rope2,
+    QkRope,
     KvStore,
     Attention,
     AttnCombine,
@@ -66,7 +66,7 @@ impl Op {
         Op::RmsNorm,
         Op::RmsNormInPlace,
         Op::Rope,
-        Op::Rope2,
+        Op::QkRope,
         Op::KvStore,
         Op::Attention,
         Op::AttnCombine,
@@ -82,7 +82,7 @@ impl Op {
             Op::Embed => Family::Embed,
             Op::Matvec | Op::MatvecGated | Op::MatvecMulti | Op::MatmulTiled => Family::Matmul,
             Op::RmsNorm | Op::RmsNormInPlace => Family::RmsNorm,
-            Op::Rope | Op::Rope2 => Family::Rope,
+            Op::Rope | Op::QkRope => Family::Rope,
             Op::KvStore | Op::Attention | Op::AttnCombine => Family::Attention,
             Op::Add | Op::Gated | Op::Softcap | Op::SelectRow => Family::Elementwise,
             Op::Argmax => Family::Argmax,
@@ -99,7 +99,7 @@ impl Op {
             Op::RmsNorm => "rms_norm",
             Op::RmsNormInPlace => "rms_norm_in_place",
             Op::Rope => "rope",
-            Op::Rope2 => "rope2",
+            Op::QkRope => "qk_rope",
             Op::KvStore => "kv_store",
             Op::Attention => "attention",
             Op::AttnCombine => "attn_combine",
@@ -134,8 +134,18 @@ impl Op {
             Op::RmsNormInPlace => &[(0, Params), (3, Write), (4, Read)],
             // x, (cos, sin) table
             Op::Rope => &[(0, Params), (1, Write), (2, Table)],
-            // x, x2 ((cos, sin) table between them in binding order)
-            Op::Rope2 => &[(0, Params), (1, Write), (2, Table), (3, Write)],
+            // q, k, v, k cache, v cache, q norm, k norm ((cos, sin) table after q)
+            Op::QkRope => &[
+                (0, Params),
+                (1, Write),
+                (2, Table),
+                (3, Write),
+                (4, Read),
+                (5, Write),
+                (6, Write),
+                (7, Read),
+                (8, Read),
+            ],
             // k, v, k cache, v cache
             Op::KvStore => &[(0, Params), (5, Read), (6, Read), (7, Write), (8, Write)],
             // q, out, k cache, v cache, split scratch

@@ -14,7 +14,8 @@
 //! sequences the forward pass always emits take one dispatch: a matmul and the residual
 //! add of its output; decode matvecs over one input with weights of one type and width
 //! (q/k/v: `matvec_multi`; gate/up followed by the gated activation: `matvec_gated`,
-//! gate and up themselves not written); rope of q then of k (`rope2`).
+//! gate and up themselves not written); the q/k norms and rope with the KV-cache store
+//! of the attention after them (`qk_rope`).
 //!
 //! Weights stay quantized: rows are repacked at upload so each block starts on a word
 //! (`weights.rs`), tensors larger than the storage binding limit are split by rows, and
@@ -32,7 +33,7 @@ mod weights;
 use bytemuck::Pod;
 use kindling_gguf::GgmlType;
 use kindling_model::{
-    Activation, AttentionParams, Backend, Counters, KvSpec, ModelError, Result, RopeConfig, RopeStyle, WeightSpec,
+    Activation, AttentionParams, Backend, Counters, KvSpec, ModelError, QkRope, Result, RopeConfig, RopeStyle, WeightSpec,
 };
 
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
@@ -40,7 +41,7 @@ pub use kernels::{KernelKey, Op, ShaderFeatures};
 pub use weights::{GpuWeight, Part};
 
 use device::Gpu;
-use fusion::{same_parts, Pending, PendingMatmul, PendingRope};
+use fusion::{same_parts, KvStoreTarget, Pending, PendingMatmul, PendingQkRope};
 use kernels::{BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams};
 
@@ -133,8 +134,11 @@ pub struct GpuBackend {
     weight_bytes: u64,
     /// The op not recorded yet (see `Pending`).
     pending: Option<Pending>,
-    /// A 16-byte buffer bound where a kernel's optional output is unused.
+    /// 16-byte buffers bound where a kernel's optional output (`dummy`) or input
+    /// (`dummy_read`) is unused: one buffer cannot be both read-only and writable in a
+    /// dispatch.
     dummy: BufId,
+    dummy_read: BufId,
     /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
     attn_scratch: Option<(BufId, u64)>,
     /// An op that could not be recorded; returned by the next read.
@@ -179,12 +183,14 @@ impl GpuBackend {
             attn_scratch: None,
             pending: None,
             dummy: BufId(0),
+            dummy_read: BufId(0),
             deferred: None,
             stats: GpuStats::default(),
         };
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;
+        b.dummy_read = b.storage_buffer("dummy (read)", 16)?;
         b.grow_row_buffers(64)?;
         Ok(b)
     }
@@ -482,6 +488,28 @@ impl GpuBackend {
             return None;
         }
         Some(w.parts[0].buf)
+    }
+
+    /// Whether a rope of `heads` heads of `head_dim` fits `x` (else defers an error).
+    fn rope_fits(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig) -> bool {
+        let cols = self.act(x).cols;
+        if rope.n_rot < 2 || rope.n_rot > head_dim || heads * head_dim > cols {
+            self.defer(err(format!("rope: {} rotary dims, {heads} heads of {head_dim}, rows of {cols}", rope.n_rot)));
+            return false;
+        }
+        true
+    }
+
+    /// The frequency-factor buffer and values of a rope (`Some(None)` without factors;
+    /// None after deferring an error).
+    fn freq_factors(&mut self, w: Option<&GpuWeight>) -> Option<Option<(BufId, Vec<f32>)>> {
+        match w {
+            None => Some(None),
+            Some(w) => {
+                let buf = self.dense_f32(w, "rope", w.cols)?;
+                Some(Some((buf, w.dense.clone().unwrap_or_default())))
+            }
+        }
     }
 
     fn elementwise(&mut self, op: Op, bufs: &[BufId], p: EwParams, count: usize) {

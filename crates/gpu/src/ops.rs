@@ -248,39 +248,33 @@ impl Backend for GpuBackend {
     }
 
     fn rope(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&GpuWeight>) {
-        let cols = self.act(x).cols;
-        let half = rope.n_rot / 2;
-        if half == 0 || rope.n_rot > head_dim || heads * head_dim > cols {
-            return self.defer(err(format!("rope: {} rotary dims, {heads} heads of {head_dim}, rows of {cols}", rope.n_rot)));
+        if !self.rope_fits(x, heads, head_dim, rope) {
+            return;
         }
-        let ff_buf = match freq_factors {
-            Some(w) => match self.dense_f32(w, "rope", w.cols) {
-                Some(buf) => Some(buf),
-                None => return,
+        let Some(ff) = self.freq_factors(freq_factors) else { return };
+        self.flush_pending();
+        self.record_rope(x, heads, head_dim, rope, ff);
+    }
+
+    fn rope_qk(&mut self, q: GpuActivation, k: GpuActivation, p: &QkRope<'_, GpuWeight>) {
+        let hd = p.head_dim;
+        if !self.rope_fits(q, p.heads, hd, p.rope) || !self.rope_fits(k, p.kv_heads, hd, p.rope) {
+            return;
+        }
+        if hd > MAX_HEAD_DIM || self.rows(q) != self.rows(k) || self.act(q).buf == self.act(k).buf {
+            return self.defer(err(format!("rope_qk: heads of {hd} (at most {MAX_HEAD_DIM}) over two distinct activations of equal rows")));
+        }
+        let Some(ff) = self.freq_factors(p.freq_factors) else { return };
+        let norm = match p.norm {
+            Some((qn, kn, eps)) => match (self.dense_f32(qn, "q norm", hd), self.dense_f32(kn, "k norm", hd)) {
+                (Some(a), Some(b)) => Some((a, b, eps)),
+                _ => return,
             },
             None => None,
         };
-        // k right after q with the same table (config, factors, rows): one dispatch.
-        // Not over one buffer (two writable bindings of it).
-        let joins = match &self.pending {
-            Some(Pending::Rope(r)) => {
-                r.rope == *rope
-                    && r.head_dim == head_dim
-                    && r.ff.as_ref().map(|f| f.0) == ff_buf
-                    && self.rows(r.x) == self.rows(x)
-                    && self.act(r.x).buf != self.act(x).buf
-            }
-            _ => false,
-        };
-        if joins {
-            if let Some(Pending::Rope(r)) = self.pending.take() {
-                self.record_rope(r, Some((x, heads)));
-            }
-            return;
-        }
-        let ff = ff_buf.map(|buf| (buf, freq_factors.and_then(|w| w.dense.clone()).unwrap_or_default()));
         self.flush_pending();
-        self.pending = Some(Pending::Rope(PendingRope { x, heads, head_dim, rope: *rope, ff }));
+        let (heads, kv_heads, rope) = (p.heads, p.kv_heads, *p.rope);
+        self.pending = Some(Pending::QkRope(PendingQkRope { q, k, heads, kv_heads, head_dim: hd, rope, ff, norm }));
     }
 
     fn attention(
@@ -354,8 +348,23 @@ impl Backend for GpuBackend {
             v_stride: width as u32,
             splits: splits as u32,
         };
-        let (kb, vb) = (self.act(k).buf, self.act(v).buf);
-        self.record(Op::KvStore, None, &[kb, vb, cache.k, cache.v], &p, None, (n * width).div_ceil(256) as u32);
+        // q and k just prepared by `rope_qk`: the store joins that dispatch.
+        let joins = match &self.pending {
+            Some(Pending::QkRope(r)) => {
+                r.q == q && r.k == k && r.heads == params.head_count && r.kv_heads == params.head_count_kv && r.head_dim == hd
+            }
+            _ => false,
+        };
+        match self.pending.take() {
+            Some(Pending::QkRope(r)) if joins => {
+                self.record_qk_rope(r, Some(KvStoreTarget { v, k_cache: cache.k, v_cache: cache.v, width }));
+            }
+            other => {
+                self.pending = other;
+                let (kb, vb) = (self.act(k).buf, self.act(v).buf);
+                self.record(Op::KvStore, None, &[kb, vb, cache.k, cache.v], &p, None, (n * width).div_ceil(256) as u32);
+            }
+        }
         let (qb, ob) = (self.act(q).buf, self.act(out).buf);
         self.record(Op::Attention, None, &[qb, ob, cache.k, cache.v, scratch], &p, None, (rh * splits) as u32);
         if splits > 1 {

@@ -97,9 +97,18 @@ params!(
         half: u32,
         /// 1: neox pairs (i, i + half); 0: adjacent pairs.
         neox: u32,
-        /// rope2: heads and row stride of the second activation (x2).
+        /// qk_rope: heads and row stride of k (x2).
         heads2: u32,
         cols2: u32,
+        /// qk_rope: 1: RMS-normalise each head first (weights qn / kn), with eps.
+        norm: u32,
+        eps: f32,
+        /// qk_rope: 1: store k and v rows into the cache at position start + row.
+        store: u32,
+        start: u32,
+        /// Cache row width and v's row stride.
+        width: u32,
+        v_stride: u32,
     }
 );
 

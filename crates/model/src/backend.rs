@@ -58,6 +58,20 @@ pub struct AttentionParams {
     pub sliding_window: Option<usize>,
 }
 
+/// The preparation of a batch's queries and keys for attention (`Backend::rope_qk`).
+#[derive(Clone, Copy, Debug)]
+pub struct QkRope<'a, W> {
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub rope: &'a RopeConfig,
+    /// `n_rot / 2` f32 dividing the pair frequencies (Llama 3 style scaling).
+    pub freq_factors: Option<&'a W>,
+    /// Per-head RMS norms of q and k (weights `[head_dim]`) applied before the
+    /// rotation, with their epsilon (Gemma 3).
+    pub norm: Option<(&'a W, &'a W, f32)>,
+}
+
 /// Work counters a backend may keep, for benchmarks and for tests that check how a
 /// token's work is submitted (all zero when the backend keeps none).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -122,6 +136,18 @@ pub trait Backend {
     /// Rotates `heads` heads of `head_dim` in place by each row's position.
     /// `freq_factors` (`n_rot / 2` f32) divide the pair frequencies when given.
     fn rope(&mut self, x: Self::Activation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&Self::Weight>);
+    /// Optional per-head RMS norm of q and k, then RoPE of both, in place: what every
+    /// forward pass does between the projections and `attention`. The default records
+    /// the separate ops; a backend may do it in one pass (the GPU also stores k and v
+    /// into the cache in that pass when `attention` follows).
+    fn rope_qk(&mut self, q: Self::Activation, k: Self::Activation, p: &QkRope<'_, Self::Weight>) {
+        if let Some((qn, kn, eps)) = p.norm {
+            self.rms_norm(q, qn, p.head_dim, eps, q);
+            self.rms_norm(k, kn, p.head_dim, eps, k);
+        }
+        self.rope(q, p.heads, p.head_dim, p.rope, p.freq_factors);
+        self.rope(k, p.kv_heads, p.head_dim, p.rope, p.freq_factors);
+    }
     /// Stores k and v rows at the batch positions, then for every row computes causal
     /// (and optionally windowed) grouped-query attention of q over the cache.
     fn attention(

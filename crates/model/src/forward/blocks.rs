@@ -1,7 +1,7 @@
 //! Building blocks shared by the architectures' forward passes.
 
 use super::Workspace;
-use crate::backend::{AttentionParams, Backend};
+use crate::backend::{AttentionParams, Backend, QkRope};
 use crate::config::{LayerConfig, ModelConfig};
 use crate::weights::LayerWeights;
 
@@ -21,12 +21,12 @@ pub fn attention<B: Backend>(
     b.matmul(ws.h, &w.attn_q, ws.q);
     b.matmul(ws.h, &w.attn_k, ws.k);
     b.matmul(ws.h, &w.attn_v, ws.v);
-    if let (Some(qn), Some(kn)) = (&w.attn_q_norm, &w.attn_k_norm) {
-        b.rms_norm(ws.q, qn, hd, cfg.rms_norm_eps, ws.q);
-        b.rms_norm(ws.k, kn, hd, cfg.rms_norm_eps, ws.k);
-    }
-    b.rope(ws.q, cfg.head_count, hd, &layer.rope, freq_factors);
-    b.rope(ws.k, cfg.head_count_kv, hd, &layer.rope, freq_factors);
+    let norm = match (&w.attn_q_norm, &w.attn_k_norm) {
+        (Some(qn), Some(kn)) => Some((qn, kn, cfg.rms_norm_eps)),
+        _ => None,
+    };
+    let qk = QkRope { heads: cfg.head_count, kv_heads: cfg.head_count_kv, head_dim: hd, rope: &layer.rope, freq_factors, norm };
+    b.rope_qk(ws.q, ws.k, &qk);
     let params = AttentionParams {
         head_count: cfg.head_count,
         head_count_kv: cfg.head_count_kv,
