@@ -29,6 +29,17 @@ pub use model::WebModel;
 
 use std::sync::Once;
 
+use wasm_bindgen::prelude::*;
+
+/// Bytes of WebAssembly memory the engine has (it only grows: after a load this is
+/// the load's peak). For diagnostics and the memory test.
+#[wasm_bindgen(js_name = memoryBytes)]
+pub fn memory_bytes() -> f64 {
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .map_or(0.0, |m| m.buffer().unchecked_into::<js_sys::ArrayBuffer>().byte_length() as f64)
+}
+
 /// Installs the panic hook once, so a panic we failed to prevent shows its message in
 /// the console instead of a bare "unreachable executed".
 pub(crate) fn init() {

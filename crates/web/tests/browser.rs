@@ -1,0 +1,28 @@
+//! Browser tests of the web crate, run by `wasm-pack test --headless --chrome crates/web`
+//! (scripts/test_browser.sh starts the model server they fetch from and runs them twice:
+//! with WebGPU, then with WebGPU disabled to exercise the CPU fallback).
+//!
+//! Compile-time settings (environment variables of the build):
+//! - `KINDLING_MODEL_SERVER`: base URL of `tests/scripts/serve.py` (default
+//!   http://127.0.0.1:8631), which serves the repository (models under `.cache/`).
+//! - `KINDLING_WEBGPU`: `on` (WebGPU must work: GPU tests run and fail if it does
+//!   not) or `off` (WebGPU must be unavailable: fallback tests). Unset: whatever the
+//!   browser offers.
+
+#![cfg(target_arch = "wasm32")]
+
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+#[path = "browser/support.rs"]
+mod support;
+
+#[path = "browser/adapter.rs"]
+mod adapter;
+#[path = "browser/errors.rs"]
+mod errors;
+#[path = "browser/js_api.rs"]
+mod js_api;
+#[path = "browser/kernels.rs"]
+mod kernels;
+#[path = "browser/real_models.rs"]
+mod real_models;

@@ -1,0 +1,64 @@
+// The error classes of the package. Every failure of the engine reaches JS as an Error
+// whose `name` is one of these; `toError` turns it into an instance of the class, so
+// both `e.name === 'InvalidModelError'` and `e instanceof InvalidModelError` work.
+
+class KindlingError extends Error {
+  constructor(message, options) {
+    super(message, options);
+    this.name = new.target.errorName;
+  }
+}
+
+export class WebGPUUnavailableError extends KindlingError { static errorName = 'WebGPUUnavailableError'; }
+export class InvalidModelError extends KindlingError { static errorName = 'InvalidModelError'; }
+export class UnsupportedModelError extends KindlingError { static errorName = 'UnsupportedModelError'; }
+export class OutOfMemoryError extends KindlingError { static errorName = 'OutOfMemoryError'; }
+export class DeviceLostError extends KindlingError { static errorName = 'DeviceLostError'; }
+export class AbortError extends KindlingError { static errorName = 'AbortError'; }
+
+const CLASSES = {
+  WebGPUUnavailableError, InvalidModelError, UnsupportedModelError, OutOfMemoryError, DeviceLostError, AbortError,
+};
+
+/** The package's error for anything thrown by the engine, fetch or the browser. */
+export function toError(e) {
+  if (e instanceof KindlingError) return e;
+  if (e && typeof e === 'object') {
+    const Class = CLASSES[e.name];
+    if (Class) return new Class(e.message, { cause: e });
+    // A DOMException from an AbortSignal or a cancelled fetch.
+    if (e.name === 'TimeoutError') return new AbortError(e.message || 'timed out', { cause: e });
+    // wasm traps (a panic we missed, memory exhausted) are not ours to rename, but say so.
+    if (e instanceof WebAssembly.RuntimeError) {
+      return new Error(`the WebAssembly engine crashed (${e.message}); reload the model`, { cause: e });
+    }
+    if (e instanceof Error) return e;
+  }
+  return new Error(String(e));
+}
+
+/** An AbortError for `signal`, keeping its reason as the cause. */
+export function abortError(signal, what = 'the operation') {
+  const reason = signal?.reason;
+  const why = reason && typeof reason === 'object' && reason.message ? `: ${reason.message}` : '';
+  return new AbortError(`${what} was aborted${why}`, { cause: reason });
+}
+
+export function throwIfAborted(signal, what) {
+  if (signal?.aborted) throw abortError(signal, what);
+}
+
+/**
+ * `promise`, or an AbortError as soon as `signal` aborts (the promise keeps running;
+ * callers clean up after it).
+ */
+export function raceAbort(promise, signal, what) {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(abortError(signal, what));
+  let onAbort;
+  const aborted = new Promise((_, reject) => {
+    onAbort = () => reject(abortError(signal, what));
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+}

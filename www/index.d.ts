@@ -1,0 +1,178 @@
+// Types of the `kindling` package (www/index.js).
+
+export type Backend = 'auto' | 'webgpu' | 'cpu';
+
+export interface AdapterInfo {
+  vendor: string;
+  architecture: string;
+  description: string;
+  isFallbackAdapter: boolean;
+}
+
+export interface Capabilities {
+  /** An adapter was returned by navigator.gpu.requestAdapter(). */
+  webgpu: boolean;
+  adapter: AdapterInfo | null;
+  /** WebGPU feature names, e.g. "shader-f16". */
+  features: string[];
+  /** WebGPU limits by their WebGPU names, e.g. maxStorageBufferBindingSize. */
+  limits: Record<string, number>;
+  /** The CPU backend was built with WebAssembly SIMD128 kernels. */
+  simd128: boolean;
+  /** Why WebGPU is unavailable (null when it is available). */
+  reason: string | null;
+}
+
+export type ModelSource = string | URL | Blob | ArrayBuffer | Uint8Array | ReadableStream<Uint8Array>;
+
+export interface LoadProgress {
+  phase: 'download' | 'upload' | 'prepare';
+  /** Bytes (download, upload) or steps (prepare) done: never decreases within a phase. */
+  loaded: number;
+  /** The total when known (from Content-Length, the source's size or the GGUF header). */
+  total: number | null;
+}
+
+export interface LoadOptions {
+  /** Default 'auto': WebGPU on a hardware adapter, else the CPU (see info.fallbackReason). */
+  backend?: Backend;
+  onProgress?: (progress: LoadProgress) => void;
+  /** Stops the download and frees what was allocated; the load rejects with AbortError. */
+  signal?: AbortSignal;
+  /** KV cache positions (default: the model's, capped to 4096 on WebGPU and 2048 on the CPU). */
+  contextLength?: number;
+}
+
+export interface ModelInfo {
+  architecture: string;
+  name: string;
+  parameters: number;
+  quantization: string;
+  /** Positions this model's session holds. */
+  contextLength: number;
+  trainedContextLength: number;
+  dataBytes: number;
+  vocabSize: number;
+  bosTokenId: number | null;
+  eosTokenId: number | null;
+  hasChatTemplate: boolean;
+  backend: 'webgpu' | 'cpu';
+  adapter: AdapterInfo | null;
+  /** Why 'auto' did not choose WebGPU (null when it did, or when a backend was named). */
+  fallbackReason: string | null;
+}
+
+export interface GenerateOptions {
+  /** Default 256. */
+  maxTokens?: number;
+  /** 0 is greedy. Default 0.8. */
+  temperature?: number;
+  /** Default 40 (0: off). */
+  topK?: number;
+  /** Default 0.95. */
+  topP?: number;
+  /** Default 0.05. */
+  minP?: number;
+  /** Default 1 (off). */
+  repetitionPenalty?: number;
+  /** Same seed, same tokens. Default: random. */
+  seed?: number;
+  /** Generation ends before the first of these strings. */
+  stop?: string | string[];
+  /** Ends the generation; the iterator rejects with AbortError. */
+  signal?: AbortSignal;
+}
+
+export interface Piece {
+  text: string;
+  /** null for text released when generation ends (held back until it could not start a stop string). */
+  tokenId: number | null;
+}
+
+export type FinishReason = 'eos' | 'stop' | 'length' | 'context_full' | 'abort';
+
+export interface Completion {
+  text: string;
+  tokenIds: number[];
+  promptTokenIds: number[];
+  finishReason: FinishReason;
+  usage: { promptTokens: number; completionTokens: number; totalTokens: number };
+  timings: { prefillMs: number; decodeMs: number; prefillTokensPerSecond: number; decodeTokensPerSecond: number };
+}
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | string;
+  content: string;
+}
+
+export interface ChatCompletionRequest {
+  messages: ChatMessage[];
+  stream?: boolean;
+  max_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  min_p?: number;
+  repetition_penalty?: number;
+  seed?: number;
+  stop?: string | string[];
+  signal?: AbortSignal;
+}
+
+export interface ChatCompletionUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: { index: number; message: { role: 'assistant'; content: string }; finish_reason: 'stop' | 'length' | 'abort' }[];
+  usage: ChatCompletionUsage;
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: { index: number; delta: { role?: 'assistant'; content?: string }; finish_reason: 'stop' | 'length' | 'abort' | null }[];
+  /** On the last chunk only. */
+  usage?: ChatCompletionUsage;
+}
+
+export declare class Model {
+  private constructor();
+  static capabilities(): Promise<Capabilities>;
+  /** Bytes of WebAssembly memory the engine holds (it only grows: after a load, the peak). */
+  static memoryBytes(): Promise<number>;
+  static load(source: ModelSource, options?: LoadOptions): Promise<Model>;
+  readonly info: ModelInfo;
+  tokenize(text: string, options?: { addSpecial?: boolean; parseSpecial?: boolean }): number[];
+  detokenize(ids: ArrayLike<number>, options?: { renderSpecial?: boolean }): string;
+  applyChatTemplate(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean }): string;
+  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<Piece, void, undefined>;
+  complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
+  readonly chat: {
+    completions: {
+      create(request: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
+      create(request: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
+    };
+  };
+  dispose(): Promise<void>;
+}
+
+/** Loads the WebAssembly engine (done by every entry point; call it to pass another .wasm location). */
+export declare function initEngine(moduleOrPath?: string | URL | Response | WebAssembly.Module): Promise<unknown>;
+
+export declare class WebGPUUnavailableError extends Error { name: 'WebGPUUnavailableError'; }
+export declare class InvalidModelError extends Error { name: 'InvalidModelError'; }
+export declare class UnsupportedModelError extends Error { name: 'UnsupportedModelError'; }
+export declare class OutOfMemoryError extends Error { name: 'OutOfMemoryError'; }
+export declare class DeviceLostError extends Error { name: 'DeviceLostError'; }
+export declare class AbortError extends Error { name: 'AbortError'; }
+
+export default Model;

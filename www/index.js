@@ -1,0 +1,368 @@
+// Kindling: GGUF language models in the browser, on WebGPU or the CPU (WebAssembly).
+//
+//   import { Model } from 'kindling';
+//   const model = await Model.load('https://…/model.gguf', { onProgress: console.log });
+//   for await (const piece of model.generate('Once upon a time', { maxTokens: 64 })) out += piece.text;
+//
+// This file is the JS face only: reading sources, progress, abort, async iterators and
+// the OpenAI-shaped chat API. Everything about the model runs in the wasm engine
+// (crates/web), which this file drives through its small export surface.
+
+import init, * as engine from './wasm/kindling_web.js';
+import {
+  AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError, UnsupportedModelError,
+  WebGPUUnavailableError, raceAbort, throwIfAborted, toError,
+} from './errors.js';
+import { openSource } from './source.js';
+
+export {
+  AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError, UnsupportedModelError, WebGPUUnavailableError,
+};
+
+let ready = null;
+
+/**
+ * Loads the WebAssembly engine once. Called by every entry point; call it yourself to
+ * load the `.wasm` from another place (`module_or_path`: URL, Response or Module).
+ */
+export function initEngine(module_or_path) {
+  ready ??= init(module_or_path === undefined ? undefined : { module_or_path }).catch((e) => {
+    ready = null;
+    throw e;
+  });
+  return ready;
+}
+
+function emit(onProgress, phase, loaded, total) {
+  if (!onProgress) return;
+  try {
+    onProgress({ phase, loaded, total });
+  } catch (e) {
+    // A throwing progress callback must not break the load.
+    console.error('kindling: onProgress threw', e);
+  }
+}
+
+/** Streams `source` into a new engine loader; returns the engine's model. */
+async function loadOnce(source, backend, options) {
+  const { signal, onProgress, contextLength } = options;
+  throwIfAborted(signal, 'the model load');
+  const src = await raceAbort(openSource(source, signal), signal, 'the model load');
+  let loader = null;
+  const onAbort = () => src.cancel(signal.reason);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    loader = await raceAbort(engine.createLoader(backend, src.total ?? undefined), signal, 'the model load');
+    let downloaded = 0;
+    let last = { download: -1, upload: -1 };
+    const report = (phase, loaded, total) => {
+      // Monotonic: never repeat or go back.
+      if (loaded <= last[phase]) return;
+      last[phase] = loaded;
+      emit(onProgress, phase, loaded, total);
+    };
+    for (;;) {
+      const { done, value } = await raceAbort(src.read(), signal, 'the model download');
+      if (done) break;
+      downloaded += value.byteLength;
+      report('download', downloaded, src.total ?? loader.total ?? null);
+      loader.feed(value);
+      if (loader.isComplete) {
+        // Every tensor is in: the rest of the stream (if any) is padding.
+        src.cancel();
+        const total = loader.total ?? downloaded;
+        report('download', Math.max(downloaded, total), total);
+        report('upload', total, total);
+        break;
+      }
+      report('upload', loader.received, loader.total ?? src.total ?? null);
+    }
+    throwIfAborted(signal, 'the model load');
+    emit(onProgress, 'prepare', 0, 1);
+    const model = loader.finish(contextLength ?? undefined);
+    emit(onProgress, 'prepare', 1, 1);
+    return { model, label: src.label };
+  } catch (e) {
+    src.cancel();
+    // Drop every buffer allocated so far before reporting.
+    loader?.abort();
+    throw signal?.aborted && !(toError(e) instanceof AbortError) ? toError(new AbortError('the model load was aborted')) : toError(e);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    loader?.free();
+  }
+}
+
+export class Model {
+  #engine;
+  #info;
+  #tail = Promise.resolve();
+  #disposed = false;
+
+  /** Use `Model.load`. */
+  constructor(engineModel, fallbackReason) {
+    if (!engineModel) throw new TypeError('use Model.load(source, options) to create a Model');
+    this.#engine = engineModel;
+    this.#info = engineModel.info;
+    if (fallbackReason) this.#info.fallbackReason = fallbackReason;
+    this.chat = { completions: { create: (request) => this.#chatCreate(request) } };
+  }
+
+  /** What this browser offers: `{ webgpu, adapter, features, limits, simd128, reason }`. */
+  static async capabilities() {
+    await initEngine();
+    return engine.capabilities();
+  }
+
+  /** Bytes of WebAssembly memory the engine holds (it only grows: after a load, the peak). */
+  static async memoryBytes() {
+    await initEngine();
+    return engine.memoryBytes();
+  }
+
+  /**
+   * Loads a GGUF model. `source`: URL string | URL | Blob/File | ArrayBuffer | Uint8Array |
+   * ReadableStream<Uint8Array>. Options: `backend` ('auto' | 'webgpu' | 'cpu'),
+   * `onProgress({phase, loaded, total})`, `signal`, `contextLength`.
+   */
+  static async load(source, options = {}) {
+    const backend = options.backend ?? 'auto';
+    try {
+      await raceAbort(initEngine(), options.signal, 'the model load');
+      const { model } = await loadOnce(source, backend, options);
+      return new Model(model);
+    } catch (e0) {
+      const e = toError(e0);
+      // 'auto': a model that does not fit the GPU runs on the CPU, if we can read it again.
+      if (backend === 'auto' && e instanceof OutOfMemoryError && e.message.includes('GPU') && isRereadable(source)) {
+        const { model } = await loadOnce(source, 'cpu', options);
+        return new Model(model, `the model does not fit the WebGPU device: ${e.message}`);
+      }
+      throw e;
+    }
+  }
+
+  /** `{ architecture, name, parameters, quantization, contextLength, backend, adapter, fallbackReason, ... }` */
+  get info() {
+    return { ...this.#info };
+  }
+
+  #live() {
+    if (this.#disposed) throw new Error('this model has been disposed; load it again to use it');
+    return this.#engine;
+  }
+
+  /** Token ids of `text` (`addSpecial`: BOS as the model asks; `parseSpecial`: control tokens). */
+  tokenize(text, { addSpecial = true, parseSpecial = false } = {}) {
+    try {
+      return Array.from(this.#live().tokenize(String(text), addSpecial, parseSpecial));
+    } catch (e) {
+      throw toError(e);
+    }
+  }
+
+  /** Text of token ids. */
+  detokenize(ids, { renderSpecial = false } = {}) {
+    try {
+      return this.#live().detokenize(Uint32Array.from(ids), renderSpecial);
+    } catch (e) {
+      throw toError(e);
+    }
+  }
+
+  /** `messages` rendered with the model's own chat template. */
+  applyChatTemplate(messages, { addGenerationPrompt = true } = {}) {
+    try {
+      return this.#live().applyChatTemplate(messages, addGenerationPrompt);
+    } catch (e) {
+      throw toError(e);
+    }
+  }
+
+  /** Waits for the model's previous generation, then holds it until `release()`. */
+  async #acquire() {
+    const previous = this.#tail;
+    let release;
+    this.#tail = new Promise((resolve) => (release = resolve));
+    await previous;
+    return release;
+  }
+
+  #promptIds(prompt, templated) {
+    if (typeof prompt === 'string') return this.#live().encodePrompt(prompt, templated);
+    if (Array.isArray(prompt) || prompt instanceof Uint32Array) return Uint32Array.from(prompt);
+    throw new TypeError('prompt must be a string or an array of token ids');
+  }
+
+  /**
+   * The generation loop behind `generate`, `complete` and chat: yields pieces and
+   * fills `result` with ids, finish reason and timings.
+   */
+  async *#run(prompt, options, result, templated = false) {
+    const { signal } = options;
+    throwIfAborted(signal, 'the generation');
+    const release = await this.#acquire();
+    let generation = null;
+    let inflight = null;
+    try {
+      throwIfAborted(signal, 'the generation');
+      const promptIds = this.#promptIds(prompt, templated);
+      result.promptTokenIds = Array.from(promptIds);
+      result.tokenIds = [];
+      result.text = '';
+      const start = performance.now();
+      let firstAt = null;
+      generation = this.#live().generate(promptIds, engineOptions(options));
+      for (;;) {
+        throwIfAborted(signal, 'the generation');
+        inflight = generation.next();
+        const step = await raceAbort(inflight, signal, 'the generation');
+        inflight = null;
+        if (step.done) {
+          result.finishReason = step.finishReason;
+          break;
+        }
+        firstAt ??= performance.now();
+        if (step.tokenId !== null) result.tokenIds.push(step.tokenId);
+        result.text += step.text;
+        yield { text: step.text, tokenId: step.tokenId };
+      }
+      const end = performance.now();
+      const prefillMs = (firstAt ?? end) - start;
+      const decodeMs = end - (firstAt ?? end);
+      result.timings = {
+        prefillMs,
+        decodeMs,
+        prefillTokensPerSecond: result.promptTokenIds.length / Math.max(prefillMs / 1e3, 1e-9),
+        decodeTokensPerSecond: Math.max(result.tokenIds.length - 1, 0) / Math.max(decodeMs / 1e3, 1e-9),
+      };
+    } catch (e) {
+      result.finishReason = signal?.aborted ? 'abort' : 'error';
+      throw toError(e);
+    } finally {
+      // Breaking out of the loop (or an abort) ends the generation; the engine is
+      // handed on only when a step still running has finished.
+      result.finishReason ??= 'abort';
+      generation?.cancel();
+      const done = () => {
+        generation?.free();
+        release();
+      };
+      if (inflight) inflight.then(done, done);
+      else done();
+    }
+  }
+
+  /**
+   * Streams the continuation of `prompt` (text, or token ids) piece by piece:
+   * `for await (const { text, tokenId } of model.generate(prompt, options))`.
+   * Options: `maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stop, signal`.
+   */
+  generate(prompt, options = {}) {
+    return this.#run(prompt, options, {});
+  }
+
+  /** The whole continuation: `{ text, tokenIds, promptTokenIds, finishReason, usage, timings }`. */
+  async complete(prompt, options = {}) {
+    const result = {};
+    for await (const _ of this.#run(prompt, options, result));
+    const u = usage(result);
+    return {
+      text: result.text,
+      tokenIds: result.tokenIds,
+      promptTokenIds: result.promptTokenIds,
+      finishReason: result.finishReason,
+      usage: { promptTokens: u.prompt_tokens, completionTokens: u.completion_tokens, totalTokens: u.total_tokens },
+      timings: result.timings,
+    };
+  }
+
+  async #chatCreate(request = {}) {
+    const { messages, stream = false } = request;
+    const text = this.applyChatTemplate(messages, { addGenerationPrompt: true });
+    const options = {
+      maxTokens: request.max_tokens ?? request.max_completion_tokens,
+      temperature: request.temperature,
+      topP: request.top_p,
+      topK: request.top_k,
+      minP: request.min_p,
+      repetitionPenalty: request.repetition_penalty,
+      seed: request.seed ?? undefined,
+      stop: request.stop ?? undefined,
+      signal: request.signal,
+    };
+    const id = `chatcmpl-${Math.random().toString(36).slice(2, 14)}`;
+    const created = Math.floor(Date.now() / 1000);
+    const modelName = this.#info.name || this.#info.architecture;
+    const result = {};
+    const pieces = this.#run(text, options, result, true);
+    if (stream) return chatChunks(pieces, result, { id, created, model: modelName });
+    for await (const _ of pieces);
+    return {
+      id,
+      object: 'chat.completion',
+      created,
+      model: modelName,
+      choices: [
+        { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: openaiFinish(result.finishReason) },
+      ],
+      usage: usage(result),
+    };
+  }
+
+  /** Frees the model (GPU buffers, KV cache); later calls throw. */
+  async dispose() {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    try {
+      this.#engine.dispose();
+      // A step still running holds its own reference; the engine goes when it ends.
+      this.#engine.free();
+    } catch (e) {
+      throw toError(e);
+    }
+  }
+}
+
+/** The `WebModel.generate` options: the JS names, undefined where not given. */
+function engineOptions(o) {
+  return {
+    maxTokens: o.maxTokens,
+    temperature: o.temperature,
+    topK: o.topK,
+    topP: o.topP,
+    minP: o.minP,
+    repetitionPenalty: o.repetitionPenalty,
+    seed: o.seed,
+    stop: o.stop,
+  };
+}
+
+function isRereadable(source) {
+  return !(typeof ReadableStream !== 'undefined' && source instanceof ReadableStream);
+}
+
+function usage(result) {
+  const prompt = result.promptTokenIds?.length ?? 0;
+  const completion = result.tokenIds?.length ?? 0;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+function openaiFinish(reason) {
+  return reason === 'length' || reason === 'context_full' ? 'length' : reason === 'abort' ? 'abort' : 'stop';
+}
+
+async function* chatChunks(pieces, result, head) {
+  const chunk = (delta, finish_reason = null) => ({
+    ...head,
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta, finish_reason }],
+  });
+  yield chunk({ role: 'assistant', content: '' });
+  for await (const piece of pieces) {
+    if (piece.text) yield chunk({ content: piece.text });
+  }
+  yield { ...chunk({}, openaiFinish(result.finishReason)), usage: usage(result) };
+}
+
+export default Model;
