@@ -3,6 +3,7 @@
 //! dequantized a row (or block) at a time inside the kernels. Results do not depend on
 //! the number of threads: every dot product is summed in the same order.
 
+mod dot;
 mod kernels;
 mod parallel;
 
@@ -62,6 +63,8 @@ pub struct CpuBackend {
     start_pos: usize,
     /// Total bytes of weights allocated (for reporting).
     weight_bytes: u64,
+    /// Scratch for the activations' group sums (kept to allocate once).
+    sums: Vec<f32>,
 }
 
 impl CpuBackend {
@@ -185,7 +188,7 @@ impl Backend for CpuBackend {
         let n = self.rows(x);
         let xs = self.take(x);
         let mut o = self.take(out);
-        kernels::matmul(&xs[..n * w.cols], n, w.ty, &w.data, w.rows, w.cols, &mut o[..n * w.rows]);
+        kernels::matmul(&xs[..n * w.cols], n, w.ty, &w.data, w.rows, w.cols, &mut o[..n * w.rows], &mut self.sums);
         self.put(out, o);
         self.put(x, xs);
     }

@@ -1,27 +1,59 @@
-//! Matrix × quantized weight: `out[r][j] = W[j] · x[r]`.
+//! Matrix × quantized weight: `out[r][j] = W[j] · x[r]`, with the weights read in
+//! their GGUF blocks and dequantized in registers by `crate::dot`.
 
 use kindling_gguf::GgmlType;
 
+use crate::dot::{dot_rows, sum_group, x_sums};
 use crate::parallel;
 
+/// Activation rows handed to one fused call: each weight block is unpacked once for
+/// this many rows (prefill); decode has one.
+const ROWS: usize = 4;
+
 /// `x`: `[n, cols]`; `w`: `rows` rows of `cols` values in GGUF type `ty`;
-/// `out`: `[n, rows]`. Each weight row is dequantized once into a scratch row and
-/// dotted with every input row, so a prompt batch pays the dequantization once.
-pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: usize, out: &mut [f32]) {
+/// `out`: `[n, rows]`; `sums`: scratch for the activations' group sums.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: usize, out: &mut [f32], sums: &mut Vec<f32>) {
     let row_bytes = w.len() / rows.max(1);
-    // Each thread computes a band of output columns for every input row.
-    let bands = parallel::map_ranges(rows, 64, |a, b| {
-        let mut scratch = vec![0.0f32; cols];
-        let mut band = vec![0.0f32; n * (b - a)];
+    let per_row = sum_group(ty).map_or(0, |g| cols / g);
+    sums.clear();
+    sums.resize(n * per_row, 0.0);
+    if let Some(g) = sum_group(ty) {
+        for (xr, sr) in x.chunks_exact(cols.max(1)).zip(sums.chunks_exact_mut(per_row.max(1))) {
+            x_sums(xr, g, sr);
+        }
+    }
+    let sums = &sums[..];
+    let xr = |r: usize| x.get(r * cols..(r + 1) * cols).unwrap_or(&[]);
+    let sr = |r: usize| sums.get(r * per_row..(r + 1) * per_row).unwrap_or(&[]);
+    // Output columns a..b for every activation row, into `dst[r * stride + j - a]`.
+    let fill = |a: usize, b: usize, dst: &mut [f32], stride: usize| {
         for j in a..b {
-            let row = &w[j * row_bytes..(j + 1) * row_bytes];
-            if kindling_gguf::dequantize(ty, row, &mut scratch).is_err() {
-                scratch.fill(f32::NAN); // unreachable: the loader checked the sizes
+            let wr = w.get(j * row_bytes..(j + 1) * row_bytes).unwrap_or(&[]);
+            let mut put = |r: usize, v: f32| {
+                if let Some(o) = dst.get_mut(r * stride + j - a) {
+                    *o = v;
+                }
+            };
+            let mut r = 0;
+            while r + ROWS <= n {
+                let vs = dot_rows::<ROWS>(ty, wr, core::array::from_fn(|i| xr(r + i)), core::array::from_fn(|i| sr(r + i)));
+                vs.into_iter().enumerate().for_each(|(i, v)| put(r + i, v));
+                r += ROWS;
             }
-            for r in 0..n {
-                band[r * (b - a) + (j - a)] = dot(&scratch, &x[r * cols..(r + 1) * cols]);
+            for r in r..n {
+                put(r, dot_rows::<1>(ty, wr, [xr(r)], [sr(r)])[0]);
             }
         }
+    };
+    if parallel::threads() == 1 {
+        fill(0, rows, out, rows);
+        return;
+    }
+    // Each thread computes a band of output columns for every input row.
+    let bands = parallel::map_ranges(rows, 64, |a, b| {
+        let mut band = vec![0.0f32; n * (b - a)];
+        fill(a, b, &mut band, b - a);
         (a, b, band)
     });
     for (a, b, band) in bands {
@@ -62,16 +94,32 @@ mod tests {
 
     #[test]
     fn f32_matmul_matches_naive() {
-        let (n, rows, cols) = (3, 5, 37);
+        let (n, rows, cols) = (6, 5, 37);
         let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7 % 13) as f32 - 6.0) / 4.0).collect();
         let wf: Vec<f32> = (0..rows * cols).map(|i| ((i * 5 % 11) as f32 - 5.0) / 3.0).collect();
         let w: Vec<u8> = wf.iter().flat_map(|v| v.to_le_bytes()).collect();
         let mut out = vec![0.0; n * rows];
-        matmul(&x, n, GgmlType::F32, &w, rows, cols, &mut out);
+        matmul(&x, n, GgmlType::F32, &w, rows, cols, &mut out, &mut Vec::new());
         for r in 0..n {
             for j in 0..rows {
                 let want: f32 = (0..cols).map(|c| x[r * cols + c] * wf[j * cols + c]).sum();
                 assert!((out[r * rows + j] - want).abs() < 1e-4, "{r} {j}");
+            }
+        }
+    }
+
+    #[test]
+    fn batched_rows_equal_single_rows_exactly() {
+        let (n, rows, cols) = (7, 3, 256);
+        let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7 % 29) as f32 - 14.0) / 9.0).collect();
+        for ty in GgmlType::ALL {
+            let w: Vec<u8> = (0..rows * ty.bytes_for(cols as u64).unwrap() as usize).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
+            let mut all = vec![0.0; n * rows];
+            matmul(&x, n, ty, &w, rows, cols, &mut all, &mut Vec::new());
+            for r in 0..n {
+                let mut one = vec![0.0; rows];
+                matmul(&x[r * cols..(r + 1) * cols], 1, ty, &w, rows, cols, &mut one, &mut Vec::new());
+                assert_eq!(one, all[r * rows..(r + 1) * rows], "{ty} row {r}");
             }
         }
     }

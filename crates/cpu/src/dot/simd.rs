@@ -1,0 +1,289 @@
+//! The two vector types every dot-product kernel is written with: `F4` (four f32
+//! lanes) and `B16` (sixteen bytes). On wasm32 with `simd128` they are `v128`
+//! intrinsics; elsewhere plain arrays the compiler vectorises. Both implementations
+//! do the same f32 operations lane by lane in the same order (byte and integer work is
+//! exact either way), so a kernel gives bit-identical results on both.
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod imp {
+    use core::arch::wasm32::*;
+
+    #[derive(Clone, Copy)]
+    pub struct F4(v128);
+
+    #[derive(Clone, Copy)]
+    pub struct B16(v128);
+
+    impl F4 {
+        #[inline(always)]
+        pub fn zero() -> F4 {
+            F4(f32x4_splat(0.0))
+        }
+        #[inline(always)]
+        pub fn splat(v: f32) -> F4 {
+            F4(f32x4_splat(v))
+        }
+        #[inline(always)]
+        pub fn new(a: [f32; 4]) -> F4 {
+            F4(f32x4(a[0], a[1], a[2], a[3]))
+        }
+        /// Lanes `x[at..at + 4]` (zeros if out of range, which callers never are).
+        #[inline(always)]
+        pub fn load(x: &[f32], at: usize) -> F4 {
+            match x.get(at..at + 4) {
+                // SAFETY: the slice holds exactly 16 readable bytes; v128_load is unaligned.
+                Some(c) => F4(unsafe { v128_load(c.as_ptr().cast::<v128>()) }),
+                None => F4::zero(),
+            }
+        }
+        #[inline(always)]
+        pub fn add(self, o: F4) -> F4 {
+            F4(f32x4_add(self.0, o.0))
+        }
+        #[inline(always)]
+        pub fn mul(self, o: F4) -> F4 {
+            F4(f32x4_mul(self.0, o.0))
+        }
+        #[inline(always)]
+        pub fn to_array(self) -> [f32; 4] {
+            [f32x4_extract_lane::<0>(self.0), f32x4_extract_lane::<1>(self.0), f32x4_extract_lane::<2>(self.0), f32x4_extract_lane::<3>(self.0)]
+        }
+        /// Lane-wise from the four low signed 32-bit integers.
+        #[inline(always)]
+        fn from_i32(v: v128) -> F4 {
+            F4(f32x4_convert_i32x4(v))
+        }
+    }
+
+    impl B16 {
+        #[inline(always)]
+        pub fn splat(v: u8) -> B16 {
+            B16(u8x16_splat(v))
+        }
+        /// Bytes `b[at..at + 16]` (zeros if out of range, which callers never are).
+        #[inline(always)]
+        pub fn load(b: &[u8], at: usize) -> B16 {
+            match b.get(at..at + 16) {
+                // SAFETY: the slice holds exactly 16 readable bytes; v128_load is unaligned.
+                Some(c) => B16(unsafe { v128_load(c.as_ptr().cast::<v128>()) }),
+                None => B16(u8x16_splat(0)),
+            }
+        }
+        #[inline(always)]
+        pub fn and(self, o: B16) -> B16 {
+            B16(v128_and(self.0, o.0))
+        }
+        #[inline(always)]
+        pub fn or(self, o: B16) -> B16 {
+            B16(v128_or(self.0, o.0))
+        }
+        /// Logical right shift of every byte.
+        #[inline(always)]
+        pub fn shr(self, n: u32) -> B16 {
+            B16(u8x16_shr(self.0, n))
+        }
+        /// Left shift of every byte (bits shifted out are lost).
+        #[inline(always)]
+        pub fn shl(self, n: u32) -> B16 {
+            B16(i8x16_shl(self.0, n))
+        }
+        /// Wrapping byte subtraction (turns biased codes into signed ones).
+        #[inline(always)]
+        pub fn sub(self, o: B16) -> B16 {
+            B16(i8x16_sub(self.0, o.0))
+        }
+        /// Byte i = `v` where bit i of `bits` is set, else 0.
+        #[inline(always)]
+        pub fn from_bits(bits: u16, v: u8) -> B16 {
+            let b = u16x8_splat(bits);
+            let spread = u8x16_shuffle::<0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1>(b, b);
+            let mask = u8x16(1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128);
+            let set = u8x16_eq(v128_and(spread, mask), mask);
+            B16(v128_and(set, u8x16_splat(v)))
+        }
+        /// The bytes as unsigned integers, four lanes at a time.
+        #[inline(always)]
+        pub fn widen_u(self) -> [F4; 4] {
+            let lo = u16x8_extend_low_u8x16(self.0);
+            let hi = u16x8_extend_high_u8x16(self.0);
+            [
+                F4::from_i32(u32x4_extend_low_u16x8(lo)),
+                F4::from_i32(u32x4_extend_high_u16x8(lo)),
+                F4::from_i32(u32x4_extend_low_u16x8(hi)),
+                F4::from_i32(u32x4_extend_high_u16x8(hi)),
+            ]
+        }
+        /// The bytes as signed integers, four lanes at a time.
+        #[inline(always)]
+        pub fn widen_i(self) -> [F4; 4] {
+            let lo = i16x8_extend_low_i8x16(self.0);
+            let hi = i16x8_extend_high_i8x16(self.0);
+            [
+                F4::from_i32(i32x4_extend_low_i16x8(lo)),
+                F4::from_i32(i32x4_extend_high_i16x8(lo)),
+                F4::from_i32(i32x4_extend_low_i16x8(hi)),
+                F4::from_i32(i32x4_extend_high_i16x8(hi)),
+            ]
+        }
+    }
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+mod imp {
+    #[derive(Clone, Copy)]
+    pub struct F4([f32; 4]);
+
+    #[derive(Clone, Copy)]
+    pub struct B16([u8; 16]);
+
+    impl F4 {
+        #[inline(always)]
+        pub fn zero() -> F4 {
+            F4([0.0; 4])
+        }
+        #[inline(always)]
+        pub fn splat(v: f32) -> F4 {
+            F4([v; 4])
+        }
+        #[inline(always)]
+        pub fn new(a: [f32; 4]) -> F4 {
+            F4(a)
+        }
+        #[inline(always)]
+        pub fn load(x: &[f32], at: usize) -> F4 {
+            match x.get(at..at + 4) {
+                Some(c) => F4([c[0], c[1], c[2], c[3]]),
+                None => F4::zero(),
+            }
+        }
+        #[inline(always)]
+        pub fn add(self, o: F4) -> F4 {
+            F4([self.0[0] + o.0[0], self.0[1] + o.0[1], self.0[2] + o.0[2], self.0[3] + o.0[3]])
+        }
+        #[inline(always)]
+        pub fn mul(self, o: F4) -> F4 {
+            F4([self.0[0] * o.0[0], self.0[1] * o.0[1], self.0[2] * o.0[2], self.0[3] * o.0[3]])
+        }
+        #[inline(always)]
+        pub fn to_array(self) -> [f32; 4] {
+            self.0
+        }
+    }
+
+    impl B16 {
+        #[inline(always)]
+        pub fn splat(v: u8) -> B16 {
+            B16([v; 16])
+        }
+        #[inline(always)]
+        pub fn load(b: &[u8], at: usize) -> B16 {
+            let mut out = [0u8; 16];
+            if let Some(c) = b.get(at..at + 16) {
+                out.copy_from_slice(c);
+            }
+            B16(out)
+        }
+        #[inline(always)]
+        fn map(self, f: impl Fn(u8) -> u8) -> B16 {
+            B16(self.0.map(f))
+        }
+        #[inline(always)]
+        fn zip(self, o: B16, f: impl Fn(u8, u8) -> u8) -> B16 {
+            let mut out = [0u8; 16];
+            for i in 0..16 {
+                out[i] = f(self.0[i], o.0[i]);
+            }
+            B16(out)
+        }
+        #[inline(always)]
+        pub fn and(self, o: B16) -> B16 {
+            self.zip(o, |a, b| a & b)
+        }
+        #[inline(always)]
+        pub fn or(self, o: B16) -> B16 {
+            self.zip(o, |a, b| a | b)
+        }
+        #[inline(always)]
+        pub fn shr(self, n: u32) -> B16 {
+            self.map(|a| a >> (n & 7))
+        }
+        #[inline(always)]
+        pub fn shl(self, n: u32) -> B16 {
+            self.map(|a| a << (n & 7))
+        }
+        #[inline(always)]
+        pub fn sub(self, o: B16) -> B16 {
+            self.zip(o, u8::wrapping_sub)
+        }
+        #[inline(always)]
+        pub fn from_bits(bits: u16, v: u8) -> B16 {
+            let mut out = [0u8; 16];
+            for (i, o) in out.iter_mut().enumerate() {
+                if (bits >> i) & 1 == 1 {
+                    *o = v;
+                }
+            }
+            B16(out)
+        }
+        #[inline(always)]
+        pub fn widen_u(self) -> [F4; 4] {
+            let b = self.0;
+            let f = |i: usize| F4([b[i] as f32, b[i + 1] as f32, b[i + 2] as f32, b[i + 3] as f32]);
+            [f(0), f(4), f(8), f(12)]
+        }
+        #[inline(always)]
+        pub fn widen_i(self) -> [F4; 4] {
+            let b = self.0.map(|v| v as i8 as f32);
+            let f = |i: usize| F4([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+            [f(0), f(4), f(8), f(12)]
+        }
+    }
+}
+
+pub use imp::{B16, F4};
+
+impl F4 {
+    /// The four lanes summed in a fixed order: `(l0 + l1) + (l2 + l3)`.
+    #[inline(always)]
+    pub fn hsum(self) -> f32 {
+        let a = self.to_array();
+        (a[0] + a[1]) + (a[2] + a[3])
+    }
+}
+
+/// Σ w[i]·x[at + 4i..] over four weight vectors, as a pairwise tree (independent
+/// multiplies, short dependency chains).
+#[inline(always)]
+pub fn dot4(w: [F4; 4], x: &[f32], at: usize) -> F4 {
+    let p = |i: usize| w[i].mul(F4::load(x, at + 4 * i));
+    p(0).add(p(1)).add(p(2).add(p(3)))
+}
+
+/// Σ over eight weight vectors (`lo` then `hi`), `((lo pairs) + (hi pairs))`.
+#[inline(always)]
+pub fn dot8(lo: [F4; 4], hi: [F4; 4], x: &[f32], at: usize) -> F4 {
+    dot4(lo, x, at).add(dot4(hi, x, at + 16))
+}
+
+/// An IEEE half (little-endian bytes) widened exactly to f32 without branches or
+/// subnormal arithmetic (the `half` crate branches; this runs once per block).
+#[inline(always)]
+pub fn f16(lo: u8, hi: u8) -> f32 {
+    let h = u32::from(u16::from_le_bytes([lo, hi]));
+    let sign = (h & 0x8000) << 16;
+    let mag = h & 0x7fff;
+    let exp = mag & 0x7c00;
+    // Normal: rebias the exponent (15 -> 127). Subnormal: m * 2^-24, exact in f32.
+    // Inf/NaN: all-ones exponent, mantissa kept.
+    let normal = (mag << 13) + (112 << 23);
+    let sub = ((mag as f32) * (1.0 / 16_777_216.0)).to_bits();
+    let special = (mag << 13) | 0x7f80_0000;
+    let bits = if exp == 0 {
+        sub
+    } else if exp == 0x7c00 {
+        special
+    } else {
+        normal
+    };
+    f32::from_bits(sign | bits)
+}

@@ -1,0 +1,163 @@
+//! Every type's fused kernel against `kindling_gguf::dequantize` + a dot product in
+//! f64, on random blocks with awkward scales; and the batch invariance the model
+//! tests rely on (a row's result does not depend on the rows beside it).
+//!
+//! Tolerance: the kernels reorder the sum and factor the scales out of each block
+//! (`d·Σq·x + m·Σx`), so their rounding error is bounded by a few f32 ulps of the
+//! magnitudes summed, which include the separated scale and minimum terms. We allow
+//! `1e-6 · (Σ|w·x| + max|w|·Σ|x|)` (measured: at most 1.3e-7 of it, and 2.8e-7 of
+//! Σ|w·x| alone); any indexing or scaling mistake is off by O(1) of it.
+
+use kindling_gguf::GgmlType;
+
+use super::{dot_rows, sum_group, x_sums};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn f32(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+}
+
+/// f16 values chosen to be awkward: zero, negative, subnormal, tiny, huge, ordinary.
+const SCALES: [u16; 10] = [0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0xb555, 0x2e66];
+
+fn f16_bits(rng: &mut Rng) -> [u8; 2] {
+    if rng.next() % 3 == 0 {
+        SCALES[(rng.next() % SCALES.len() as u64) as usize].to_le_bytes()
+    } else {
+        // Random finite halves of moderate size (exponent 5..25).
+        let e = 5 + rng.next() % 20;
+        let v = ((rng.next() & 1) << 15) | (e << 10) | (rng.next() & 0x3ff);
+        (v as u16).to_le_bytes()
+    }
+}
+
+/// Byte offsets of a block's f16 scale fields, to overwrite random bytes with
+/// controlled (finite) scales.
+fn f16_fields(ty: GgmlType) -> &'static [usize] {
+    match ty {
+        GgmlType::F16 => &[0],
+        GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => &[0],
+        GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q4K | GgmlType::Q5K => &[0, 2],
+        GgmlType::Q2K => &[80, 82],
+        GgmlType::Q3K => &[108],
+        GgmlType::Q6K => &[208],
+        _ => &[],
+    }
+}
+
+fn random_row(ty: GgmlType, blocks: usize, rng: &mut Rng) -> Vec<u8> {
+    let bb = ty.block_bytes();
+    let mut w: Vec<u8> = (0..blocks * bb).map(|_| rng.next() as u8).collect();
+    for b in w.chunks_exact_mut(bb) {
+        for &at in f16_fields(ty) {
+            b[at..at + 2].copy_from_slice(&f16_bits(rng));
+        }
+        match ty {
+            GgmlType::F32 => b.copy_from_slice(&(rng.f32() * 4.0).to_le_bytes()),
+            GgmlType::BF16 => b.copy_from_slice(&((rng.f32() * 4.0).to_bits() >> 16).to_le_bytes()[..2]),
+            GgmlType::Q8K => b[..4].copy_from_slice(&(rng.f32() * 0.01).to_le_bytes()),
+            _ => {}
+        }
+    }
+    w
+}
+
+fn random_x(n: usize, rng: &mut Rng) -> Vec<f32> {
+    (0..n)
+        .map(|i| match rng.next() % 16 {
+            0 => 0.0,
+            1 => rng.f32() * 1e3, // outlier activations
+            2 => rng.f32() * 1e-6,
+            _ => rng.f32() * if i % 7 == 0 { -3.0 } else { 1.0 },
+        })
+        .collect()
+}
+
+fn sums_of(ty: GgmlType, x: &[f32]) -> Vec<f32> {
+    match sum_group(ty) {
+        Some(g) => {
+            let mut s = vec![0.0; x.len() / g];
+            x_sums(x, g, &mut s);
+            s
+        }
+        None => Vec::new(),
+    }
+}
+
+#[test]
+fn fused_dot_matches_dequantize_for_every_type() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for ty in GgmlType::ALL {
+        for trial in 0..60 {
+            let blocks = 1 + trial % if ty.block_elems() == 1 { 97 } else if ty.block_elems() == 32 { 9 } else { 3 };
+            let n = blocks * ty.block_elems();
+            let w = random_row(ty, blocks, &mut rng);
+            let x = random_x(n, &mut rng);
+            let mut wf = vec![0.0f32; n];
+            kindling_gguf::dequantize(ty, &w, &mut wf).unwrap();
+            let want: f64 = wf.iter().zip(&x).map(|(&a, &b)| a as f64 * b as f64).sum();
+            let max_w = wf.iter().fold(0.0f64, |m, &v| m.max(v.abs() as f64));
+            let mag: f64 = wf.iter().zip(&x).map(|(&a, &b)| (a as f64 * b as f64).abs()).sum::<f64>()
+                + max_w * x.iter().map(|&v| v.abs() as f64).sum::<f64>();
+            let s = sums_of(ty, &x);
+            let [got] = dot_rows::<1>(ty, &w, [&x], [&s]);
+            let err = (got as f64 - want).abs();
+            assert!(err <= 1e-6 * mag, "{ty} trial {trial}: got {got}, want {want}, err {err:e}, magnitude {mag:e}");
+        }
+    }
+}
+
+#[test]
+fn a_rows_result_does_not_depend_on_its_batch() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for ty in GgmlType::ALL {
+        let blocks = if ty.block_elems() == 1 { 70 } else { 512 / ty.block_elems() };
+        let n = blocks * ty.block_elems();
+        let w = random_row(ty, blocks, &mut rng);
+        let xs: Vec<Vec<f32>> = (0..4).map(|_| random_x(n, &mut rng)).collect();
+        let ss: Vec<Vec<f32>> = xs.iter().map(|x| sums_of(ty, x)).collect();
+        let four = dot_rows::<4>(ty, &w, [&xs[0], &xs[1], &xs[2], &xs[3]], [&ss[0], &ss[1], &ss[2], &ss[3]]);
+        for r in 0..4 {
+            let [one] = dot_rows::<1>(ty, &w, [&xs[r]], [&ss[r]]);
+            assert_eq!(one.to_bits(), four[r].to_bits(), "{ty} row {r}");
+        }
+    }
+}
+
+#[test]
+fn bad_shapes_and_non_finite_scales_do_not_panic() {
+    let mut rng = Rng(7);
+    for ty in GgmlType::ALL {
+        let w = random_row(ty, 2, &mut rng);
+        let x = random_x(2 * ty.block_elems(), &mut rng);
+        // Wrong activation length, missing sums, truncated weights: 0, no panic.
+        let _ = dot_rows::<1>(ty, &w, [&x[1..]], [&[]]);
+        let _ = dot_rows::<1>(ty, &w, [&x], [&[]]);
+        let _ = dot_rows::<1>(ty, &w[..w.len() - 1], [&x], [&[]]);
+        // A NaN scale makes the result NaN, as the dequantized dot would be.
+        if let Some(&at) = f16_fields(ty).first() {
+            let mut w = w.clone();
+            w[at..at + 2].copy_from_slice(&0x7e00u16.to_le_bytes());
+            let s = sums_of(ty, &x);
+            assert!(dot_rows::<1>(ty, &w, [&x], [&s])[0].is_nan(), "{ty}");
+        }
+    }
+}
+
+#[test]
+fn f16_widening_matches_half_for_every_value() {
+    for h in 0..=u16::MAX {
+        let [lo, hi] = h.to_le_bytes();
+        let got = super::simd::f16(lo, hi);
+        let want = kindling_gguf::dequant::float::f16_to_f32(lo, hi);
+        assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{h:#06x}: {got} vs {want}");
+    }
+}
