@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The browser tests: builds the npm package's wasm (npm run build), starts the model
+# server, and runs crates/web's wasm-bindgen tests in headless Chromium twice — with
+# WebGPU (SwiftShader), then with WebGPU disabled (the CPU fallback). Installs what it
+# needs once (apt chromium + chromedriver, the wasm32 target, wasm-pack, wasm-bindgen-cli).
+#
+#   scripts/test_browser.sh            # both runs
+#   KINDLING_BROWSER_RUNS=on scripts/test_browser.sh   # only the WebGPU run (or: off)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PORT=${KINDLING_SERVE_PORT:-8631}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+# A real model on SwiftShader takes minutes; the runner's default is 20 s.
+export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-900}
+export KINDLING_MODEL_SERVER="http://127.0.0.1:$PORT"
+
+need() { command -v "$1" >/dev/null 2>&1; }
+
+# --- tools -------------------------------------------------------------------------
+if ! need chromium || ! need chromedriver; then
+  echo "== installing chromium and chromedriver"
+  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq chromium chromium-driver
+fi
+rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+need wasm-pack || cargo install wasm-pack --locked
+# wasm-bindgen-cli must match the wasm-bindgen crate exactly; --locked fails on it.
+WB_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+if ! need wasm-bindgen || [ "$(wasm-bindgen --version | awk '{print $2}')" != "$WB_VERSION" ]; then
+  cargo install wasm-bindgen-cli --version "$WB_VERSION"
+fi
+
+# --- inputs ------------------------------------------------------------------------
+[ -f .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf ] && [ -f .cache/models/gemma-3-270m-q4_k_m.gguf ] \
+  || bash tests/scripts/fetch_models.sh
+[ -f .cache/synthetic/tiny-llama.gguf ] || python3 tests/scripts/make_synthetic.py .cache/synthetic
+echo "== npm run build (wasm-pack, release)"
+npm run --silent build
+
+# --- the model server ----------------------------------------------------------------
+python3 tests/scripts/serve.py --port "$PORT" --root "$ROOT" &
+SERVER=$!
+trap 'kill "$SERVER" 2>/dev/null || true' EXIT
+for _ in $(seq 50); do
+  curl -fsI "$KINDLING_MODEL_SERVER/package.json" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+# --- the suites ----------------------------------------------------------------------
+run() {
+  local mode=$1 config=$2
+  echo "== browser tests, WebGPU $mode"
+  local start=$SECONDS
+  KINDLING_WEBGPU=$mode WASM_BINDGEN_TEST_WEBDRIVER_JSON="$config" \
+    wasm-pack test --headless --chrome crates/web --test browser
+  echo "== WebGPU $mode: $((SECONDS - start)) s"
+}
+RUNS=${KINDLING_BROWSER_RUNS:-on off}
+for mode in $RUNS; do
+  case $mode in
+    on) run on "$ROOT/crates/web/webdriver.json" ;;
+    off) run off "$ROOT/crates/web/webdriver-nogpu.json" ;;
+    *) echo "unknown run '$mode' (on|off)" >&2; exit 2 ;;
+  esac
+done
