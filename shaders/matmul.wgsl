@@ -9,7 +9,9 @@
 //                 the dequantized weight tile staged in workgroup memory TK columns at a
 //                 time, 4 × 4 outputs per invocation
 // Both can also add their result into a residual stream (res += out), so a matmul and
-// the residual add after it take one dispatch.
+// the residual add after it take one dispatch. The decode entry points read their input
+// through in4()/in_scale() (shaders/norm_off.wgsl, or norm_in.wgsl for the `*_normed`
+// kernels that fuse the RMS norm before them).
 // Params: MatmulParams.
 
 // Params: n (activation rows), k (values per row), rows (weight rows in this part),
@@ -108,15 +110,16 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let row = wg_linear(wid, nwg) * MV_ROWS + lid / MV_LANES;
     if (p.n == 1u) {
         // Decode: one sum in a register (no per-row array), two groups per step.
+        let sc = in_scale(lid, wg_linear(wid, nwg) == 0u);
         var a = 0.0;
         if (row < p.rows) {
             var e = 4u * lane;
             for (; e + 4u * MV_LANES < p.k; e += 8u * MV_LANES) {
                 let e2 = e + 4u * MV_LANES;
-                a += dot(w4(row, e), x4(0u, e)) + dot(w4(row, e2), x4(0u, e2));
+                a += dot(w4(row, e), in4(e)) + dot(w4(row, e2), in4(e2));
             }
             if (e < p.k) {
-                a += dot(w4(row, e), x4(0u, e));
+                a += dot(w4(row, e), in4(e));
             }
         }
         mv_red[lid] = a;
@@ -128,7 +131,7 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
             workgroupBarrier();
         }
         if (row < p.rows && lane == 0u) {
-            put(0u, row, mv_red[lid]);
+            put(0u, row, mv_red[lid] * sc);
         }
         return;
     }
@@ -169,19 +172,20 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
                 @builtin(local_invocation_index) lid: u32) {
     let lane = lid % MV_LANES;
     let row = wg_linear(wid, nwg) * MV_ROWS + lid / MV_LANES;
+    let sc = in_scale(lid, wg_linear(wid, nwg) == 0u);
     var a = 0.0;
     var c = 0.0;
     if (row < p.rows) {
         var e = 4u * lane;
         for (; e + 4u * MV_LANES < p.k; e += 8u * MV_LANES) {
             let e2 = e + 4u * MV_LANES;
-            let xa = x4(0u, e);
-            let xb = x4(0u, e2);
+            let xa = in4(e);
+            let xb = in4(e2);
             a += dot(w4(row, e), xa) + dot(w4(row, e2), xb);
             c += dot(w4_2(row, e), xa) + dot(w4_2(row, e2), xb);
         }
         if (e < p.k) {
-            let xa = x4(0u, e);
+            let xa = in4(e);
             a += dot(w4(row, e), xa);
             c += dot(w4_2(row, e), xa);
         }
@@ -197,7 +201,7 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         workgroupBarrier();
     }
     if (row < p.rows && lane == 0u) {
-        out[p.out_offset + row] = gated_act(mv_red[lid], mv_red[MV_WG + lid], p.act);
+        out[p.out_offset + row] = gated_act(mv_red[lid] * sc, mv_red[MV_WG + lid] * sc, p.act);
     }
 }
 
@@ -225,15 +229,16 @@ fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         }
     }
     let row = g * MV_ROWS + lid / MV_LANES;
+    let sc = in_scale(lid, wg_linear(wid, nwg) == 0u);
     var a = 0.0;
     if (row < rows) {
         var e = 4u * lane;
         for (; e + 4u * MV_LANES < p.k; e += 8u * MV_LANES) {
             let e2 = e + 4u * MV_LANES;
-            a += dot(w4_of(s, row, e), x4(0u, e)) + dot(w4_of(s, row, e2), x4(0u, e2));
+            a += dot(w4_of(s, row, e), in4(e)) + dot(w4_of(s, row, e2), in4(e2));
         }
         if (e < p.k) {
-            a += dot(w4_of(s, row, e), x4(0u, e));
+            a += dot(w4_of(s, row, e), in4(e));
         }
     }
     mv_red[lid] = a;
@@ -245,7 +250,7 @@ fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         workgroupBarrier();
     }
     if (row < rows && lane == 0u) {
-        let v = mv_red[lid];
+        let v = mv_red[lid] * sc;
         if (s == 0u) {
             out[row] = v;
         } else if (s == 1u) {

@@ -1,5 +1,6 @@
 // RMS norm over consecutive groups of `group` columns (a whole row, or one head):
 // y = x * (1 / sqrt(mean(x²) + eps)) * weight. One workgroup per (row, group).
+// `rms_norm_add` also adds y into a residual stream (Gemma 3's post-norms: x += norm(o)).
 // Params: NormParams.
 
 // Params: n (rows), cols (row stride), group, eps.
@@ -12,6 +13,8 @@
 @group(0) @binding(3) var<storage, read_write> xo: array<f32>;
 // weight: [group] f32.
 @group(0) @binding(4) var<storage, read> weight: array<f32>;
+// res: [n, cols] a residual stream, res += out (entry `rms_norm_add`).
+@group(0) @binding(5) var<storage, read_write> res: array<f32>;
 
 const WG: u32 = 128u;
 var<workgroup> partial: array<f32, WG>;
@@ -79,5 +82,25 @@ fn rms_norm_in_place(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     let scale = inv_rms(ss, lid);
     for (var i = lid; i < p.group; i += WG) {
         xo[base + i] = xo[base + i] * scale * weight[i];
+    }
+}
+
+@compute @workgroup_size(128)
+fn rms_norm_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    let base = group_base(wg_linear(wid, nwg));
+    if (base == NONE) {
+        return;
+    }
+    var ss = 0.0;
+    for (var i = lid; i < p.group; i += WG) {
+        let v = x[base + i];
+        ss += v * v;
+    }
+    let scale = inv_rms(ss, lid);
+    for (var i = lid; i < p.group; i += WG) {
+        let y = x[base + i] * scale * weight[i];
+        out[base + i] = y;
+        res[base + i] = res[base + i] + y;
     }
 }

@@ -180,6 +180,51 @@ fn decode(key: &str, steps: usize) {
     );
 }
 
+/// Token-by-token logits (the decode kernels: matvecs with their input norm fused in,
+/// q/k preparation with the cache store, post-norms with their residual add) equal the
+/// CPU engine's, feeding both the fixture's first prompt one token at a time.
+fn decode_logits(key: &str, steps: usize) -> f32 {
+    let fx = fixture(key);
+    let path = fixture_model(key);
+    let mut gpu = load_gpu(&path, GpuOptions::default());
+    let mut cpu = load_cpu(&path);
+    let ids = &fx.cases[0].token_ids;
+    let steps = steps.min(ids.len());
+    let mut gs = gpu.new_session(steps).expect("session");
+    let mut cs = cpu.new_session(steps).expect("session");
+    let logits = |e: Evaluated| match e {
+        Evaluated::Logits(l) => l,
+        other => panic!("expected logits, got {other:?}"),
+    };
+    let mut worst = 0.0f32;
+    for (step, &id) in ids[..steps].iter().enumerate() {
+        let g = logits(pollster::block_on(gpu.eval(&mut gs, &[id], EvalOutput::LastLogits)).expect("gpu decode"));
+        let c = logits(pollster::block_on(cpu.eval(&mut cs, &[id], EvalOutput::LastLogits)).expect("cpu decode"));
+        let (d, at) = max_abs_diff(&g, &c);
+        assert!(d <= LOGIT_TOLERANCE, "{key}: decode step {step} id {at}: gpu {} cpu {} (|Δ| {d})", g[at], c[at]);
+        worst = worst.max(d);
+    }
+    eprintln!("{key}: {steps} single-token steps, max |GPU - CPU| logit {worst:.2e}");
+    worst
+}
+
+#[test]
+fn tiny_llama_decode_logits_match_cpu() {
+    decode_logits("tiny-llama", 24);
+}
+
+#[test]
+fn tiny_gemma3_decode_logits_match_cpu() {
+    // Past its 4-position sliding window.
+    decode_logits("tiny-gemma3", 24);
+}
+
+#[test]
+fn real_models_decode_logits_match_cpu() {
+    decode_logits("smollm2", 6);
+    decode_logits("gemma3", 4);
+}
+
 #[test]
 fn tiny_llama_decode_is_one_submit_and_4_bytes_per_token() {
     decode("tiny-llama", 12);

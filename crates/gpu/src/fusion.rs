@@ -18,6 +18,26 @@ pub(crate) struct PendingMatmul {
     pub(crate) cols: usize,
     pub(crate) row_words: usize,
     pub(crate) parts: Vec<Part>,
+    /// The RMS norm that produced `x`, fused into this (decode) matvec.
+    pub(crate) norm: Option<NormIn>,
+}
+
+/// An RMS norm of whole rows fused into the matvec that reads its output: the norm's
+/// input, weight buffer and epsilon (the matvec's `x` is the norm's output, which the
+/// fused kernel still writes).
+#[derive(Clone, Copy)]
+pub(crate) struct NormIn {
+    pub(crate) x: GpuActivation,
+    pub(crate) w: BufId,
+    pub(crate) eps: f32,
+}
+
+/// An RMS norm of whole rows held back (see `Pending::Norm`).
+pub(crate) struct PendingNorm {
+    pub(crate) x: GpuActivation,
+    pub(crate) w: BufId,
+    pub(crate) eps: f32,
+    pub(crate) out: GpuActivation,
 }
 
 /// An op held back so that the op after it can join its dispatch.
@@ -31,6 +51,9 @@ pub(crate) enum Pending {
     /// activation of their outputs (a feed-forward's gate and up) are one
     /// `matvec_gated` dispatch per part.
     Group(Vec<PendingMatmul>),
+    /// An RMS norm of whole rows: the decode matvecs reading its output may take it in
+    /// (`NormIn`), or a residual add of its output may join it (`rms_norm_add`).
+    Norm(PendingNorm),
     /// q/k norm + rope (`rope_qk`): an attention over the same q and k may follow, whose
     /// KV-cache store then joins the dispatch.
     QkRope(PendingQkRope),
@@ -66,20 +89,51 @@ impl GpuBackend {
             Some(Pending::Matmul(pm)) => self.record_matmul(pm, None),
             Some(Pending::Group(g)) => self.record_group(g),
             Some(Pending::QkRope(r)) => self.record_qk_rope(r, None),
+            Some(Pending::Norm(n)) => self.record_norm(&n, None),
+        }
+    }
+
+    /// Records an RMS norm of whole rows (`res`: and `res += out`).
+    pub(crate) fn record_norm(&mut self, n: &PendingNorm, res: Option<GpuActivation>) {
+        let rows = self.rows(n.x);
+        let cols = self.act(n.x).cols;
+        let p = NormParams { n: rows as u32, cols: cols as u32, group: cols as u32, eps: n.eps };
+        let (xb, ob) = (self.act(n.x).buf, self.act(n.out).buf);
+        match res {
+            Some(r) => self.record(Op::RmsNormAdd, None, &[xb, ob, n.w, self.act(r).buf], &p, None, rows as u32),
+            None => self.record(Op::RmsNorm, None, &[xb, ob, n.w], &p, None, rows as u32),
+        }
+    }
+
+    /// Records a fused input norm on its own (for a kernel that cannot take it), after
+    /// which its matvec reads the norm's output as a plain input.
+    fn unfuse_norm(&mut self, m: &mut PendingMatmul) {
+        if let Some(nm) = m.norm.take() {
+            let pn = PendingNorm { x: nm.x, w: nm.w, eps: nm.eps, out: m.x };
+            self.record_norm(&pn, None);
         }
     }
 
     /// Records matvecs held as a group: one `matvec_multi` dispatch when every weight
     /// is one part, else each on its own.
-    pub(crate) fn record_group(&mut self, g: Vec<PendingMatmul>) {
+    pub(crate) fn record_group(&mut self, mut g: Vec<PendingMatmul>) {
         if g.len() < 2 || g.len() > 3 || g.iter().any(|m| m.parts.len() != 1) {
             for m in g {
                 self.record_matmul(m, None);
             }
             return;
         }
+        // The normed variant binds nine storage buffers.
+        if self.gpu.limits.max_storage_buffers_per_shader_stage < 9 {
+            self.unfuse_norm(&mut g[0]);
+        }
         let first = &g[0];
-        let (xb, x_stride) = (self.act(first.x).buf, self.act(first.x).cols as u32);
+        let norm = first.norm;
+        let xb = match norm {
+            Some(nm) => self.act(nm.x).buf,
+            None => self.act(first.x).buf,
+        };
+        let x_stride = self.act(first.x).cols as u32;
         let mut bufs = vec![xb];
         let mut rows = [0u32; 3];
         let mut groups = 0;
@@ -102,15 +156,26 @@ impl GpuBackend {
             x_stride,
             rows2: rows[1],
             rows3: rows[2],
+            eps: norm.map_or(0.0, |nm| nm.eps),
             ..Default::default()
         };
-        self.record(Op::MatvecMulti, Some(first.ty), &bufs, &p, None, groups as u32);
+        match norm {
+            Some(nm) => {
+                bufs.extend([nm.w, self.act(first.x).buf]);
+                self.record(Op::MatvecMultiNormed, Some(first.ty), &bufs, &p, None, groups as u32);
+            }
+            None => self.record(Op::MatvecMulti, Some(first.ty), &bufs, &p, None, groups as u32),
+        }
     }
 
     /// Records gate and up (one row, same weight type and part layout) and
     /// `out = act(gate) * up` as one dispatch per weight part.
     pub(crate) fn record_matvec_gated(&mut self, g: PendingMatmul, u: PendingMatmul, act: u32, out: GpuActivation) {
-        let xb = self.act(g.x).buf;
+        let xb = match g.norm {
+            Some(nm) => self.act(nm.x).buf,
+            None => self.act(g.x).buf,
+        };
+        let hb = self.act(g.x).buf;
         let (x_stride, ob, out_stride) = (self.act(g.x).cols as u32, self.act(out).buf, self.act(out).cols as u32);
         for (gp, up) in g.parts.iter().zip(&u.parts) {
             let p = MatmulParams {
@@ -122,18 +187,30 @@ impl GpuBackend {
                 out_stride,
                 out_offset: gp.row0 as u32,
                 act,
+                eps: g.norm.map_or(0.0, |nm| nm.eps),
                 ..Default::default()
             };
-            let bufs = [xb, gp.buf, ob, up.buf];
-            self.record(Op::MatvecGated, Some(g.ty), &bufs, &p, None, gp.rows.div_ceil(4) as u32);
+            let groups = gp.rows.div_ceil(4) as u32;
+            match g.norm {
+                Some(nm) => self.record(Op::MatvecGatedNormed, Some(g.ty), &[xb, gp.buf, ob, up.buf, nm.w, hb], &p, None, groups),
+                None => self.record(Op::MatvecGated, Some(g.ty), &[xb, gp.buf, ob, up.buf], &p, None, groups),
+            }
         }
     }
 
     /// Records a matmul's dispatches (one per weight part); with `res`, each also adds
     /// its result into that activation.
-    pub(crate) fn record_matmul(&mut self, pm: PendingMatmul, res: Option<GpuActivation>) {
+    pub(crate) fn record_matmul(&mut self, mut pm: PendingMatmul, res: Option<GpuActivation>) {
+        // The normed matvec writes its normalised input where the residual would go.
+        if res.is_some() {
+            self.unfuse_norm(&mut pm);
+        }
         let (xa, oa) = (self.act(pm.x), self.act(pm.out));
-        let (xb, ob, x_stride, out_stride) = (xa.buf, oa.buf, xa.cols as u32, oa.cols as u32);
+        let (hb, ob, x_stride, out_stride) = (xa.buf, oa.buf, xa.cols as u32, oa.cols as u32);
+        let xb = match pm.norm {
+            Some(nm) => self.act(nm.x).buf,
+            None => hb,
+        };
         let (rb, res_stride) = match res {
             Some(r) => (self.act(r).buf, self.act(r).cols as u32),
             None => (self.dummy, 0),
@@ -153,9 +230,13 @@ impl GpuBackend {
                 act: 0,
                 rows2: 0,
                 rows3: 0,
+                eps: pm.norm.map_or(0.0, |nm| nm.eps),
             };
             let bufs = [xb, part.buf, ob, rb];
-            if n <= MATVEC_MAX_ROWS {
+            if let Some(nm) = pm.norm {
+                let bufs = [xb, part.buf, ob, rb, nm.w, hb];
+                self.record(Op::MatvecNormed, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(4) as u32);
+            } else if n <= MATVEC_MAX_ROWS {
                 self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(4) as u32);
             } else {
                 let (gx, gy) = (part.rows.div_ceil(64) as u32, n.div_ceil(64) as u32);

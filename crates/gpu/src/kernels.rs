@@ -26,9 +26,14 @@ pub enum Op {
     Matvec,
     MatvecGated,
     MatvecMulti,
+    /// The three matvecs with the RMS norm of their input fused in (decode).
+    MatvecNormed,
+    MatvecGatedNormed,
+    MatvecMultiNormed,
     MatmulTiled,
     RmsNorm,
     RmsNormInPlace,
+    RmsNormAdd,
     Rope,
     QkRope,
     KvStore,
@@ -57,14 +62,18 @@ pub enum Slot {
 use Slot::{Params, Read, Table, Write};
 
 impl Op {
-    pub const ALL: [Op; 17] = [
+    pub const ALL: [Op; 21] = [
         Op::Embed,
         Op::Matvec,
         Op::MatvecGated,
         Op::MatvecMulti,
+        Op::MatvecNormed,
+        Op::MatvecGatedNormed,
+        Op::MatvecMultiNormed,
         Op::MatmulTiled,
         Op::RmsNorm,
         Op::RmsNormInPlace,
+        Op::RmsNormAdd,
         Op::Rope,
         Op::QkRope,
         Op::KvStore,
@@ -80,8 +89,14 @@ impl Op {
     pub fn family(self) -> Family {
         match self {
             Op::Embed => Family::Embed,
-            Op::Matvec | Op::MatvecGated | Op::MatvecMulti | Op::MatmulTiled => Family::Matmul,
-            Op::RmsNorm | Op::RmsNormInPlace => Family::RmsNorm,
+            Op::Matvec
+            | Op::MatvecGated
+            | Op::MatvecMulti
+            | Op::MatvecNormed
+            | Op::MatvecGatedNormed
+            | Op::MatvecMultiNormed
+            | Op::MatmulTiled => Family::Matmul,
+            Op::RmsNorm | Op::RmsNormInPlace | Op::RmsNormAdd => Family::RmsNorm,
             Op::Rope | Op::QkRope => Family::Rope,
             Op::KvStore | Op::Attention | Op::AttnCombine => Family::Attention,
             Op::Add | Op::Gated | Op::Softcap | Op::SelectRow => Family::Elementwise,
@@ -92,12 +107,15 @@ impl Op {
     pub fn entry_point(self) -> &'static str {
         match self {
             Op::Embed => "embed",
-            Op::Matvec => "matvec",
-            Op::MatvecGated => "matvec_gated",
-            Op::MatvecMulti => "matvec_multi",
+            // The normed kernels are the same entry points in a module assembled with
+            // shaders/norm_in.wgsl (see `normed`).
+            Op::Matvec | Op::MatvecNormed => "matvec",
+            Op::MatvecGated | Op::MatvecGatedNormed => "matvec_gated",
+            Op::MatvecMulti | Op::MatvecMultiNormed => "matvec_multi",
             Op::MatmulTiled => "matmul_tiled",
             Op::RmsNorm => "rms_norm",
             Op::RmsNormInPlace => "rms_norm_in_place",
+            Op::RmsNormAdd => "rms_norm_add",
             Op::Rope => "rope",
             Op::QkRope => "qk_rope",
             Op::KvStore => "kv_store",
@@ -113,7 +131,13 @@ impl Op {
 
     /// Whether the kernel reads a weight through a type's `dq4` snippet.
     pub fn reads_weight(self) -> bool {
-        matches!(self, Op::Embed | Op::Matvec | Op::MatvecGated | Op::MatvecMulti | Op::MatmulTiled)
+        self.family() == Family::Matmul || self == Op::Embed
+    }
+
+    /// Whether the kernel normalises its input row itself (its module is assembled
+    /// with shaders/norm_in.wgsl, which adds the `nw` and `h` bindings).
+    pub fn normed(self) -> bool {
+        matches!(self, Op::MatvecNormed | Op::MatvecGatedNormed | Op::MatvecMultiNormed)
     }
 
     /// (binding number, slot) of every binding, in binding order; the buffers given to
@@ -128,10 +152,28 @@ impl Op {
             Op::MatvecGated => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read)],
             // x, w, out, w2, out2, w3, out3
             Op::MatvecMulti => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read), (6, Write), (7, Read), (8, Write)],
+            // As the plain ones, then the norm weight and the normalised row (h).
+            Op::MatvecNormed => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (9, Read), (10, Write)],
+            Op::MatvecGatedNormed => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read), (9, Read), (10, Write)],
+            // Nine storage buffers: used where the device allows that many per stage.
+            Op::MatvecMultiNormed => &[
+                (0, Params),
+                (1, Read),
+                (2, Read),
+                (3, Write),
+                (5, Read),
+                (6, Write),
+                (7, Read),
+                (8, Write),
+                (9, Read),
+                (10, Write),
+            ],
             // x, out, weight
             Op::RmsNorm => &[(0, Params), (1, Read), (2, Write), (4, Read)],
             // x (in and out), weight
             Op::RmsNormInPlace => &[(0, Params), (3, Write), (4, Read)],
+            // x, out, weight, residual
+            Op::RmsNormAdd => &[(0, Params), (1, Read), (2, Write), (4, Read), (5, Write)],
             // x, (cos, sin) table
             Op::Rope => &[(0, Params), (1, Write), (2, Table)],
             // q, k, v, k cache, v cache, q norm, k norm ((cos, sin) table after q)
@@ -198,8 +240,8 @@ impl KernelKey {
     }
 
     /// The module a kernel lives in: entry points of one family and type share it.
-    fn module_key(self) -> (Family, Option<GgmlType>, ShaderFeatures) {
-        (self.op.family(), self.ty, self.features)
+    fn module_key(self) -> ModuleKey {
+        (self.op.family(), self.ty, self.features, self.op.normed())
     }
 
     /// The WGSL module source of this kernel.
@@ -226,6 +268,12 @@ pub const PARAMS_SLOT: u64 = 256;
 /// Bytes of a table binding (RoPE's cos/sin) in the parameter blob.
 pub const TABLE_BYTES: u64 = 1 << 20;
 
+/// A shader module: family, weight type, features, input norm fused (see `Op::normed`).
+type ModuleKey = (Family, Option<GgmlType>, ShaderFeatures, bool);
+
+/// Most non-parameter buffers a kernel binds.
+const MAX_BUFFERS: usize = 9;
+
 /// Identifies a buffer of the backend's arena (bind groups are cached by these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BufId(pub u32);
@@ -233,10 +281,10 @@ pub struct BufId(pub u32);
 /// Pipelines, layouts and bind groups, created on first use and kept.
 #[derive(Default)]
 pub struct Cache {
-    modules: HashMap<(Family, Option<GgmlType>, ShaderFeatures), wgpu::ShaderModule>,
+    modules: HashMap<ModuleKey, wgpu::ShaderModule>,
     layouts: HashMap<Op, (wgpu::BindGroupLayout, wgpu::PipelineLayout)>,
     pipelines: HashMap<KernelKey, wgpu::ComputePipeline>,
-    bind_groups: HashMap<(Op, [BufId; 8]), wgpu::BindGroup>,
+    bind_groups: HashMap<(Op, [BufId; MAX_BUFFERS]), wgpu::BindGroup>,
     /// Objects created so far (a test checks none is created in the token loop).
     pub created: u64,
 }
@@ -319,7 +367,7 @@ impl Cache {
         arena: &[wgpu::Buffer],
         params: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
-        let mut ids = [BufId(u32::MAX); 8];
+        let mut ids = [BufId(u32::MAX); MAX_BUFFERS];
         ids[..bufs.len()].copy_from_slice(bufs);
         let key = (op.layout(), ids);
         if let Some(bg) = self.bind_groups.get(&key) {

@@ -41,7 +41,7 @@ pub use kernels::{KernelKey, Op, ShaderFeatures};
 pub use weights::{GpuWeight, Part};
 
 use device::Gpu;
-use fusion::{same_parts, KvStoreTarget, Pending, PendingMatmul, PendingQkRope};
+use fusion::{same_parts, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope};
 use kernels::{BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams};
 
@@ -52,6 +52,9 @@ const BLOB_BYTES: u64 = 4 << 20;
 const UPLOAD_FLUSH_BYTES: u64 = 64 << 20;
 /// Most activation rows the matrix-vector kernel takes; larger batches use the tiled one.
 const MATVEC_MAX_ROWS: usize = 8;
+/// Largest weight (rows) a decode matvec takes its input's norm into: each of its
+/// workgroups recomputes the norm, which only pays off below vocabulary sizes.
+const NORM_FUSE_MAX_ROWS: usize = 16384;
 /// Largest head the attention kernel handles (its q buffer in workgroup memory, MAX_HD).
 const MAX_HEAD_DIM: usize = 256;
 

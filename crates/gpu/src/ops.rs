@@ -184,6 +184,13 @@ impl Backend for GpuBackend {
             return self.defer(err(format!("rms_norm: groups of {group} over rows of {cols}")));
         }
         let Some(w) = self.dense_f32(weight, "rms_norm", group) else { return };
+        // A whole-row norm into another activation: the matvecs or the residual add
+        // reading its output may take it in (see `Pending::Norm`).
+        if group == cols && x != out {
+            self.flush_pending();
+            self.pending = Some(Pending::Norm(PendingNorm { x, w, eps, out }));
+            return;
+        }
         let p = NormParams { n: n as u32, cols: cols as u32, group: group as u32, eps };
         let groups = (n * (cols / group)) as u32;
         if x == out {
@@ -207,6 +214,17 @@ impl Backend for GpuBackend {
         if n > MATVEC_MAX_ROWS && (n.div_ceil(64) > max || weight.parts.iter().any(|p| p.rows.div_ceil(64) > max)) {
             return self.defer(err(format!("matmul: '{}' of {} rows × {n} is too large to dispatch", weight.name, weight.rows)));
         }
+        // A decode matvec right after the whole-row norm of its input takes the norm in
+        // (not for a vocabulary-sized weight: every workgroup recomputes the norm).
+        let norm = match &self.pending {
+            Some(Pending::Norm(pn)) if pn.out == x && n == 1 && out != pn.x && weight.rows <= NORM_FUSE_MAX_ROWS => {
+                Some(NormIn { x: pn.x, w: pn.w, eps: pn.eps })
+            }
+            _ => None,
+        };
+        if norm.is_some() {
+            self.pending = None;
+        }
         let pm = PendingMatmul {
             x,
             out,
@@ -215,6 +233,7 @@ impl Backend for GpuBackend {
             cols: weight.cols,
             row_words: weight.row_words,
             parts: weight.parts.clone(),
+            norm,
         };
         // Another decode matvec over the same input and a weight of the same type and
         // width: held with the others (see `Pending::Group`).
@@ -419,6 +438,19 @@ impl Backend for GpuBackend {
         if fusable {
             if let Some(Pending::Matmul(pm)) = self.pending.take() {
                 self.record_matmul(pm, Some(x));
+            }
+            return;
+        }
+        // x += norm(z) right after y = norm(z): one dispatch (Gemma 3's post-norms).
+        let norm_fusable = match &self.pending {
+            Some(Pending::Norm(pn)) => {
+                pn.out == y && x != y && x != pn.x && self.rows(x) == self.rows(y) && self.act(x).cols == self.act(y).cols
+            }
+            _ => false,
+        };
+        if norm_fusable {
+            if let Some(Pending::Norm(pn)) = self.pending.take() {
+                self.record_norm(&pn, Some(x));
             }
             return;
         }

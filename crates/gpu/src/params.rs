@@ -79,6 +79,8 @@ params!(
         /// matvec_multi: rows of the second and third weights (`rows` is the first's).
         rows2: u32,
         rows3: u32,
+        /// `*_normed`: the input norm's epsilon.
+        eps: f32,
     }
 );
 

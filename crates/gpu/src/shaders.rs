@@ -16,6 +16,8 @@ pub const ROPE: &str = include_str!("../../../shaders/rope.wgsl");
 pub const ATTENTION: &str = include_str!("../../../shaders/attention.wgsl");
 pub const ELEMENTWISE: &str = include_str!("../../../shaders/elementwise.wgsl");
 pub const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
+pub const NORM_IN: &str = include_str!("../../../shaders/norm_in.wgsl");
+pub const NORM_OFF: &str = include_str!("../../../shaders/norm_off.wgsl");
 
 pub const Q_F32: &str = include_str!("../../../shaders/quant/f32.wgsl");
 pub const Q_F16: &str = include_str!("../../../shaders/quant/f16.wgsl");
@@ -71,13 +73,16 @@ pub fn assemble(key: KernelKey) -> String {
     let snippet = key.ty.map(quant_snippet).unwrap_or("");
     // The matmul family reads a second and third weight too (`w2`, `w3`: matvec_gated,
     // matvec_multi).
-    let (second, third) = if key.op.family() == Family::Matmul {
-        (other_weight(snippet, "2"), other_weight(snippet, "3"))
+    // Its decode kernels read their input through in4()/in_scale(): plain, or with the
+    // RMS norm before them fused in.
+    let (second, third, input) = if key.op.family() == Family::Matmul {
+        let input = if key.op.normed() { NORM_IN } else { NORM_OFF };
+        (other_weight(snippet, "2"), other_weight(snippet, "3"), input)
     } else {
-        (String::new(), String::new())
+        (String::new(), String::new(), "")
     };
-    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + body.len() + 6);
-    for part in [params, PRELUDE, snippet, &second, &third, body] {
+    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + body.len() + 7);
+    for part in [params, PRELUDE, snippet, &second, &third, input, body] {
         s.push_str(part);
         s.push('\n');
     }

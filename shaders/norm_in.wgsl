@@ -1,0 +1,48 @@
+// Prepended to the matmul family for its `*_normed` kernels: a decode matvec whose
+// input row is RMS-normalised on the fly, so the norm before a block joins the
+// projections after it. x holds the raw residual row; sums are taken over x * nw and
+// scaled by 1 / rms(x) at the end; workgroup 0 also writes the normalised row to h, so
+// the norm's output exists as if the norm had run on its own.
+// (shaders/norm_off.wgsl has the same functions for the plain kernels.)
+
+// nw: [k] f32 the norm weight.
+@group(0) @binding(9) var<storage, read> nw: array<f32>;
+// h: [k] f32 the normalised row (written by workgroup 0).
+@group(0) @binding(10) var<storage, read_write> h: array<f32>;
+
+// Values e..e+3 of the input row times the norm weight (zero past the row's end).
+fn in4(e: u32) -> vec4<f32> {
+    var wv = vec4<f32>(0.0);
+    for (var c = 0u; c < 4u; c++) {
+        if (e + c < p.k) {
+            wv[c] = nw[e + c];
+        }
+    }
+    return x4(0u, e) * wv;
+}
+
+// 1 / rms of the input row, as rms_norm.wgsl computes it; workgroup `first` also
+// writes h. Called in uniform control flow (it has barriers); leaves mv_red free.
+fn in_scale(lid: u32, first: bool) -> f32 {
+    var ss = 0.0;
+    for (var e = lid; e < p.k; e += MV_WG) {
+        let v = x[e];
+        ss += v * v;
+    }
+    mv_red[lid] = ss;
+    workgroupBarrier();
+    for (var s = MV_WG / 2u; s > 0u; s >>= 1u) {
+        if (lid < s) {
+            mv_red[lid] += mv_red[lid + s];
+        }
+        workgroupBarrier();
+    }
+    let scale = 1.0 / sqrt(mv_red[0] / f32(p.k) + p.eps);
+    workgroupBarrier();
+    if (first) {
+        for (var e = lid; e < p.k; e += MV_WG) {
+            h[e] = x[e] * scale * nw[e];
+        }
+    }
+    return scale;
+}
