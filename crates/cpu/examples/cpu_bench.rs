@@ -59,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             tokens.push(token);
             match ready(model.eval(&mut session, &[token], EvalOutput::LastArgmax))? {
                 Evaluated::Token(next) => token = next,
-                Evaluated::Logits(_) => return Err("no token from decode".into()),
+                _ => return Err("no token from decode".into()),
             }
         }
         let decode_s = t.elapsed().as_secs_f64();

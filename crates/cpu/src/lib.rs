@@ -63,8 +63,8 @@ pub struct CpuBackend {
     start_pos: usize,
     /// Total bytes of weights allocated (for reporting).
     weight_bytes: u64,
-    /// Scratch for the activations' group sums (kept to allocate once).
-    sums: Vec<f32>,
+    /// The matmuls' per-call preparation of activations (kept to allocate once).
+    scratch: kernels::Scratch,
 }
 
 impl CpuBackend {
@@ -188,7 +188,7 @@ impl Backend for CpuBackend {
         let n = self.rows(x);
         let xs = self.take(x);
         let mut o = self.take(out);
-        kernels::matmul(&xs[..n * w.cols], n, w.ty, &w.data, w.rows, w.cols, &mut o[..n * w.rows], &mut self.sums);
+        kernels::matmul(&xs[..n * w.cols], n, w.ty, &w.data, w.rows, w.cols, &mut o[..n * w.rows], &mut self.scratch);
         self.put(out, o);
         self.put(x, xs);
     }

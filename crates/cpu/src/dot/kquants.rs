@@ -1,15 +1,21 @@
 //! The 256-value K-quant types (layouts: `kindling_gguf::dequant::kquants`). Each
 //! kernel walks its super-block group by group in the order of the dequantizer: a
-//! group's codes are unpacked into f32 lanes once, and every activation row adds
-//! `scale_g · Σ q·x` to a block sum that is multiplied by the super-scale `d` at the
-//! end of the block. Minimum terms use the precomputed group sums of `x`.
+//! group's codes are unpacked once, and every activation row adds `scale_g · Σ q·x`
+//! to a block sum that is multiplied by the super-scale `d` at the end of the block.
+//! 32-value groups (Q4_K, Q5_K, Q8_K) use the activations' integer planes, 16-value
+//! groups (Q2_K, Q3_K, Q6_K) f32 lanes. Minimum terms use the precomputed group sums
+//! of `x`.
 
 use kindling_gguf::dequant::kquants::{k4_scale_min, q3_k_scales};
 
-use super::simd::{dot4, dot8, f16, B16, F4};
-use super::Acc;
+use super::simd::{dot4, f16, I16x8, B16, F4};
+use super::xplanes::int_dot32;
+use super::{Acc, Block};
 
 type X<'a, const R: usize> = [&'a [f32; 256]; R];
+/// Kernels on f32 activations (16-value groups) and on integer planes (32-value groups).
+type Float<'a, const G: usize, const R: usize> = Block<'a, 256, G, 0, 0, R>;
+type Int<'a, const G: usize, const R: usize> = Block<'a, 0, G, 512, 8, R>;
 
 /// `blk[r] += scale · Σ q·x[r][at..at + 16]`.
 #[inline(always)]
@@ -21,13 +27,16 @@ fn group16<const R: usize>(blk: &mut [F4; R], q: B16, signed: bool, x: X<R>, at:
     }
 }
 
-/// `blk[r] += scale · Σ q·x[r][at..at + 32]` for 32 unsigned codes in `lo`, `hi`.
+/// `blk[r] += scale · Σ q·x[r]` over 32-value group `g` (activation block `g`) whose
+/// codes are `lo` (values 0..16) and `hi` (16..32).
 #[inline(always)]
-fn group32<const R: usize>(blk: &mut [F4; R], lo: B16, hi: B16, x: X<R>, at: usize, scale: f32) {
-    let (lo, hi) = (lo.widen_u(), hi.widen_u());
-    let s = F4::splat(scale);
-    for (b, x) in blk.iter_mut().zip(x) {
-        *b = b.add(dot8(lo, hi, x, at).mul(s));
+fn group32<const G: usize, const R: usize>(blk: &mut [F4; R], lo: B16, hi: B16, signed: bool, x: &Int<G, R>, g: usize, scale: f32) {
+    let w = |b: B16| if signed { b.widen16_i() } else { b.widen16_u() };
+    let ([a, b], [c, d]) = (w(lo), w(hi));
+    let q: [I16x8; 4] = [a, b, c, d];
+    for r in 0..R {
+        let f = int_dot32(q, x.planes[r], 64 * g);
+        blk[r] = blk[r].add(f.mul(F4::splat(scale * x.scales[r][g])));
     }
 }
 
@@ -42,23 +51,24 @@ fn finish<const R: usize>(acc: &mut [Acc; R], blk: [F4; R], d: f32) {
 
 /// `acc[r] -= dmin · Σ_g mins[g]·sums[r][g]`, eight groups of 32.
 #[inline(always)]
-fn minimum8<const R: usize>(acc: &mut [Acc; R], mins: [f32; 8], s: [&[f32; 8]; R], dmin: f32) {
+fn minimum8<const R: usize>(acc: &mut [Acc; R], mins: [f32; 8], x: &Int<8, R>, dmin: f32) {
     let (m0, m1) = (F4::new([mins[0], mins[1], mins[2], mins[3]]), F4::new([mins[4], mins[5], mins[6], mins[7]]));
     let nd = F4::splat(-dmin);
-    for (a, s) in acc.iter_mut().zip(s) {
+    for (a, s) in acc.iter_mut().zip(x.sums) {
         let t = m0.mul(F4::load(s, 0)).add(m1.mul(F4::load(s, 4)));
         a.v = a.v.add(t.mul(nd));
     }
 }
 
-pub fn q2_k<const R: usize>(b: &[u8; 84], x: X<R>, s: [&[f32; 16]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q2_k<const R: usize>(b: &[u8; 84], x: &Float<16, R>, acc: &mut [Acc; R]) {
     let mut blk = [F4::zero(); R];
     for h in 0..2 {
         for j in 0..4 {
             for half in 0..2 {
                 let g = 8 * h + 2 * j + half;
                 let q = B16::load(b, 16 + 32 * h + 16 * half).shr(2 * j as u32).and(B16::splat(3));
-                group16(&mut blk, q, false, x, 128 * h + 32 * j + 16 * half, (b[g] & 0x0f) as f32);
+                group16(&mut blk, q, false, x.x, 128 * h + 32 * j + 16 * half, (b[g] & 0x0f) as f32);
             }
         }
     }
@@ -66,13 +76,14 @@ pub fn q2_k<const R: usize>(b: &[u8; 84], x: X<R>, s: [&[f32; 16]; R], acc: &mut
     // Minima: 4-bit mins in the high nibbles of the 16 scale bytes.
     let mins = B16::load(b, 0).shr(4).widen_u();
     let nd = F4::splat(-f16(b[82], b[83]));
-    for (a, s) in acc.iter_mut().zip(s) {
+    for (a, s) in acc.iter_mut().zip(x.sums) {
         let t = dot4(mins, s, 0);
         a.v = a.v.add(t.mul(nd));
     }
 }
 
-pub fn q3_k<const R: usize>(b: &[u8; 110], x: X<R>, _: [&[f32; 0]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q3_k<const R: usize>(b: &[u8; 110], x: &Float<0, R>, acc: &mut [Acc; R]) {
     let scales = q3_k_scales(&b[96..108]);
     let mut blk = [F4::zero(); R];
     for h in 0..2 {
@@ -83,7 +94,7 @@ pub fn q3_k<const R: usize>(b: &[u8; 110], x: X<R>, _: [&[f32; 0]; R], acc: &mut
                 let hb = B16::load(b, 16 * half).shr((4 * h + j) as u32).and(B16::splat(1)).shl(2);
                 // low2 - (high bit ? 0 : 4) == (low2 | high << 2) - 4
                 let q = lo.or(hb).sub(B16::splat(4));
-                group16(&mut blk, q, true, x, 128 * h + 32 * j + 16 * half, scales[g] as f32);
+                group16(&mut blk, q, true, x.x, 128 * h + 32 * j + 16 * half, scales[g] as f32);
             }
         }
     }
@@ -97,20 +108,22 @@ fn k4_scales(b: &[u8]) -> ([f32; 8], [f32; 8]) {
     (sm.map(|p| p.0 as f32), sm.map(|p| p.1 as f32))
 }
 
-pub fn q4_k<const R: usize>(b: &[u8; 144], x: X<R>, s: [&[f32; 8]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q4_k<const R: usize>(b: &[u8; 144], x: &Int<8, R>, acc: &mut [Acc; R]) {
     let (sc, mins) = k4_scales(&b[4..16]);
     let mut blk = [F4::zero(); R];
     let m = B16::splat(0x0f);
     for c in 0..4 {
         let (q0, q1) = (B16::load(b, 16 + 32 * c), B16::load(b, 32 + 32 * c));
-        group32(&mut blk, q0.and(m), q1.and(m), x, 64 * c, sc[2 * c]);
-        group32(&mut blk, q0.shr(4), q1.shr(4), x, 64 * c + 32, sc[2 * c + 1]);
+        group32(&mut blk, q0.and(m), q1.and(m), false, x, 2 * c, sc[2 * c]);
+        group32(&mut blk, q0.shr(4), q1.shr(4), false, x, 2 * c + 1, sc[2 * c + 1]);
     }
     finish(acc, blk, f16(b[0], b[1]));
-    minimum8(acc, mins, s, f16(b[2], b[3]));
+    minimum8(acc, mins, x, f16(b[2], b[3]));
 }
 
-pub fn q5_k<const R: usize>(b: &[u8; 176], x: X<R>, s: [&[f32; 8]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q5_k<const R: usize>(b: &[u8; 176], x: &Int<8, R>, acc: &mut [Acc; R]) {
     let (sc, mins) = k4_scales(&b[4..16]);
     let (h0, h1) = (B16::load(b, 16), B16::load(b, 32));
     let bit = |h: B16, g: usize| h.shr(g as u32).and(B16::splat(1)).shl(4);
@@ -119,14 +132,15 @@ pub fn q5_k<const R: usize>(b: &[u8; 176], x: X<R>, s: [&[f32; 8]; R], acc: &mut
     for c in 0..4 {
         let (q0, q1) = (B16::load(b, 48 + 32 * c), B16::load(b, 64 + 32 * c));
         let (g0, g1) = (2 * c, 2 * c + 1);
-        group32(&mut blk, q0.and(m).or(bit(h0, g0)), q1.and(m).or(bit(h1, g0)), x, 64 * c, sc[g0]);
-        group32(&mut blk, q0.shr(4).or(bit(h0, g1)), q1.shr(4).or(bit(h1, g1)), x, 64 * c + 32, sc[g1]);
+        group32(&mut blk, q0.and(m).or(bit(h0, g0)), q1.and(m).or(bit(h1, g0)), false, x, g0, sc[g0]);
+        group32(&mut blk, q0.shr(4).or(bit(h0, g1)), q1.shr(4).or(bit(h1, g1)), false, x, g1, sc[g1]);
     }
     finish(acc, blk, f16(b[0], b[1]));
-    minimum8(acc, mins, s, f16(b[2], b[3]));
+    minimum8(acc, mins, x, f16(b[2], b[3]));
 }
 
-pub fn q6_k<const R: usize>(b: &[u8; 210], x: X<R>, _: [&[f32; 0]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q6_k<const R: usize>(b: &[u8; 210], x: &Float<0, R>, acc: &mut [Acc; R]) {
     let mut blk = [F4::zero(); R];
     let (m4, m6, off) = (B16::splat(0x0f), B16::splat(0x30), B16::splat(32));
     for h in 0..2 {
@@ -142,20 +156,18 @@ pub fn q6_k<const R: usize>(b: &[u8; 210], x: X<R>, _: [&[f32; 0]; R], acc: &mut
             ];
             for (i, q) in codes.into_iter().enumerate() {
                 let scale = b[sc + 2 * i + k] as i8 as f32;
-                group16(&mut blk, q.sub(off), true, x, 128 * h + 32 * i + 16 * k, scale);
+                group16(&mut blk, q.sub(off), true, x.x, 128 * h + 32 * i + 16 * k, scale);
             }
         }
     }
     finish(acc, blk, f16(b[208], b[209]));
 }
 
-pub fn q8_k<const R: usize>(b: &[u8; 292], x: X<R>, _: [&[f32; 0]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q8_k<const R: usize>(b: &[u8; 292], x: &Int<0, R>, acc: &mut [Acc; R]) {
     let mut blk = [F4::zero(); R];
-    for c in 0..8 {
-        let (lo, hi) = (B16::load(b, 4 + 32 * c).widen_i(), B16::load(b, 20 + 32 * c).widen_i());
-        for (bl, x) in blk.iter_mut().zip(x) {
-            *bl = bl.add(dot8(lo, hi, x, 32 * c));
-        }
+    for g in 0..8 {
+        group32(&mut blk, B16::load(b, 4 + 32 * g), B16::load(b, 20 + 32 * g), true, x, g, 1.0);
     }
     finish(acc, blk, f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
 }

@@ -1,10 +1,14 @@
 //! The 32-value block types (layouts: `kindling_gguf::dequant::legacy`). Each kernel
-//! unpacks its block's codes into f32 lanes once, then for every activation row adds
-//! `d · Σ q·x` (and `m · Σ x` for the `_1` types) to that row's accumulator. Codes
-//! of the `_0` types are made signed in the byte domain (exact) before widening.
+//! unpacks its block's codes into 16-bit lanes once, then for every activation row
+//! adds `d · Σ q·x` (exact integer sum against the row's planes, times the block
+//! scales) and, for the `_1` types, `m · Σ x`. Codes of the `_0` types are made signed
+//! in the byte domain (exact) before widening.
 
-use super::simd::{dot8, f16, B16, F4};
-use super::Acc;
+use super::simd::{f16, I16x8, B16, F4};
+use super::xplanes::int_dot32;
+use super::{Acc, Block};
+
+type Legacy<'a, const G: usize, const R: usize> = Block<'a, 0, G, 64, 1, R>;
 
 /// Low nibbles are values 0..16, high nibbles values 16..32.
 #[inline(always)]
@@ -21,49 +25,62 @@ fn high_bits(b: &[u8], at: usize) -> (B16, B16) {
     (B16::from_bits(u16::from_le_bytes([qh[0], qh[1]]), 0x10), B16::from_bits(u16::from_le_bytes([qh[2], qh[3]]), 0x10))
 }
 
-/// Adds `d · Σ q·x` for every row; `lo`/`hi` are the 32 codes as f32 lanes.
+/// 32 codes (values 0..16 in `lo`, 16..32 in `hi`) as 16-bit lanes.
 #[inline(always)]
-fn scaled<const R: usize>(lo: [F4; 4], hi: [F4; 4], d: f32, x: [&[f32; 32]; R], acc: &mut [Acc; R]) {
-    let d = F4::splat(d);
-    for (a, x) in acc.iter_mut().zip(x) {
-        a.v = a.v.add(dot8(lo, hi, x, 0).mul(d));
+fn codes(lo: B16, hi: B16, signed: bool) -> [I16x8; 4] {
+    let w = |b: B16| if signed { b.widen16_i() } else { b.widen16_u() };
+    let ([a, b], [c, d]) = (w(lo), w(hi));
+    [a, b, c, d]
+}
+
+/// Adds `d · Σ q·x` for every row.
+#[inline(always)]
+fn scaled<const G: usize, const R: usize>(q: [I16x8; 4], d: f32, x: &Legacy<G, R>, acc: &mut [Acc; R]) {
+    for r in 0..R {
+        let f = int_dot32(q, x.planes[r], 0);
+        acc[r].v = acc[r].v.add(f.mul(F4::splat(d * x.scales[r][0])));
     }
 }
 
 /// Adds the block minimum's term `m · Σ x` for every row.
 #[inline(always)]
-fn minimum<const R: usize>(m: f32, s: [&[f32; 1]; R], acc: &mut [Acc; R]) {
-    for (a, s) in acc.iter_mut().zip(s) {
+fn minimum<const R: usize>(m: f32, x: &Legacy<1, R>, acc: &mut [Acc; R]) {
+    for (a, s) in acc.iter_mut().zip(x.sums) {
         a.s += m * s[0];
     }
 }
 
-pub fn q4_0<const R: usize>(b: &[u8; 18], x: [&[f32; 32]; R], _: [&[f32; 0]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q4_0<const R: usize>(b: &[u8; 18], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 2);
     let eight = B16::splat(8);
-    scaled(lo.sub(eight).widen_i(), hi.sub(eight).widen_i(), f16(b[0], b[1]), x, acc);
+    scaled(codes(lo.sub(eight), hi.sub(eight), true), f16(b[0], b[1]), x, acc);
 }
 
-pub fn q4_1<const R: usize>(b: &[u8; 20], x: [&[f32; 32]; R], s: [&[f32; 1]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q4_1<const R: usize>(b: &[u8; 20], x: &Legacy<1, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 4);
-    scaled(lo.widen_u(), hi.widen_u(), f16(b[0], b[1]), x, acc);
-    minimum(f16(b[2], b[3]), s, acc);
+    scaled(codes(lo, hi, false), f16(b[0], b[1]), x, acc);
+    minimum(f16(b[2], b[3]), x, acc);
 }
 
-pub fn q5_0<const R: usize>(b: &[u8; 22], x: [&[f32; 32]; R], _: [&[f32; 0]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q5_0<const R: usize>(b: &[u8; 22], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 6);
     let (h0, h1) = high_bits(b, 2);
     let sixteen = B16::splat(16);
-    scaled(lo.or(h0).sub(sixteen).widen_i(), hi.or(h1).sub(sixteen).widen_i(), f16(b[0], b[1]), x, acc);
+    scaled(codes(lo.or(h0).sub(sixteen), hi.or(h1).sub(sixteen), true), f16(b[0], b[1]), x, acc);
 }
 
-pub fn q5_1<const R: usize>(b: &[u8; 24], x: [&[f32; 32]; R], s: [&[f32; 1]; R], acc: &mut [Acc; R]) {
+#[inline(always)]
+pub fn q5_1<const R: usize>(b: &[u8; 24], x: &Legacy<1, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 8);
     let (h0, h1) = high_bits(b, 4);
-    scaled(lo.or(h0).widen_u(), hi.or(h1).widen_u(), f16(b[0], b[1]), x, acc);
-    minimum(f16(b[2], b[3]), s, acc);
+    scaled(codes(lo.or(h0), hi.or(h1), false), f16(b[0], b[1]), x, acc);
+    minimum(f16(b[2], b[3]), x, acc);
 }
 
-pub fn q8_0<const R: usize>(b: &[u8; 34], x: [&[f32; 32]; R], _: [&[f32; 0]; R], acc: &mut [Acc; R]) {
-    scaled(B16::load(b, 2).widen_i(), B16::load(b, 18).widen_i(), f16(b[0], b[1]), x, acc);
+#[inline(always)]
+pub fn q8_0<const R: usize>(b: &[u8; 34], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
+    scaled(codes(B16::load(b, 2), B16::load(b, 18), true), f16(b[0], b[1]), x, acc);
 }

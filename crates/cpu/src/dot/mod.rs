@@ -1,6 +1,13 @@
 //! Fused dequantize-and-dot of one quantized weight row with up to `R` activation
 //! rows: every block is unpacked into registers once and multiplied into each row's
-//! own accumulators. The activations stay f32; weights stay in their GGUF blocks.
+//! own accumulators. Weights stay in their GGUF blocks.
+//!
+//! Two kinds of kernel, one per type:
+//! - the 32-value-group types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q8_K) multiply
+//!   codes with the activations' exact integer planes (`xplanes`) and scale each
+//!   group's exact sum in f32;
+//! - the others (Q2_K, Q3_K, Q6_K with 16-value groups, F32/F16/BF16) widen codes to f32
+//!   lanes and multiply them with the f32 activations.
 //!
 //! Batch invariance: the arithmetic one (weight row, activation row) pair sees is the
 //! same whatever `R` is and whatever rows share the call, so a prompt batch gives
@@ -17,10 +24,12 @@ mod legacy;
 mod simd;
 #[cfg(test)]
 mod tests;
+mod xplanes;
 
 use kindling_gguf::GgmlType;
 
-pub use simd::F4;
+use simd::F4;
+pub use xplanes::x_planes;
 
 /// One activation row's running sum: a vector part and a scalar part (block minima,
 /// tails).
@@ -42,13 +51,35 @@ impl Acc {
     }
 }
 
-/// Length of the activation groups whose sums `ty`'s kernel needs (`None`: none).
-pub fn sum_group(ty: GgmlType) -> Option<usize> {
-    match ty {
-        GgmlType::Q4_1 | GgmlType::Q5_1 | GgmlType::Q4K | GgmlType::Q5K => Some(32),
-        GgmlType::Q2K => Some(16),
+/// What a kernel reads of one activation row; [`Needs`] says which parts a type uses
+/// (the others may be empty).
+#[derive(Clone, Copy, Default)]
+pub struct XRow<'a> {
+    /// The `cols` activations.
+    pub x: &'a [f32],
+    /// Group sums ([`x_sums`] with [`Needs::sum_group`]).
+    pub sums: &'a [f32],
+    /// Integer planes and block scales ([`x_planes`]).
+    pub planes: &'a [i16],
+    pub scales: &'a [f32],
+}
+
+/// The per-row preparation a type's kernel needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Needs {
+    pub sum_group: Option<usize>,
+    pub planes: bool,
+}
+
+pub fn needs(ty: GgmlType) -> Needs {
+    use GgmlType::*;
+    let sum_group = match ty {
+        Q4_1 | Q5_1 | Q4K | Q5K => Some(32),
+        Q2K => Some(16),
         _ => None,
-    }
+    };
+    let planes = matches!(ty, Q4_0 | Q4_1 | Q5_0 | Q5_1 | Q8_0 | Q4K | Q5K | Q8K);
+    Needs { sum_group, planes }
 }
 
 /// Writes the sum of every `group` consecutive values of `x` into `out`
@@ -64,66 +95,96 @@ pub fn x_sums(x: &[f32], group: usize, out: &mut [f32]) {
     }
 }
 
-/// `out[r] = w_row · x[r]` for `R` activation rows of `cols` values each, where
-/// `w_row` is one row of `ty`'s blocks. `sums[r]` holds `x[r]`'s group sums when
-/// [`sum_group`] asks for them (otherwise it is ignored). Rows whose lengths do not
+/// `out[r] = w_row · x[r]` for `R` activation rows, where `w_row` is one row of `ty`'s
+/// blocks and each `XRow` holds what [`needs`] asks for. Rows whose lengths do not
 /// match give 0 rather than panicking (the caller checks shapes).
 #[inline(never)]
-pub fn dot_rows<const R: usize>(ty: GgmlType, w_row: &[u8], x: [&[f32]; R], sums: [&[f32]; R]) -> [f32; R] {
+pub fn dot_rows<const R: usize>(ty: GgmlType, w_row: &[u8], x: [XRow; R]) -> [f32; R] {
     match ty {
-        GgmlType::F32 => float::f32_row(w_row, x),
-        GgmlType::F16 => float::f16_row(w_row, x),
-        GgmlType::BF16 => float::bf16_row(w_row, x),
-        GgmlType::Q4_0 => blocks::<18, 32, 0, R>(w_row, x, sums, legacy::q4_0),
-        GgmlType::Q4_1 => blocks::<20, 32, 1, R>(w_row, x, sums, legacy::q4_1),
-        GgmlType::Q5_0 => blocks::<22, 32, 0, R>(w_row, x, sums, legacy::q5_0),
-        GgmlType::Q5_1 => blocks::<24, 32, 1, R>(w_row, x, sums, legacy::q5_1),
-        GgmlType::Q8_0 => blocks::<34, 32, 0, R>(w_row, x, sums, legacy::q8_0),
-        GgmlType::Q2K => blocks::<84, 256, 16, R>(w_row, x, sums, kquants::q2_k),
-        GgmlType::Q3K => blocks::<110, 256, 0, R>(w_row, x, sums, kquants::q3_k),
-        GgmlType::Q4K => blocks::<144, 256, 8, R>(w_row, x, sums, kquants::q4_k),
-        GgmlType::Q5K => blocks::<176, 256, 8, R>(w_row, x, sums, kquants::q5_k),
-        GgmlType::Q6K => blocks::<210, 256, 0, R>(w_row, x, sums, kquants::q6_k),
-        GgmlType::Q8K => blocks::<292, 256, 0, R>(w_row, x, sums, kquants::q8_k),
+        GgmlType::F32 => float::f32_row(w_row, x.map(|r| r.x)),
+        GgmlType::F16 => float::f16_row(w_row, x.map(|r| r.x)),
+        GgmlType::BF16 => float::bf16_row(w_row, x.map(|r| r.x)),
+        GgmlType::Q4_0 => blocks::<18, 0, 0, 64, 1, R>(w_row, x, legacy::q4_0),
+        GgmlType::Q4_1 => blocks::<20, 0, 1, 64, 1, R>(w_row, x, legacy::q4_1),
+        GgmlType::Q5_0 => blocks::<22, 0, 0, 64, 1, R>(w_row, x, legacy::q5_0),
+        GgmlType::Q5_1 => blocks::<24, 0, 1, 64, 1, R>(w_row, x, legacy::q5_1),
+        GgmlType::Q8_0 => blocks::<34, 0, 0, 64, 1, R>(w_row, x, legacy::q8_0),
+        GgmlType::Q2K => blocks::<84, 256, 16, 0, 0, R>(w_row, x, kquants::q2_k),
+        GgmlType::Q3K => blocks::<110, 256, 0, 0, 0, R>(w_row, x, kquants::q3_k),
+        GgmlType::Q4K => blocks::<144, 0, 8, 512, 8, R>(w_row, x, kquants::q4_k),
+        GgmlType::Q5K => blocks::<176, 0, 8, 512, 8, R>(w_row, x, kquants::q5_k),
+        GgmlType::Q6K => blocks::<210, 256, 0, 0, 0, R>(w_row, x, kquants::q6_k),
+        GgmlType::Q8K => blocks::<292, 0, 0, 512, 8, R>(w_row, x, kquants::q8_k),
     }
 }
 
-/// Walks a row of `B`-byte blocks of `E` values with `G` activation sums each; `f` is
-/// the type's block kernel: block bytes, each row's `E` activations and `G` group
-/// sums, each row's accumulator.
+/// One block's share of every row: `E` activations, `G` group sums, `P` plane values
+/// and `S` block scales (a count of 0: not used by the type).
+pub struct Block<'a, const E: usize, const G: usize, const P: usize, const S: usize, const R: usize> {
+    pub x: [&'a [f32; E]; R],
+    pub sums: [&'a [f32; G]; R],
+    pub planes: [&'a [i16; P]; R],
+    pub scales: [&'a [f32; S]; R],
+}
+
+/// Walks a row of `B`-byte blocks with `f`, the type's block kernel.
 #[inline(always)]
-fn blocks<const B: usize, const E: usize, const G: usize, const R: usize>(
+fn blocks<const B: usize, const E: usize, const G: usize, const P: usize, const S: usize, const R: usize>(
     w: &[u8],
-    x: [&[f32]; R],
-    sums: [&[f32]; R],
-    f: impl Fn(&[u8; B], [&[f32; E]; R], [&[f32; G]; R], &mut [Acc; R]),
+    x: [XRow; R],
+    f: impl Fn(&[u8; B], &Block<E, G, P, S, R>, &mut [Acc; R]),
 ) -> [f32; R] {
     let n = w.len() / B;
-    if x.iter().any(|x| x.len() != n * E) || (G > 0 && sums.iter().any(|s| s.len() != n * G)) {
+    let bad = |len: usize, per: usize| per > 0 && len != n * per;
+    if x.iter().any(|r| bad(r.x.len(), E) || bad(r.sums.len(), G) || bad(r.planes.len(), P) || bad(r.scales.len(), S)) {
         return [0.0; R];
     }
     let mut acc = [Acc::zero(); R];
     for (i, b) in w.chunks_exact(B).enumerate() {
-        let (Ok(b), Some(xs), Some(ss)) = (<&[u8; B]>::try_from(b), arrays::<E, R>(x, i), arrays::<G, R>(sums, i)) else {
+        let (Ok(b), Some(xs), Some(sums), Some(planes), Some(scales)) = (
+            <&[u8; B]>::try_from(b),
+            arrays::<f32, E, R>(x.map(|r| r.x), i),
+            arrays::<f32, G, R>(x.map(|r| r.sums), i),
+            arrays::<i16, P, R>(x.map(|r| r.planes), i),
+            arrays::<f32, S, R>(x.map(|r| r.scales), i),
+        ) else {
             break;
         };
-        f(b, xs, ss, &mut acc);
+        f(b, &Block { x: xs, sums, planes, scales }, &mut acc);
     }
     acc.map(Acc::total)
 }
 
-/// Block `i` of every row as a fixed-size array.
+/// Block `i` of every row as a fixed-size array (`N = 0`: empty arrays).
 #[inline(always)]
-fn arrays<'a, const N: usize, const R: usize>(rows: [&'a [f32]; R], i: usize) -> Option<[&'a [f32; N]; R]> {
-    let mut out: [&[f32; N]; R] = [Zeros::<N>::REF; R];
-    for (o, r) in out.iter_mut().zip(rows) {
-        *o = r.get(i * N..(i + 1) * N)?.try_into().ok()?;
+fn arrays<'a, T: Zero, const N: usize, const R: usize>(rows: [&'a [T]; R], i: usize) -> Option<[&'a [T; N]; R]> {
+    let mut out: [&[T; N]; R] = [T::zeros::<N>(); R];
+    if N > 0 {
+        for (o, r) in out.iter_mut().zip(rows) {
+            *o = r.get(i * N..(i + 1) * N)?.try_into().ok()?;
+        }
     }
     Some(out)
 }
 
-/// A zero array to initialise arrays of references with.
+/// Element types of the per-row arrays, with a zero array to initialise arrays of
+/// references with.
+trait Zero: Sized + 'static {
+    fn zeros<const N: usize>() -> &'static [Self; N];
+}
+impl Zero for f32 {
+    fn zeros<const N: usize>() -> &'static [f32; N] {
+        Zeros::<N>::F32
+    }
+}
+impl Zero for i16 {
+    fn zeros<const N: usize>() -> &'static [i16; N] {
+        Zeros::<N>::I16
+    }
+}
+
 struct Zeros<const N: usize>;
 impl<const N: usize> Zeros<N> {
-    const REF: &'static [f32; N] = &[0.0; N];
+    const F32: &'static [f32; N] = &[0.0; N];
+    const I16: &'static [i16; N] = &[0; N];
 }

@@ -1,5 +1,6 @@
-//! The two vector types every dot-product kernel is written with: `F4` (four f32
-//! lanes) and `B16` (sixteen bytes). On wasm32 with `simd128` they are `v128`
+//! The vector types every dot-product kernel is written with: `F4` (four f32 lanes),
+//! `B16` (sixteen bytes), `I16x8` and `I32x4` (integer lanes for the exact products of
+//! codes with the activations' integer planes, see `xplanes`). On wasm32 with `simd128` they are `v128`
 //! intrinsics; elsewhere plain arrays the compiler vectorises. Both implementations
 //! do the same f32 operations lane by lane in the same order (byte and integer work is
 //! exact either way), so a kernel gives bit-identical results on both.
@@ -55,10 +56,58 @@ mod imp {
         }
     }
 
+
+    /// Eight i16 lanes.
+    #[derive(Clone, Copy)]
+    pub struct I16x8(v128);
+
+    /// Four i32 lanes.
+    #[derive(Clone, Copy)]
+    pub struct I32x4(v128);
+
+    impl I16x8 {
+        /// Lanes `x[at..at + 8]` (zeros if out of range, which callers never are).
+        #[inline(always)]
+        pub fn load(x: &[i16], at: usize) -> I16x8 {
+            match x.get(at..at + 8) {
+                // SAFETY: the slice holds exactly 16 readable bytes; v128_load is unaligned.
+                Some(c) => I16x8(unsafe { v128_load(c.as_ptr().cast::<v128>()) }),
+                None => I16x8(i16x8_splat(0)),
+            }
+        }
+        /// `[a0·b0 + a1·b1, a2·b2 + a3·b3, ...]`, exact in i32.
+        #[inline(always)]
+        pub fn madd(self, o: I16x8) -> I32x4 {
+            I32x4(i32x4_dot_i16x8(self.0, o.0))
+        }
+    }
+
+    impl I32x4 {
+        #[inline(always)]
+        pub fn add(self, o: I32x4) -> I32x4 {
+            I32x4(i32x4_add(self.0, o.0))
+        }
+        /// Lane-wise to f32 (round to nearest).
+        #[inline(always)]
+        pub fn to_f32(self) -> F4 {
+            F4::from_i32(self.0)
+        }
+    }
+
     impl B16 {
         #[inline(always)]
         pub fn splat(v: u8) -> B16 {
             B16(u8x16_splat(v))
+        }
+        /// The bytes as unsigned 16-bit lanes: values 0..8, 8..16.
+        #[inline(always)]
+        pub fn widen16_u(self) -> [I16x8; 2] {
+            [I16x8(u16x8_extend_low_u8x16(self.0)), I16x8(u16x8_extend_high_u8x16(self.0))]
+        }
+        /// The bytes as signed 16-bit lanes: values 0..8, 8..16.
+        #[inline(always)]
+        pub fn widen16_i(self) -> [I16x8; 2] {
+            [I16x8(i16x8_extend_low_i8x16(self.0)), I16x8(i16x8_extend_high_i8x16(self.0))]
         }
         /// Bytes `b[at..at + 16]` (zeros if out of range, which callers never are).
         #[inline(always)]
@@ -170,10 +219,58 @@ mod imp {
         }
     }
 
+
+    #[derive(Clone, Copy)]
+    pub struct I16x8([i16; 8]);
+
+    #[derive(Clone, Copy)]
+    pub struct I32x4([i32; 4]);
+
+    impl I16x8 {
+        #[inline(always)]
+        pub fn load(x: &[i16], at: usize) -> I16x8 {
+            match x.get(at..at + 8) {
+                Some(c) => I16x8([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]),
+                None => I16x8([0; 8]),
+            }
+        }
+        #[inline(always)]
+        pub fn madd(self, o: I16x8) -> I32x4 {
+            let p = |i: usize| self.0[i] as i32 * o.0[i] as i32;
+            I32x4([p(0) + p(1), p(2) + p(3), p(4) + p(5), p(6) + p(7)])
+        }
+    }
+
+    impl I32x4 {
+        #[inline(always)]
+        pub fn add(self, o: I32x4) -> I32x4 {
+            I32x4([
+                self.0[0].wrapping_add(o.0[0]),
+                self.0[1].wrapping_add(o.0[1]),
+                self.0[2].wrapping_add(o.0[2]),
+                self.0[3].wrapping_add(o.0[3]),
+            ])
+        }
+        #[inline(always)]
+        pub fn to_f32(self) -> F4 {
+            F4(self.0.map(|v| v as f32))
+        }
+    }
+
     impl B16 {
         #[inline(always)]
         pub fn splat(v: u8) -> B16 {
             B16([v; 16])
+        }
+        #[inline(always)]
+        pub fn widen16_u(self) -> [I16x8; 2] {
+            let b = self.0.map(i16::from);
+            [I16x8(core::array::from_fn(|i| b[i])), I16x8(core::array::from_fn(|i| b[8 + i]))]
+        }
+        #[inline(always)]
+        pub fn widen16_i(self) -> [I16x8; 2] {
+            let b = self.0.map(|v| v as i8 as i16);
+            [I16x8(core::array::from_fn(|i| b[i])), I16x8(core::array::from_fn(|i| b[8 + i]))]
         }
         #[inline(always)]
         pub fn load(b: &[u8], at: usize) -> B16 {
@@ -240,7 +337,7 @@ mod imp {
     }
 }
 
-pub use imp::{B16, F4};
+pub use imp::{B16, F4, I16x8};
 
 impl F4 {
     /// The four lanes summed in a fixed order: `(l0 + l1) + (l2 + l3)`.

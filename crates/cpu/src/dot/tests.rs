@@ -10,7 +10,7 @@
 
 use kindling_gguf::GgmlType;
 
-use super::{dot_rows, sum_group, x_sums};
+use super::{dot_rows, needs, x_planes, x_sums, XRow};
 
 struct Rng(u64);
 impl Rng {
@@ -81,14 +81,32 @@ fn random_x(n: usize, rng: &mut Rng) -> Vec<f32> {
         .collect()
 }
 
-fn sums_of(ty: GgmlType, x: &[f32]) -> Vec<f32> {
-    match sum_group(ty) {
-        Some(g) => {
-            let mut s = vec![0.0; x.len() / g];
-            x_sums(x, g, &mut s);
-            s
+/// An activation row prepared as the matmul prepares it.
+struct Prepared {
+    x: Vec<f32>,
+    sums: Vec<f32>,
+    planes: Vec<i16>,
+    scales: Vec<f32>,
+}
+
+impl Prepared {
+    fn new(ty: GgmlType, x: Vec<f32>) -> Prepared {
+        let need = needs(ty);
+        let mut p = Prepared { sums: Vec::new(), planes: Vec::new(), scales: Vec::new(), x };
+        if let Some(g) = need.sum_group {
+            p.sums = vec![0.0; p.x.len() / g];
+            x_sums(&p.x, g, &mut p.sums);
         }
-        None => Vec::new(),
+        if need.planes {
+            p.planes = vec![0; 2 * p.x.len()];
+            p.scales = vec![0.0; p.x.len() / 32];
+            x_planes(&p.x, &mut p.planes, &mut p.scales);
+        }
+        p
+    }
+
+    fn row(&self) -> XRow<'_> {
+        XRow { x: &self.x, sums: &self.sums, planes: &self.planes, scales: &self.scales }
     }
 }
 
@@ -107,8 +125,7 @@ fn fused_dot_matches_dequantize_for_every_type() {
             let max_w = wf.iter().fold(0.0f64, |m, &v| m.max(v.abs() as f64));
             let mag: f64 = wf.iter().zip(&x).map(|(&a, &b)| (a as f64 * b as f64).abs()).sum::<f64>()
                 + max_w * x.iter().map(|&v| v.abs() as f64).sum::<f64>();
-            let s = sums_of(ty, &x);
-            let [got] = dot_rows::<1>(ty, &w, [&x], [&s]);
+            let [got] = dot_rows::<1>(ty, &w, [Prepared::new(ty, x.clone()).row()]);
             let err = (got as f64 - want).abs();
             assert!(err <= 1e-6 * mag, "{ty} trial {trial}: got {got}, want {want}, err {err:e}, magnitude {mag:e}");
         }
@@ -122,11 +139,10 @@ fn a_rows_result_does_not_depend_on_its_batch() {
         let blocks = if ty.block_elems() == 1 { 70 } else { 512 / ty.block_elems() };
         let n = blocks * ty.block_elems();
         let w = random_row(ty, blocks, &mut rng);
-        let xs: Vec<Vec<f32>> = (0..4).map(|_| random_x(n, &mut rng)).collect();
-        let ss: Vec<Vec<f32>> = xs.iter().map(|x| sums_of(ty, x)).collect();
-        let four = dot_rows::<4>(ty, &w, [&xs[0], &xs[1], &xs[2], &xs[3]], [&ss[0], &ss[1], &ss[2], &ss[3]]);
+        let xs: Vec<Prepared> = (0..4).map(|_| Prepared::new(ty, random_x(n, &mut rng))).collect();
+        let four = dot_rows::<4>(ty, &w, [xs[0].row(), xs[1].row(), xs[2].row(), xs[3].row()]);
         for r in 0..4 {
-            let [one] = dot_rows::<1>(ty, &w, [&xs[r]], [&ss[r]]);
+            let [one] = dot_rows::<1>(ty, &w, [xs[r].row()]);
             assert_eq!(one.to_bits(), four[r].to_bits(), "{ty} row {r}");
         }
     }
@@ -137,17 +153,17 @@ fn bad_shapes_and_non_finite_scales_do_not_panic() {
     let mut rng = Rng(7);
     for ty in GgmlType::ALL {
         let w = random_row(ty, 2, &mut rng);
-        let x = random_x(2 * ty.block_elems(), &mut rng);
-        // Wrong activation length, missing sums, truncated weights: 0, no panic.
-        let _ = dot_rows::<1>(ty, &w, [&x[1..]], [&[]]);
-        let _ = dot_rows::<1>(ty, &w, [&x], [&[]]);
-        let _ = dot_rows::<1>(ty, &w[..w.len() - 1], [&x], [&[]]);
+        let p = Prepared::new(ty, random_x(2 * ty.block_elems(), &mut rng));
+        // Wrong activation length, missing preparation, truncated weights: no panic.
+        let _ = dot_rows::<1>(ty, &w, [XRow { x: p.x.get(1..).unwrap_or(&[]), ..p.row() }]);
+        let _ = dot_rows::<1>(ty, &w, [XRow { x: &p.x, ..XRow::default() }]);
+        let _ = dot_rows::<1>(ty, &w, [XRow { planes: p.planes.get(1..).unwrap_or(&[]), ..p.row() }]);
+        let _ = dot_rows::<1>(ty, &w[..w.len() - 1], [p.row()]);
         // A NaN scale makes the result NaN, as the dequantized dot would be.
         if let Some(&at) = f16_fields(ty).first() {
             let mut w = w.clone();
             w[at..at + 2].copy_from_slice(&0x7e00u16.to_le_bytes());
-            let s = sums_of(ty, &x);
-            assert!(dot_rows::<1>(ty, &w, [&x], [&s])[0].is_nan(), "{ty}");
+            assert!(dot_rows::<1>(ty, &w, [p.row()])[0].is_nan(), "{ty}");
         }
     }
 }
@@ -160,4 +176,35 @@ fn f16_widening_matches_half_for_every_value() {
         let want = kindling_gguf::dequant::float::f16_to_f32(lo, hi);
         assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{h:#06x}: {got} vs {want}");
     }
+}
+
+#[test]
+fn planes_are_exact_for_the_block_maximum_and_within_2_pow_minus_30_of_it() {
+    let mut rng = Rng(99);
+    for _ in 0..200 {
+        let x = random_x(64, &mut rng);
+        let (mut planes, mut scales) = (vec![0i16; 128], vec![0.0f32; 2]);
+        x_planes(&x, &mut planes, &mut scales);
+        for b in 0..2 {
+            let xb = &x[32 * b..32 * b + 32];
+            let max = xb.iter().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
+            for i in 0..32 {
+                let (h, l) = (planes[64 * b + i] as f64, planes[64 * b + 32 + i] as f64);
+                assert!((0.0..32768.0).contains(&l));
+                let back = (h * 32768.0 + l) * scales[b] as f64;
+                assert!((back - xb[i] as f64).abs() <= max * 2f64.powi(-30), "{} vs {back}", xb[i]);
+                if xb[i] as f64 == max {
+                    assert_eq!(back, max);
+                }
+            }
+        }
+    }
+    // Non-finite and all-zero blocks.
+    let mut x = vec![0.0f32; 64];
+    x[40] = f32::INFINITY;
+    let (mut planes, mut scales) = (vec![1i16; 128], vec![1.0f32; 2]);
+    x_planes(&x, &mut planes, &mut scales);
+    assert_eq!(scales[0], 0.0);
+    assert!(scales[1].is_nan());
+    assert!(planes.iter().all(|&p| p == 0));
 }

@@ -3,29 +3,54 @@
 
 use kindling_gguf::GgmlType;
 
-use crate::dot::{dot_rows, sum_group, x_sums};
+use crate::dot::{dot_rows, needs, x_planes, x_sums, XRow};
 use crate::parallel;
 
 /// Activation rows handed to one fused call: each weight block is unpacked once for
 /// this many rows (prefill); decode has one.
 const ROWS: usize = 4;
 
+/// Per-matmul preparation of the activation rows (group sums, integer planes), kept
+/// by the backend so the token loop does not allocate.
+#[derive(Default)]
+pub struct Scratch {
+    sums: Vec<f32>,
+    planes: Vec<i16>,
+    scales: Vec<f32>,
+}
+
 /// `x`: `[n, cols]`; `w`: `rows` rows of `cols` values in GGUF type `ty`;
-/// `out`: `[n, rows]`; `sums`: scratch for the activations' group sums.
+/// `out`: `[n, rows]`.
 #[allow(clippy::too_many_arguments)]
-pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: usize, out: &mut [f32], sums: &mut Vec<f32>) {
+pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: usize, out: &mut [f32], scratch: &mut Scratch) {
     let row_bytes = w.len() / rows.max(1);
-    let per_row = sum_group(ty).map_or(0, |g| cols / g);
+    let need = needs(ty);
+    let group = need.sum_group.unwrap_or(0);
+    let per_sums = if group > 0 { cols / group } else { 0 };
+    let (per_planes, per_scales) = if need.planes { (2 * cols, cols / 32) } else { (0, 0) };
+    let Scratch { sums, planes, scales } = scratch;
     sums.clear();
-    sums.resize(n * per_row, 0.0);
-    if let Some(g) = sum_group(ty) {
-        for (xr, sr) in x.chunks_exact(cols.max(1)).zip(sums.chunks_exact_mut(per_row.max(1))) {
-            x_sums(xr, g, sr);
+    sums.resize(n * per_sums, 0.0);
+    planes.clear();
+    planes.resize(n * per_planes, 0);
+    scales.clear();
+    scales.resize(n * per_scales, 0.0);
+    for r in 0..n {
+        let xr = x.get(r * cols..(r + 1) * cols).unwrap_or(&[]);
+        if group > 0 {
+            x_sums(xr, group, &mut sums[r * per_sums..(r + 1) * per_sums]);
+        }
+        if need.planes {
+            x_planes(xr, &mut planes[r * per_planes..(r + 1) * per_planes], &mut scales[r * per_scales..(r + 1) * per_scales]);
         }
     }
-    let sums = &sums[..];
-    let xr = |r: usize| x.get(r * cols..(r + 1) * cols).unwrap_or(&[]);
-    let sr = |r: usize| sums.get(r * per_row..(r + 1) * per_row).unwrap_or(&[]);
+    let (sums, planes, scales) = (&sums[..], &planes[..], &scales[..]);
+    let xrow = |r: usize| XRow {
+        x: x.get(r * cols..(r + 1) * cols).unwrap_or(&[]),
+        sums: sums.get(r * per_sums..(r + 1) * per_sums).unwrap_or(&[]),
+        planes: planes.get(r * per_planes..(r + 1) * per_planes).unwrap_or(&[]),
+        scales: scales.get(r * per_scales..(r + 1) * per_scales).unwrap_or(&[]),
+    };
     // Output columns a..b for every activation row, into `dst[r * stride + j - a]`.
     let fill = |a: usize, b: usize, dst: &mut [f32], stride: usize| {
         for j in a..b {
@@ -37,12 +62,12 @@ pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: us
             };
             let mut r = 0;
             while r + ROWS <= n {
-                let vs = dot_rows::<ROWS>(ty, wr, core::array::from_fn(|i| xr(r + i)), core::array::from_fn(|i| sr(r + i)));
+                let vs = dot_rows::<ROWS>(ty, wr, core::array::from_fn(|i| xrow(r + i)));
                 vs.into_iter().enumerate().for_each(|(i, v)| put(r + i, v));
                 r += ROWS;
             }
             for r in r..n {
-                put(r, dot_rows::<1>(ty, wr, [xr(r)], [sr(r)])[0]);
+                put(r, dot_rows::<1>(ty, wr, [xrow(r)])[0]);
             }
         }
     };
@@ -99,7 +124,7 @@ mod tests {
         let wf: Vec<f32> = (0..rows * cols).map(|i| ((i * 5 % 11) as f32 - 5.0) / 3.0).collect();
         let w: Vec<u8> = wf.iter().flat_map(|v| v.to_le_bytes()).collect();
         let mut out = vec![0.0; n * rows];
-        matmul(&x, n, GgmlType::F32, &w, rows, cols, &mut out, &mut Vec::new());
+        matmul(&x, n, GgmlType::F32, &w, rows, cols, &mut out, &mut Scratch::default());
         for r in 0..n {
             for j in 0..rows {
                 let want: f32 = (0..cols).map(|c| x[r * cols + c] * wf[j * cols + c]).sum();
@@ -115,10 +140,10 @@ mod tests {
         for ty in GgmlType::ALL {
             let w: Vec<u8> = (0..rows * ty.bytes_for(cols as u64).unwrap() as usize).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
             let mut all = vec![0.0; n * rows];
-            matmul(&x, n, ty, &w, rows, cols, &mut all, &mut Vec::new());
+            matmul(&x, n, ty, &w, rows, cols, &mut all, &mut Scratch::default());
             for r in 0..n {
                 let mut one = vec![0.0; rows];
-                matmul(&x[r * cols..(r + 1) * cols], 1, ty, &w, rows, cols, &mut one, &mut Vec::new());
+                matmul(&x[r * cols..(r + 1) * cols], 1, ty, &w, rows, cols, &mut one, &mut Scratch::default());
                 assert_eq!(one, all[r * rows..(r + 1) * rows], "{ty} row {r}");
             }
         }

@@ -7,6 +7,6 @@ mod norm;
 mod rope;
 
 pub use attention::attention;
-pub use matmul::{dot, matmul};
+pub use matmul::{dot, matmul, Scratch};
 pub use norm::{gated, rms_norm};
 pub use rope::rope_row;

@@ -1,0 +1,56 @@
+//! Activations as exact integer planes, for the kernels of the 32-value-group types.
+//!
+//! Multiplying a code by an f32 activation costs a widen, a convert, a multiply and an
+//! add per value; multiplying it by a 16-bit integer is one `i32x4.dot_i16x8_s` per
+//! eight values, exact. So each 32-value block of an activation row is written once
+//! (per matmul, shared by every weight row) as `x ≈ (H·2^15 + L)·2^-k` with `H` a
+//! signed and `L` an unsigned 15-bit plane, `k` chosen so the block's largest
+//! magnitude uses 30 bits. That is 30 bits of mantissa for the block maximum (f32 has
+//! 24) and an absolute error of at most 2^-30 of the block maximum for every value:
+//! the activations keep (more than) f32 precision; nothing like llama.cpp's 8-bit
+//! activations. The code·plane sums are exact integers; only their conversion to f32
+//! and the accumulation across groups round, as any f32 dot product does.
+
+use super::simd::{I16x8, F4};
+
+/// Values per activation block (and per integer group of every kernel using planes).
+pub const BLOCK: usize = 32;
+
+/// Writes `x`'s planes (`planes.len() = 2 · x.len()`: per block 32 high values, then
+/// 32 low) and block scales `2^-k` (`scales.len() = x.len() / 32`). A block holding
+/// inf or NaN gets a NaN scale (its dot products become NaN, as the f32 ones would
+/// be, or inf); an all-zero block a zero scale. Blocks whose largest magnitude is
+/// below 2^-120 are scaled as if it were 2^-120 (their products vanish in f32 anyway).
+pub fn x_planes(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
+    for ((xb, pb), s) in x.chunks_exact(BLOCK).zip(planes.chunks_exact_mut(2 * BLOCK)).zip(scales.iter_mut()) {
+        let max = xb.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        if xb.iter().any(|v| !v.is_finite()) || max == 0.0 {
+            pb.fill(0);
+            *s = if max == 0.0 { 0.0 } else { f32::NAN };
+            continue;
+        }
+        // floor(log2(max)), exact from the f64 exponent (f32 subnormals are f64 normals).
+        let e = (((max as f64).to_bits() >> 52) as i32 - 1023).max(-120);
+        let k = 29 - e; // max · 2^k < 2^30
+        let up = 2f64.powi(k);
+        let (hi, lo) = pb.split_at_mut(BLOCK);
+        for ((v, h), l) in xb.iter().zip(hi).zip(lo) {
+            let q = (*v as f64 * up).round() as i64;
+            *h = (q >> 15) as i16;
+            *l = (q & 0x7fff) as i16;
+        }
+        *s = 2f64.powi(-k) as f32;
+    }
+}
+
+/// `Σ q·x` over one 32-value group in units of its block scale: `q` holds the 32
+/// codes as 16-bit lanes, `p[at..at + 64]` the block's planes.
+#[inline(always)]
+pub fn int_dot32(q: [I16x8; 4], p: &[i16], at: usize) -> F4 {
+    let plane = |o: usize| {
+        let m = |i: usize| q[i].madd(I16x8::load(p, o + 8 * i));
+        m(0).add(m(1)).add(m(2).add(m(3)))
+    };
+    let (h, l) = (plane(at), plane(at + BLOCK));
+    h.to_f32().mul(F4::splat(32768.0)).add(l.to_f32())
+}
