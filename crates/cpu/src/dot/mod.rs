@@ -140,28 +140,38 @@ fn blocks<const B: usize, const E: usize, const G: usize, const P: usize, const 
         return [0.0; R];
     }
     let mut acc = [Acc::zero(); R];
-    for (i, b) in w.chunks_exact(B).enumerate() {
-        let (Ok(b), Some(xs), Some(sums), Some(planes), Some(scales)) = (
-            <&[u8; B]>::try_from(b),
-            arrays::<f32, E, R>(x.map(|r| r.x), i),
-            arrays::<f32, G, R>(x.map(|r| r.sums), i),
-            arrays::<i16, P, R>(x.map(|r| r.planes), i),
-            arrays::<f32, S, R>(x.map(|r| r.scales), i),
-        ) else {
+    let mut xs = x.map(|r| Rows::<f32, E>::new(r.x));
+    let mut sums = x.map(|r| Rows::<f32, G>::new(r.sums));
+    let mut planes = x.map(|r| Rows::<i16, P>::new(r.planes));
+    let mut scales = x.map(|r| Rows::<f32, S>::new(r.scales));
+    for b in w.chunks_exact(B) {
+        let (Ok(b), Some(x), Some(sums), Some(planes), Some(scales)) =
+            (<&[u8; B]>::try_from(b), next(&mut xs), next(&mut sums), next(&mut planes), next(&mut scales))
+        else {
             break;
         };
-        f(b, &Block { x: xs, sums, planes, scales }, &mut acc);
+        f(b, &Block { x, sums, planes, scales }, &mut acc);
     }
     acc.map(Acc::total)
 }
 
-/// Block `i` of every row as a fixed-size array (`N = 0`: empty arrays).
+/// Walks one row's per-block arrays of `N` values (`N = 0`: endless empty arrays).
+struct Rows<'a, T, const N: usize>(Option<core::slice::ChunksExact<'a, T>>);
+
+impl<'a, T: Zero, const N: usize> Rows<'a, T, N> {
+    #[inline(always)]
+    fn new(s: &'a [T]) -> Self {
+        Rows(if N > 0 { Some(s.chunks_exact(N.max(1))) } else { None })
+    }
+}
+
+/// The next block of every row.
 #[inline(always)]
-fn arrays<'a, T: Zero, const N: usize, const R: usize>(rows: [&'a [T]; R], i: usize) -> Option<[&'a [T; N]; R]> {
+fn next<'a, T: Zero, const N: usize, const R: usize>(rows: &mut [Rows<'a, T, N>; R]) -> Option<[&'a [T; N]; R]> {
     let mut out: [&[T; N]; R] = [T::zeros::<N>(); R];
-    if N > 0 {
-        for (o, r) in out.iter_mut().zip(rows) {
-            *o = r.get(i * N..(i + 1) * N)?.try_into().ok()?;
+    for (o, r) in out.iter_mut().zip(rows.iter_mut()) {
+        if let Some(it) = &mut r.0 {
+            *o = it.next()?.try_into().ok()?;
         }
     }
     Some(out)

@@ -362,25 +362,38 @@ pub fn dot8(lo: [F4; 4], hi: [F4; 4], x: &[f32], at: usize) -> F4 {
     dot4(lo, x, at).add(dot4(hi, x, at + 16))
 }
 
-/// An IEEE half (little-endian bytes) widened exactly to f32 without branches or
-/// subnormal arithmetic (the `half` crate branches; this runs once per block).
+/// An IEEE half (little-endian bytes) widened exactly to f32: one load from a table
+/// built at compile time (the block scales are halves; converting them with bit
+/// arithmetic cost as much as a block's vector work in V8).
 #[inline(always)]
 pub fn f16(lo: u8, hi: u8) -> f32 {
-    let h = u32::from(u16::from_le_bytes([lo, hi]));
+    F16_TABLE[u16::from_le_bytes([lo, hi]) as usize]
+}
+
+static F16_TABLE: [f32; 65536] = {
+    let mut t = [0.0f32; 65536];
+    let mut h = 0;
+    while h < 65536 {
+        t[h] = f16_bits(h as u32);
+        h += 1;
+    }
+    t
+};
+
+/// Normal halves rebias their exponent (15 -> 127); subnormals are m·2^-24 (exact in
+/// f32); inf/NaN keep their mantissa under an all-ones exponent.
+const fn f16_bits(h: u32) -> f32 {
     let sign = (h & 0x8000) << 16;
     let mag = h & 0x7fff;
     let exp = mag & 0x7c00;
-    // Normal: rebias the exponent (15 -> 127). Subnormal: m * 2^-24, exact in f32.
-    // Inf/NaN: all-ones exponent, mantissa kept.
-    let normal = (mag << 13) + (112 << 23);
-    let sub = ((mag as f32) * (1.0 / 16_777_216.0)).to_bits();
-    let special = (mag << 13) | 0x7f80_0000;
     let bits = if exp == 0 {
-        sub
+        ((mag as f32) * (1.0 / 16_777_216.0)).to_bits()
+    } else if mag == 0x7c00 {
+        0x7f80_0000
     } else if exp == 0x7c00 {
-        special
+        (mag << 13) | 0x7fc0_0000 // quiet NaN, as `half` gives
     } else {
-        normal
+        (mag << 13) + (112 << 23)
     };
     f32::from_bits(sign | bits)
 }
