@@ -16,7 +16,7 @@ use std::time::Instant;
 use gpu_common::{load_gpu, max_abs_diff};
 use kindling_e2e::{all_logits, argmax, fixture, fixture_model, load_cpu, margin};
 use kindling_gpu::{GpuBackend, GpuOptions};
-use kindling_model::{Backend, EvalOutput, Evaluated, Model};
+use kindling_model::{Backend, EvalOutput, Evaluated, GenerateOptions, Generation, Model, SamplerConfig};
 
 /// Largest |GPU − CPU| allowed at any logit. Both are f32 forward passes over the same
 /// weights; they differ in summation order (and an f32 vs f64 RMS sum), compounded over
@@ -223,6 +223,34 @@ fn tiny_gemma3_decode_logits_match_cpu() {
 fn real_models_decode_logits_match_cpu() {
     decode_logits("smollm2", 6);
     decode_logits("gemma3", 4);
+}
+
+/// Sampling with a top-k reads back the k candidates the GPU selected (8 bytes each),
+/// one submission per token, and picks the CPU engine's tokens for the same seed.
+#[test]
+fn sampling_reads_back_only_the_top_k_candidates() {
+    let fx = fixture("tiny-llama");
+    let path = fixture_model("tiny-llama");
+    let mut gpu = load_gpu(&path, GpuOptions::default());
+    let mut cpu = load_cpu(&path);
+    let prompt = fx.cases[0].prompt_token_ids.clone();
+    let sampler = SamplerConfig { temperature: 0.8, top_k: 40, top_p: 0.95, seed: 11, ..Default::default() };
+    let options = GenerateOptions { max_tokens: 16, sampler, stop_at_eog: false, ..Default::default() };
+    let before = gpu.backend().stats();
+    let gpu_ids = drive(&mut gpu, prompt.clone(), options.clone());
+    let after = gpu.backend().stats();
+    let cpu_ids = drive(&mut cpu, prompt.clone(), options.clone());
+    assert_eq!(gpu_ids, cpu_ids, "sampled ids");
+    let steps = gpu_ids.len() as u64;
+    assert_eq!(after.submits - before.submits, steps, "one submission per token (the prompt's included)");
+    assert_eq!(after.bytes_read_back - before.bytes_read_back, steps * 40 * 8, "40 candidates of 8 bytes per token");
+}
+
+fn drive<B: Backend>(model: &mut Model<B>, prompt: Vec<u32>, options: GenerateOptions) -> Vec<u32> {
+    let mut session = model.new_session(prompt.len() + options.max_tokens + 1).expect("session");
+    let mut g = Generation::new(prompt, options).expect("generation");
+    while pollster::block_on(g.next(model, &mut session)).expect("next").is_some() {}
+    g.generated().to_vec()
 }
 
 #[test]

@@ -818,6 +818,46 @@ fn argmax_matches_cpu_with_ties_infinities_and_nans() {
     assert_eq!(&want[..5], &[want[0], 17, 0, 600, cols as u32 - 1]);
 }
 
+fn top_k_script<B: Backend>(b: &mut B, n: usize, cols: usize, k: usize, x: &[f32]) -> Vec<Vec<(u32, f32)>> {
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(n, cols).expect("alloc");
+    b.begin_batch(&ids(n), 0).expect("batch");
+    b.embed(&xt, 1.0, xa);
+    pollster::block_on(b.top_k_rows(xa, n, k)).expect("top k")
+}
+
+#[test]
+fn top_k_matches_cpu_with_ties_infinities_nans_and_short_rows() {
+    let mut rng = Rng(29);
+    let mut b = gpu();
+    // Over two chunks of the first pass plus a partial third; and a row shorter than k.
+    for (cols, ks) in [(9000usize, &[1usize, 5, 40, 300][..]), (7, &[3, 10][..])] {
+        let n = 3;
+        let mut x = rng.vec(n * cols, -5.0, 5.0);
+        // Row 1: ties across chunks (lower index first), NaNs, -inf.
+        for c in (0..cols).step_by(3) {
+            x[cols + c] = 2.5;
+        }
+        x[cols] = f32::NAN;
+        x[cols + cols / 2] = f32::NEG_INFINITY;
+        // Row 2: mostly -inf.
+        x[2 * cols..3 * cols].fill(f32::NEG_INFINITY);
+        x[2 * cols + cols - 1] = 1.0;
+        for &k in ks {
+            let want = top_k_script(&mut CpuBackend::new(), n, cols, k, &x);
+            let got = top_k_script(&mut b, n, cols, k, &x);
+            for (r, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g.len(), k.min(cols), "cols {cols} k {k} row {r}: candidates");
+                let ids = |v: &[(u32, f32)]| v.iter().map(|e| e.0).collect::<Vec<_>>();
+                assert_eq!(ids(g), ids(w), "cols {cols} k {k} row {r}: ids");
+                for (ge, we) in g.iter().zip(w) {
+                    assert!(ge.1 == we.1 || we.1.is_nan(), "cols {cols} k {k} row {r}: value of {} {} vs {}", ge.0, ge.1, we.1);
+                }
+            }
+        }
+    }
+}
+
 // ---- shaders -------------------------------------------------------------------------------
 
 /// Every assembled kernel source passes wgpu's own WGSL front end (naga) and Chrome's

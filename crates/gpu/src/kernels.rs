@@ -17,6 +17,7 @@ pub enum Family {
     Attention,
     Elementwise,
     Argmax,
+    TopK,
 }
 
 /// One entry point.
@@ -44,6 +45,8 @@ pub enum Op {
     Softcap,
     SelectRow,
     Argmax,
+    TopKChunks,
+    TopKMerge,
 }
 
 /// How a kernel sees one binding.
@@ -62,7 +65,7 @@ pub enum Slot {
 use Slot::{Params, Read, Table, Write};
 
 impl Op {
-    pub const ALL: [Op; 21] = [
+    pub const ALL: [Op; 23] = [
         Op::Embed,
         Op::Matvec,
         Op::MatvecGated,
@@ -84,6 +87,8 @@ impl Op {
         Op::Softcap,
         Op::SelectRow,
         Op::Argmax,
+        Op::TopKChunks,
+        Op::TopKMerge,
     ];
 
     pub fn family(self) -> Family {
@@ -101,6 +106,7 @@ impl Op {
             Op::KvStore | Op::Attention | Op::AttnCombine => Family::Attention,
             Op::Add | Op::Gated | Op::Softcap | Op::SelectRow => Family::Elementwise,
             Op::Argmax => Family::Argmax,
+            Op::TopKChunks | Op::TopKMerge => Family::TopK,
         }
     }
 
@@ -126,6 +132,8 @@ impl Op {
             Op::Softcap => "softcap",
             Op::SelectRow => "select_row",
             Op::Argmax => "argmax",
+            Op::TopKChunks => "top_k_chunks",
+            Op::TopKMerge => "top_k_merge",
         }
     }
 
@@ -204,6 +212,10 @@ impl Op {
             Op::SelectRow => &[(0, Params), (5, Write), (6, Read)],
             // x, out
             Op::Argmax => &[(0, Params), (1, Read), (2, Write)],
+            // x, chunk candidates
+            Op::TopKChunks => &[(0, Params), (1, Read), (2, Write)],
+            // chunk candidates, out
+            Op::TopKMerge => &[(0, Params), (2, Write), (3, Write)],
         }
     }
 

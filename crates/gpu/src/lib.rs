@@ -43,7 +43,7 @@ pub use weights::{GpuWeight, Part};
 use device::Gpu;
 use fusion::{same_parts, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope};
 use kernels::{BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
-use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams};
+use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 /// Bytes of the parameter blob one submission can carry (beyond it the batch is split
 /// into two submissions).
@@ -52,6 +52,10 @@ const BLOB_BYTES: u64 = 4 << 20;
 const UPLOAD_FLUSH_BYTES: u64 = 64 << 20;
 /// Most activation rows the matrix-vector kernel takes; larger batches use the tiled one.
 const MATVEC_MAX_ROWS: usize = 8;
+/// Values per chunk of top_k_rows' first pass (one workgroup each).
+const TOP_K_CHUNK: usize = 4096;
+/// Most candidates top_k_rows selects per row.
+const MAX_TOP_K: usize = 1024;
 /// Largest weight (rows) a decode matvec takes its input's norm into: each of its
 /// workgroups recomputes the norm, which only pays off below vocabulary sizes.
 const NORM_FUSE_MAX_ROWS: usize = 16384;
@@ -78,6 +82,8 @@ pub struct GpuStats {
     pub dispatches: u64,
     /// Bytes copied back to the host by reads.
     pub bytes_read_back: u64,
+    /// Microseconds reads spent waiting for the device (natively).
+    pub wait_us: u64,
     /// Submissions made only to flush weight uploads.
     pub upload_submits: u64,
     /// GPU objects created (buffers, pipelines, layouts, bind groups): constant in the
@@ -142,6 +148,8 @@ pub struct GpuBackend {
     /// dispatch.
     dummy: BufId,
     dummy_read: BufId,
+    /// top_k_rows' chunk candidates and results, and their bytes (grown on first use).
+    top_k_bufs: Option<(BufId, BufId, u64, u64)>,
     /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
     attn_scratch: Option<(BufId, u64)>,
     /// An op that could not be recorded; returned by the next read.
@@ -184,6 +192,7 @@ impl GpuBackend {
             max_part_bytes,
             weight_bytes: 0,
             attn_scratch: None,
+            top_k_bufs: None,
             pending: None,
             dummy: BufId(0),
             dummy_read: BufId(0),
@@ -415,10 +424,14 @@ impl GpuBackend {
         };
         let mapped = readback::map_read(&staging, bytes);
         #[cfg(not(target_arch = "wasm32"))]
-        self.gpu
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| err(format!("waiting for the GPU failed: {e}")))?;
+        {
+            let t = std::time::Instant::now();
+            self.gpu
+                .device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| err(format!("waiting for the GPU failed: {e}")))?;
+            self.stats.wait_us += t.elapsed().as_micros() as u64;
+        }
         let result = mapped.await;
         if let Some(e) = self.gpu.errors.take() {
             if result.is_ok() {

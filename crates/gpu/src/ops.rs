@@ -14,7 +14,12 @@ impl Backend for GpuBackend {
     }
 
     fn counters(&self) -> Counters {
-        Counters { submits: self.stats.submits, dispatches: self.stats.dispatches, bytes_read: self.stats.bytes_read_back }
+        Counters {
+            submits: self.stats.submits,
+            dispatches: self.stats.dispatches,
+            bytes_read: self.stats.bytes_read_back,
+            wait_us: self.stats.wait_us,
+        }
     }
 
     fn alloc_weight(&mut self, spec: &WeightSpec) -> Result<GpuWeight> {
@@ -493,5 +498,37 @@ impl Backend for GpuBackend {
         self.record(Op::Argmax, None, &[buf, self.argmax], &p, None, rows as u32);
         let data = self.read_back(self.argmax, rows as u64 * 4).await?;
         Ok(bytemuck::pod_collect_to_vec(&data))
+    }
+
+    async fn top_k_rows(&mut self, x: GpuActivation, rows: usize, k: usize) -> Result<Vec<Vec<(u32, f32)>>> {
+        let a = self.act(x);
+        let (buf, cols, rows) = (a.buf, a.cols, rows.min(a.capacity));
+        let k = k.min(cols);
+        if rows == 0 || k == 0 {
+            return Ok(vec![Vec::new(); rows]);
+        }
+        if k > MAX_TOP_K {
+            return Err(err(format!("top {k} candidates: the GPU selects at most {MAX_TOP_K}")));
+        }
+        let chunks = cols.div_ceil(TOP_K_CHUNK);
+        let (part_bytes, out_bytes) = ((rows * chunks * k * 8) as u64, (rows * k * 8) as u64);
+        let (part, out) = match self.top_k_bufs {
+            Some((p, o, pb, ob)) if pb >= part_bytes && ob >= out_bytes => (p, o),
+            _ => {
+                let p = self.storage_buffer("top-k chunk candidates", part_bytes)?;
+                let o = self.storage_buffer("top-k candidates", out_bytes)?;
+                self.grow_staging(out_bytes);
+                self.top_k_bufs = Some((p, o, part_bytes, out_bytes));
+                (p, o)
+            }
+        };
+        let p = TopKParams { n: rows as u32, cols: cols as u32, k: k as u32, chunk: TOP_K_CHUNK as u32, chunks: chunks as u32 };
+        self.record(Op::TopKChunks, None, &[buf, part], &p, None, (rows * chunks) as u32);
+        self.record(Op::TopKMerge, None, &[part, out], &p, None, rows as u32);
+        let data: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_back(out, out_bytes).await?);
+        Ok(data
+            .chunks_exact(2 * k)
+            .map(|row| row.chunks_exact(2).filter(|e| e[0] != u32::MAX).map(|e| (e[0], f32::from_bits(e[1]))).collect())
+            .collect())
     }
 }

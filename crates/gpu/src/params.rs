@@ -159,6 +159,19 @@ params!(
     }
 );
 
+params!(
+    /// `top_k.wgsl`.
+    TopKParams {
+        n: u32,
+        cols: u32,
+        /// Candidates per row.
+        k: u32,
+        /// Values per chunk of the first pass, and chunks per row.
+        chunk: u32,
+        chunks: u32,
+    }
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@
 use kindling_gguf::GgmlType;
 
 use crate::kernels::{Family, KernelKey};
-use crate::params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams};
+use crate::params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
 pub const EMBED: &str = include_str!("../../../shaders/embed.wgsl");
@@ -16,6 +16,7 @@ pub const ROPE: &str = include_str!("../../../shaders/rope.wgsl");
 pub const ATTENTION: &str = include_str!("../../../shaders/attention.wgsl");
 pub const ELEMENTWISE: &str = include_str!("../../../shaders/elementwise.wgsl");
 pub const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
+pub const TOP_K: &str = include_str!("../../../shaders/top_k.wgsl");
 pub const NORM_IN: &str = include_str!("../../../shaders/norm_in.wgsl");
 pub const NORM_OFF: &str = include_str!("../../../shaders/norm_off.wgsl");
 
@@ -64,6 +65,7 @@ fn family(f: Family) -> (&'static str, &'static str) {
         Family::Attention => (ATTENTION, AttnParams::WGSL),
         Family::Elementwise => (ELEMENTWISE, EwParams::WGSL),
         Family::Argmax => (ARGMAX, ArgmaxParams::WGSL),
+        Family::TopK => (TOP_K, TopKParams::WGSL),
     }
 }
 

@@ -82,6 +82,9 @@ pub struct Counters {
     pub dispatches: u64,
     /// Bytes read back from the device to the host.
     pub bytes_read: u64,
+    /// Microseconds spent in reads waiting for the device to finish (natively; the
+    /// rest of a step's time is the host recording and submitting its work).
+    pub wait_us: u64,
 }
 
 /// A compute backend. See the module docs for the execution model.
@@ -176,4 +179,28 @@ pub trait Backend {
     /// The index of the largest value in each of the first `rows` rows (lowest index
     /// on ties): a greedy step reads back 4 bytes.
     async fn argmax_rows(&mut self, x: Self::Activation, rows: usize) -> Result<Vec<u32>>;
+    /// The `k` largest values of each of the first `rows` rows with their indices,
+    /// largest first (lowest index on ties, NaN last; fewer when a row is shorter): a
+    /// sampling step reads back its candidates, not the vocabulary. The default reads
+    /// the rows and selects on the host.
+    async fn top_k_rows(&mut self, x: Self::Activation, rows: usize, k: usize) -> Result<Vec<Vec<(u32, f32)>>> {
+        let data = self.read_rows(x, rows).await?;
+        let cols = if rows == 0 { 0 } else { data.len() / rows };
+        Ok(data.chunks_exact(cols.max(1)).map(|row| top_k(row, k)).collect())
+    }
+}
+
+/// The `k` largest values of `row` with their indices in `Backend::top_k_rows` order.
+pub fn top_k(row: &[f32], k: usize) -> Vec<(u32, f32)> {
+    let key = |v: f32| if v.is_nan() { f32::MIN } else { v };
+    let mut all: Vec<(u32, f32)> = row.iter().enumerate().map(|(i, &v)| (i as u32, v)).collect();
+    let order = |a: &(u32, f32), b: &(u32, f32)| key(b.1).total_cmp(&key(a.1)).then(a.0.cmp(&b.0));
+    let k = k.min(all.len());
+    if k == 0 {
+        return Vec::new();
+    }
+    all.select_nth_unstable_by(k - 1, order);
+    all.truncate(k);
+    all.sort_by(order);
+    all
 }

@@ -36,12 +36,16 @@ pub enum EvalOutput {
     AllLogits,
     /// The argmax of the last position's logits (4 bytes read back).
     LastArgmax,
+    /// The k largest logits of the last position with their ids (`Backend::top_k_rows`).
+    LastTopK(usize),
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Evaluated {
     Logits(Vec<f32>),
     Token(u32),
+    /// (id, logit), largest first.
+    Candidates(Vec<(u32, f32)>),
 }
 
 pub struct Model<B: Backend> {
@@ -200,6 +204,10 @@ impl<B: Backend> Model<B> {
                     let ids = self.backend.argmax_rows(l, 1).await?;
                     let id = ids.first().copied().ok_or_else(|| ModelError::Backend("argmax returned nothing".into()))?;
                     return Ok(Evaluated::Token(id));
+                }
+                (EvalOutput::LastTopK(k), Some(l)) => {
+                    let rows = self.backend.top_k_rows(l, 1, k).await?;
+                    return Ok(Evaluated::Candidates(rows.into_iter().next().unwrap_or_default()));
                 }
                 _ => {}
             }

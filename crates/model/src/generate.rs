@@ -124,7 +124,21 @@ impl Generation {
         if history_len >= session.capacity() {
             return Ok(self.end(FinishReason::ContextFull));
         }
-        let want = if self.sampler.config().is_greedy() { EvalOutput::LastArgmax } else { EvalOutput::LastLogits };
+        // The history the sampler sees: the session's tokens once this step's are in.
+        let history: Vec<u32> = match (self.prefilled, self.generated.last()) {
+            (true, Some(&last)) => session.tokens().iter().copied().chain([last]).collect(),
+            _ => self.prompt.clone(),
+        };
+        // Read back as little as decides the step: a token id (greedy), the top
+        // candidates, or the whole row.
+        let want = if self.sampler.config().is_greedy() {
+            EvalOutput::LastArgmax
+        } else {
+            match self.sampler.candidates_needed(&history) {
+                Some(k) => EvalOutput::LastTopK(k),
+                None => EvalOutput::LastLogits,
+            }
+        };
         let evaluated = if self.prefilled {
             let last = *self.generated.last().ok_or_else(|| ModelError::InvalidRequest("nothing generated".into()))?;
             model.eval(session, &[last], want).await?
@@ -138,10 +152,8 @@ impl Generation {
         };
         let token = match evaluated {
             Evaluated::Token(t) => t,
-            Evaluated::Logits(logits) => {
-                let history: Vec<u32> = session.tokens().to_vec();
-                self.sampler.sample(&logits, &history)
-            }
+            Evaluated::Logits(logits) => self.sampler.sample(&logits, &history),
+            Evaluated::Candidates(c) => self.sampler.sample_candidates(&c, &history),
         };
 
         let tokenizer = model.tokenizer();

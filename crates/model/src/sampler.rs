@@ -71,18 +71,38 @@ impl Sampler {
 
     /// Picks the next token from `logits` (one vocabulary row), given the tokens so far.
     pub fn sample(&mut self, logits: &[f32], history: &[u32]) -> u32 {
-        let c = &self.config;
-        let mut cand: Vec<(u32, f32)> = logits.iter().enumerate().map(|(i, &l)| (i as u32, l)).collect();
+        let cand: Vec<(u32, f32)> = logits.iter().enumerate().map(|(i, &l)| (i as u32, l)).collect();
+        self.sample_from(cand, history)
+    }
 
+    /// How many of the largest logits (with their ids) decide this step exactly, when
+    /// that is few enough to be worth reading back instead of the whole row (a GPU
+    /// selects them): the top k, plus one for every distinct token the repetition
+    /// penalty may push down below them (a penalty only lowers logits, so no token
+    /// outside that many can enter the top k). None: the step needs every logit (no
+    /// top-k limit, or a penalty below 1 that raises logits).
+    pub fn candidates_needed(&self, history: &[u32]) -> Option<usize> {
+        let c = &self.config;
+        let keep = if c.temperature <= 0.0 { 1 } else { c.top_k };
+        if keep == 0 || c.repetition_penalty < 1.0 {
+            return None;
+        }
+        let penalized = if c.repetition_penalty == 1.0 { 0 } else { recent_distinct(history, c.repeat_last_n).len() };
+        Some(keep + penalized).filter(|&k| k <= MAX_CANDIDATES)
+    }
+
+    /// `sample` from the `candidates_needed` largest logits only (ids and values, any
+    /// order): the same token `sample` picks from the whole row.
+    pub fn sample_candidates(&mut self, candidates: &[(u32, f32)], history: &[u32]) -> u32 {
+        self.sample_from(candidates.to_vec(), history)
+    }
+
+    fn sample_from(&mut self, mut cand: Vec<(u32, f32)>, history: &[u32]) -> u32 {
+        let c = &self.config;
         if c.repetition_penalty != 1.0 {
-            let recent = &history[history.len().saturating_sub(c.repeat_last_n)..];
-            let mut seen: Vec<u32> = recent.to_vec();
-            seen.sort_unstable();
-            seen.dedup();
-            for id in seen {
-                if let Some(e) = cand.get_mut(id as usize) {
-                    e.1 = if e.1 > 0.0 { e.1 / c.repetition_penalty } else { e.1 * c.repetition_penalty };
-                }
+            let seen = recent_distinct(history, c.repeat_last_n);
+            for e in cand.iter_mut().filter(|e| seen.binary_search(&e.0).is_ok()) {
+                e.1 = if e.1 > 0.0 { e.1 / c.repetition_penalty } else { e.1 * c.repetition_penalty };
             }
         }
 
@@ -123,15 +143,30 @@ impl Sampler {
     }
 }
 
-/// Index of the largest logit (lowest index on ties).
+/// The id of the largest value (the lowest id on ties, in any order of `cand`).
 pub fn argmax(cand: &[(u32, f32)]) -> u32 {
-    let mut best = (0u32, f32::NEG_INFINITY);
+    let mut best = (u32::MAX, f32::NEG_INFINITY);
     for &(id, l) in cand {
-        if l > best.1 {
+        if l > best.1 || (l == best.1 && id < best.0) {
             best = (id, l);
         }
     }
-    best.0
+    if best.0 == u32::MAX {
+        0
+    } else {
+        best.0
+    }
+}
+
+/// Most candidates `Sampler::candidates_needed` asks for.
+pub const MAX_CANDIDATES: usize = 256;
+
+/// The distinct ids among the last `n` of `history`, sorted.
+fn recent_distinct(history: &[u32], n: usize) -> Vec<u32> {
+    let mut seen = history[history.len().saturating_sub(n)..].to_vec();
+    seen.sort_unstable();
+    seen.dedup();
+    seen
 }
 
 /// Probabilities of the candidates at `temperature`, in f64 for a stable sum.
@@ -171,6 +206,56 @@ mod tests {
 
     fn logits() -> Vec<f32> {
         vec![1.0, 3.0, 2.5, -1.0, 0.5, 2.9]
+    }
+
+    /// Sampling from the `candidates_needed` largest logits picks exactly the token the
+    /// whole row gives, whatever the penalties, ties and filters.
+    #[test]
+    fn candidates_decide_the_same_token_as_the_whole_row() {
+        let mut state = 0x1234_5678_u64;
+        let mut next = move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as u32
+        };
+        let mut checked = 0;
+        for case in 0..400 {
+            let vocab = 50 + (next() % 400) as usize;
+            // Coarse values: many ties, some negative (the penalty multiplies those).
+            let logits: Vec<f32> = (0..vocab).map(|_| (next() % 41) as f32 * 0.25 - 5.0).collect();
+            let history: Vec<u32> = (0..(next() % 80)).map(|_| next() % vocab as u32).collect();
+            let config = SamplerConfig {
+                temperature: [0.0, 0.7, 1.3][case % 3],
+                top_k: [1, 5, 40, 0][(case / 3) % 4],
+                top_p: [1.0, 0.9, 0.5][(case / 12) % 3],
+                min_p: [0.0, 0.05][(case / 36) % 2],
+                repetition_penalty: [1.0, 1.3, 1.1][(case / 72) % 3],
+                repeat_last_n: 64,
+                seed: case as u64,
+            };
+            let mut whole = Sampler::new(config.clone());
+            let mut part = Sampler::new(config);
+            let Some(k) = part.candidates_needed(&history) else { continue };
+            for step in 0..4 {
+                let want = whole.sample(&logits, &history);
+                let got = part.sample_candidates(&crate::backend::top_k(&logits, k), &history);
+                assert_eq!(got, want, "case {case} step {step}: {:?}, k {k}", part.config());
+                checked += 1;
+            }
+        }
+        assert!(checked > 800, "only {checked} steps had candidates");
+    }
+
+    #[test]
+    fn candidates_are_not_enough_without_a_top_k_or_with_a_penalty_below_one() {
+        let s = |temperature, top_k, repetition_penalty| {
+            Sampler::new(SamplerConfig { temperature, top_k, repetition_penalty, ..Default::default() })
+        };
+        assert_eq!(s(1.0, 0, 1.0).candidates_needed(&[1, 2]), None);
+        assert_eq!(s(1.0, 40, 0.9).candidates_needed(&[1, 2]), None);
+        assert_eq!(s(1.0, 40, 1.0).candidates_needed(&[1, 2]), Some(40));
+        assert_eq!(s(1.0, 40, 1.2).candidates_needed(&[1, 2, 2]), Some(42));
+        assert_eq!(s(0.0, 0, 1.2).candidates_needed(&[7]), Some(2));
+        assert_eq!(s(1.0, MAX_CANDIDATES, 1.2).candidates_needed(&[7]), None);
     }
 
     #[test]

@@ -52,7 +52,7 @@ impl ModelTask for Args {
                     "prompt_tokens": args.prompt_tokens, "prefill_tok_s": r.prefill_tok_s,
                     "gen_tokens": args.gen_tokens, "decode_tok_s": r.decode_tok_s,
                     "dispatches_per_token": r.dispatches_per_token, "submits_per_token": r.submits_per_token,
-                    "bytes_read_per_token": r.bytes_read_per_token,
+                    "bytes_read_per_token": r.bytes_read_per_token, "wait_ms_per_token": r.wait_ms_per_token,
                 })
             );
         } else {
@@ -65,6 +65,7 @@ impl ModelTask for Args {
                 "per token: {:.0} dispatches, {:.2} submits, {:.0} bytes read back",
                 r.dispatches_per_token, r.submits_per_token, r.bytes_read_per_token
             );
+            println!("           {:.3} ms of it waiting for the device", r.wait_ms_per_token);
         }
         Ok(())
     }
@@ -76,6 +77,9 @@ struct Figures {
     dispatches_per_token: f64,
     submits_per_token: f64,
     bytes_read_per_token: f64,
+    /// Of a decode step, the time spent waiting for the device (the rest: recording
+    /// and submitting on the host).
+    wait_ms_per_token: f64,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -89,7 +93,7 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
     let prompt: Vec<u32> = (0..args.prompt_tokens as u32).map(|i| 1 + (i * 7919) % vocab.saturating_sub(1).max(1)).collect();
     let context = args.prompt_tokens + args.gen_tokens + 1;
     let (mut prefill, mut decode) = (Vec::new(), Vec::new());
-    let mut per_token = (0.0, 0.0, 0.0);
+    let mut per_token = (0.0, 0.0, 0.0, 0.0);
     for rep in 0..args.repeat.max(1) + 1 {
         let mut session = model.new_session(context)?;
         let t = Instant::now();
@@ -101,7 +105,7 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
         for _ in 0..args.gen_tokens {
             match pollster::block_on(model.eval(&mut session, &[token], EvalOutput::LastArgmax))? {
                 Evaluated::Token(t) => token = t,
-                Evaluated::Logits(_) => return Err("no token from decode".into()),
+                Evaluated::Logits(_) | Evaluated::Candidates(_) => return Err("no token from decode".into()),
             }
         }
         let decode_s = t.elapsed().as_secs_f64();
@@ -116,6 +120,7 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
             (after.dispatches - before.dispatches) as f64 / n,
             (after.submits - before.submits) as f64 / n,
             (after.bytes_read - before.bytes_read) as f64 / n,
+            (after.wait_us - before.wait_us) as f64 / n / 1000.0,
         );
     }
     Ok(Figures {
@@ -124,5 +129,6 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
         dispatches_per_token: per_token.0,
         submits_per_token: per_token.1,
         bytes_read_per_token: per_token.2,
+        wait_ms_per_token: per_token.3,
     })
 }
