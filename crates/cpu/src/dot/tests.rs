@@ -208,3 +208,29 @@ fn planes_are_exact_for_the_block_maximum_and_within_2_pow_minus_30_of_it() {
     assert!(scales[1].is_nan());
     assert!(planes.iter().all(|&p| p == 0));
 }
+
+/// The wasm32 SIMD128 kernels and the portable ones do the same f32 operations in
+/// the same order, so they give the same bits: this digest of every type's results
+/// is the same natively and under `scripts/test_wasi.sh`.
+#[test]
+fn results_are_bit_identical_across_targets() {
+    let mut rng = Rng(0x5eed);
+    let mut digest = 0u64;
+    for ty in GgmlType::ALL {
+        let blocks = if ty.block_elems() == 1 { 100 } else { 1024 / ty.block_elems() };
+        let n = blocks * ty.block_elems();
+        let w = random_row(ty, blocks, &mut rng);
+        let xs: Vec<Prepared> = (0..4).map(|_| Prepared::new(ty, random_x(n, &mut rng))).collect();
+        for v in dot_rows::<4>(ty, &w, [xs[0].row(), xs[1].row(), xs[2].row(), xs[3].row()]) {
+            digest = (digest ^ u64::from(v.to_bits())).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    assert_eq!(digest, DIGEST, "digest {digest:#x}");
+}
+
+const DIGEST: u64 = 0x6871340c265809fc;
+
+#[test]
+fn simd128_is_on_for_wasm32() {
+    assert_eq!(cfg!(target_arch = "wasm32"), cfg!(all(target_arch = "wasm32", target_feature = "simd128")));
+}
