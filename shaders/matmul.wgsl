@@ -11,7 +11,8 @@
 // Both can also add their result into a residual stream (res += out), so a matmul and
 // the residual add after it take one dispatch. The decode entry points read their input
 // through in4()/in_scale() (shaders/norm_off.wgsl, or norm_in.wgsl for the `*_normed`
-// kernels that fuse the RMS norm before them).
+// kernels that fuse the RMS norm before them) and sum a row's lanes with row_sum()
+// (shaders/reduce_wg.wgsl, or reduce_sg.wgsl with subgroups).
 // Params: MatmulParams.
 
 // Params: n (activation rows), k (values per row), rows (weight rows in this part),
@@ -122,16 +123,9 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
                 a += dot(w4(row, e), in4(e));
             }
         }
-        mv_red[lid] = a;
-        workgroupBarrier();
-        for (var s = MV_LANES / 2u; s > 0u; s >>= 1u) {
-            if (lane < s) {
-                mv_red[lid] += mv_red[lid + s];
-            }
-            workgroupBarrier();
-        }
+        let t = row_sum(lid, lane, a);
         if (row < p.rows && lane == 0u) {
-            put(0u, row, mv_red[lid] * sc);
+            put(0u, row, t * sc);
         }
         return;
     }
@@ -190,18 +184,10 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
             c += dot(w4_2(row, e), xa);
         }
     }
-    mv_red[lid] = a;
-    mv_red[MV_WG + lid] = c;
-    workgroupBarrier();
-    for (var s = MV_LANES / 2u; s > 0u; s >>= 1u) {
-        if (lane < s) {
-            mv_red[lid] += mv_red[lid + s];
-            mv_red[MV_WG + lid] += mv_red[MV_WG + lid + s];
-        }
-        workgroupBarrier();
-    }
+    let ta = row_sum(lid, lane, a);
+    let tc = row_sum(lid, lane, c);
     if (row < p.rows && lane == 0u) {
-        out[p.out_offset + row] = gated_act(mv_red[lid] * sc, mv_red[MV_WG + lid] * sc, p.act);
+        out[p.out_offset + row] = gated_act(ta * sc, tc * sc, p.act);
     }
 }
 
@@ -241,16 +227,9 @@ fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
             a += dot(w4_of(s, row, e), in4(e));
         }
     }
-    mv_red[lid] = a;
-    workgroupBarrier();
-    for (var t = MV_LANES / 2u; t > 0u; t >>= 1u) {
-        if (lane < t) {
-            mv_red[lid] += mv_red[lid + t];
-        }
-        workgroupBarrier();
-    }
+    let t = row_sum(lid, lane, a);
     if (row < rows && lane == 0u) {
-        let v = mv_red[lid] * sc;
+        let v = t * sc;
         if (s == 0u) {
             out[row] = v;
         } else if (s == 1u) {

@@ -22,23 +22,14 @@ fn in4(e: u32) -> vec4<f32> {
 }
 
 // 1 / rms of the input row, as rms_norm.wgsl computes it; workgroup `first` also
-// writes h. Called in uniform control flow (it has barriers); leaves mv_red free.
+// writes h. Called in uniform control flow (it has barriers).
 fn in_scale(lid: u32, first: bool) -> f32 {
     var ss = 0.0;
     for (var e = lid; e < p.k; e += MV_WG) {
         let v = x[e];
         ss += v * v;
     }
-    mv_red[lid] = ss;
-    workgroupBarrier();
-    for (var s = MV_WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            mv_red[lid] += mv_red[lid + s];
-        }
-        workgroupBarrier();
-    }
-    let scale = 1.0 / sqrt(mv_red[0] / f32(p.k) + p.eps);
-    workgroupBarrier();
+    let scale = 1.0 / sqrt(wg_sum(lid, ss) / f32(p.k) + p.eps);
     if (first) {
         for (var e = lid; e < p.k; e += MV_WG) {
             h[e] = x[e] * scale * nw[e];

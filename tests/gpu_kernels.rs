@@ -20,7 +20,7 @@ mod gpu_common;
 use gpu_common::{gpu, gpu_with, max_abs_diff, Rng};
 use kindling_cpu::CpuBackend;
 use kindling_gguf::GgmlType;
-use kindling_gpu::{GpuBackend, GpuOptions, KernelKey};
+use kindling_gpu::{GpuBackend, GpuOptions, KernelKey, ShaderFeatures};
 use kindling_model::{
     Activation, AttentionParams, QkRope, Backend, KvSpec, RopeConfig, RopeStyle, WeightSpec,
 };
@@ -188,14 +188,18 @@ fn check_matmul(gpu: &mut GpuBackend, ty: GgmlType, rows: usize, seed: u64) -> f
 
 #[test]
 fn matmul_matches_cpu_for_every_type_and_batch_size() {
-    let mut b = gpu();
-    let mut report = Vec::new();
-    for (i, ty) in ALL_TYPES.into_iter().enumerate() {
-        // 37 rows: not a multiple of the 4 rows of a matvec workgroup nor the 64 of a tile.
-        let rel = check_matmul(&mut b, ty, 37, 100 + i as u64);
-        report.push(format!("{ty:?}: max |Δ|/Σ|w·x| = {rel:.2e}"));
+    // The device's variant (subgroup reductions where it has them, as lavapipe does)
+    // and the workgroup-memory one browsers run.
+    for allow_subgroups in [true, false] {
+        let mut b = gpu_with(GpuOptions { allow_subgroups, ..Default::default() });
+        let mut report = vec![format!("{:?}", b.shader_features())];
+        for (i, ty) in ALL_TYPES.into_iter().enumerate() {
+            // 37 rows: not a multiple of the 4 rows of a matvec workgroup nor the 64 of a tile.
+            let rel = check_matmul(&mut b, ty, 37, 100 + i as u64);
+            report.push(format!("{ty:?}: max |Δ|/Σ|w·x| = {rel:.2e}"));
+        }
+        eprintln!("{}", report.join("\n"));
     }
-    eprintln!("{}", report.join("\n"));
 }
 
 #[test]
@@ -867,12 +871,17 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
     let dir = std::env::temp_dir().join(format!("kindling-wgsl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut failures = Vec::new();
-    let keys = KernelKey::all(&ALL_TYPES);
-    for key in &keys {
-        let path = dir.join(format!("{:?}_{:?}.wgsl", key.op, key.ty));
+    // Browser variants through both; the subgroup variants (native only, where naga
+    // takes subgroup operations without an `enable`, which tint requires) through naga.
+    let plain = KernelKey::all(&ALL_TYPES);
+    let subgroups = ShaderFeatures { subgroup_size: 32 };
+    let native: Vec<KernelKey> = plain.iter().map(|k| k.with_features(subgroups)).filter(|k| k.features == subgroups).collect();
+    let keys: Vec<(KernelKey, bool)> = plain.iter().map(|&k| (k, true)).chain(native.iter().map(|&k| (k, false))).collect();
+    for (key, browser) in &keys {
+        let path = dir.join(format!("{:?}_{:?}_{}.wgsl", key.op, key.ty, key.features.subgroup_size));
         std::fs::write(&path, key.source()).expect("write shader");
         let tools: [(&str, Vec<&str>); 2] = [("naga", vec![]), ("tint", vec!["--format=wgsl", "-o", "/dev/null"])];
-        for (tool, args) in tools {
+        for (tool, args) in tools.into_iter().filter(|(t, _)| *browser || *t == "naga") {
             let out = std::process::Command::new(tool).args(&args).arg(&path).output().unwrap_or_else(|e| {
                 panic!("cannot run `{tool}` (wgpu's naga CLI and Chrome's tint validate the WGSL; see DESIGN.md): {e}")
             });

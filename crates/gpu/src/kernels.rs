@@ -229,12 +229,21 @@ impl Op {
 }
 
 /// Optional shader features a variant is compiled for. The kernels run without any;
-/// these select faster variants where the adapter has them (none is used yet: the
-/// subgroup reductions and f16 arithmetic come with the speed work).
+/// these select faster variants where the adapter has them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ShaderFeatures {
-    pub subgroups: bool,
-    pub f16: bool,
+    /// The matmul family sums a row's lanes with subgroup operations of this fixed size
+    /// (0: through workgroup memory). Native only: wgpu offers subgroups there.
+    pub subgroup_size: u32,
+}
+
+impl ShaderFeatures {
+    /// What the matmul kernels can use on a device: subgroups when the device has them
+    /// at one fixed power-of-two size that divides a row's 64 lanes.
+    pub fn for_device(subgroups: bool, min_size: u32, max_size: u32) -> Self {
+        let usable = subgroups && min_size == max_size && max_size.is_power_of_two() && (4..=64).contains(&max_size);
+        ShaderFeatures { subgroup_size: if usable { max_size } else { 0 } }
+    }
 }
 
 /// A compiled kernel: entry point, weight type (for kernels that read weights) and
@@ -249,6 +258,14 @@ pub struct KernelKey {
 impl KernelKey {
     pub fn new(op: Op, ty: Option<GgmlType>) -> Self {
         KernelKey { op, ty: if op.reads_weight() { ty } else { None }, features: ShaderFeatures::default() }
+    }
+
+    /// The variant for these features (only the matmul family has variants).
+    pub fn with_features(mut self, features: ShaderFeatures) -> Self {
+        if self.op.family() == Family::Matmul {
+            self.features = features;
+        }
+        self
     }
 
     /// The module a kernel lives in: entry points of one family and type share it.

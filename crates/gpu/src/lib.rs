@@ -148,6 +148,8 @@ pub struct GpuBackend {
     /// dispatch.
     dummy: BufId,
     dummy_read: BufId,
+    /// The kernel variants this device runs (subgroup reductions where it can).
+    shader_features: ShaderFeatures,
     /// top_k_rows' chunk candidates and results, and their bytes (grown on first use).
     top_k_bufs: Option<(BufId, BufId, u64, u64)>,
     /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
@@ -193,12 +195,16 @@ impl GpuBackend {
             weight_bytes: 0,
             attn_scratch: None,
             top_k_bufs: None,
+            shader_features: ShaderFeatures::default(),
             pending: None,
             dummy: BufId(0),
             dummy_read: BufId(0),
             deferred: None,
             stats: GpuStats::default(),
         };
+        let a = &b.gpu.adapter;
+        let subgroups = b.gpu.features.contains(wgpu::Features::SUBGROUP);
+        b.shader_features = ShaderFeatures::for_device(subgroups, a.subgroup_size.0, a.subgroup_size.1);
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;
@@ -210,6 +216,11 @@ impl GpuBackend {
     /// The adapter in use.
     pub fn adapter(&self) -> &AdapterSummary {
         &self.gpu.adapter
+    }
+
+    /// The kernel variants in use.
+    pub fn shader_features(&self) -> ShaderFeatures {
+        self.shader_features
     }
 
     /// Optional features the device was opened with.
@@ -230,7 +241,7 @@ impl GpuBackend {
     /// compiled at its first use) and returns the first GPU error, if any.
     pub fn compile_all(&mut self, types: &[GgmlType]) -> Result<()> {
         for key in KernelKey::all(types) {
-            self.cache.pipeline(&self.gpu.device, key);
+            self.cache.pipeline(&self.gpu.device, key.with_features(self.shader_features));
         }
         self.check_errors()
     }
@@ -360,7 +371,7 @@ impl GpuBackend {
         }
         let offset = self.push_blob(bytemuck::bytes_of(params));
         let device = &self.gpu.device;
-        let pipeline = self.cache.pipeline(device, KernelKey::new(op, ty));
+        let pipeline = self.cache.pipeline(device, KernelKey::new(op, ty).with_features(self.shader_features));
         let bind_group = self.cache.bind_group(device, op, bufs, &self.buffers, &self.buffers[self.params.0 as usize]);
         let encoder = self
             .encoder

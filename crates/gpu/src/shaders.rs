@@ -17,6 +17,8 @@ pub const ATTENTION: &str = include_str!("../../../shaders/attention.wgsl");
 pub const ELEMENTWISE: &str = include_str!("../../../shaders/elementwise.wgsl");
 pub const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
 pub const TOP_K: &str = include_str!("../../../shaders/top_k.wgsl");
+pub const REDUCE_WG: &str = include_str!("../../../shaders/reduce_wg.wgsl");
+pub const REDUCE_SG: &str = include_str!("../../../shaders/reduce_sg.wgsl");
 pub const NORM_IN: &str = include_str!("../../../shaders/norm_in.wgsl");
 pub const NORM_OFF: &str = include_str!("../../../shaders/norm_off.wgsl");
 
@@ -75,16 +77,21 @@ pub fn assemble(key: KernelKey) -> String {
     let snippet = key.ty.map(quant_snippet).unwrap_or("");
     // The matmul family reads a second and third weight too (`w2`, `w3`: matvec_gated,
     // matvec_multi).
-    // Its decode kernels read their input through in4()/in_scale(): plain, or with the
-    // RMS norm before them fused in.
-    let (second, third, input) = if key.op.family() == Family::Matmul {
+    // Its decode kernels read their input through in4()/in_scale() (plain, or with the
+    // RMS norm before them fused in) and sum through row_sum()/wg_sum() (workgroup
+    // memory, or subgroups of a size fixed here).
+    let (second, third, input, reduce) = if key.op.family() == Family::Matmul {
         let input = if key.op.normed() { NORM_IN } else { NORM_OFF };
-        (other_weight(snippet, "2"), other_weight(snippet, "3"), input)
+        let reduce = match key.features.subgroup_size {
+            0 => REDUCE_WG.to_string(),
+            sg => format!("const SG: u32 = {sg}u;\n{REDUCE_SG}"),
+        };
+        (other_weight(snippet, "2"), other_weight(snippet, "3"), input, reduce)
     } else {
-        (String::new(), String::new(), "")
+        (String::new(), String::new(), "", String::new())
     };
-    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + body.len() + 7);
-    for part in [params, PRELUDE, snippet, &second, &third, input, body] {
+    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + reduce.len() + body.len() + 8);
+    for part in [params, PRELUDE, snippet, &second, &third, input, &reduce, body] {
         s.push_str(part);
         s.push('\n');
     }

@@ -1,0 +1,30 @@
+// Prepended to the matmul family where the adapter has subgroups of a fixed size
+// SG (a constant the host prepends) dividing MV_LANES (native only: wgpu offers subgroups to WGSL natively):
+// each subgroup sums in registers, then one pass over the few subgroup sums in
+// workgroup memory, instead of a barrier per halving.
+
+fn row_sum(lid: u32, lane: u32, a: f32) -> f32 {
+    let s = subgroupAdd(a);
+    workgroupBarrier();
+    mv_red[lid] = s;
+    workgroupBarrier();
+    var t = 0.0;
+    if (lane == 0u) {
+        for (var j = 0u; j < MV_LANES; j += SG) {
+            t += mv_red[lid + j];
+        }
+    }
+    return t;
+}
+
+fn wg_sum(lid: u32, v: f32) -> f32 {
+    let s = subgroupAdd(v);
+    workgroupBarrier();
+    mv_red[lid] = s;
+    workgroupBarrier();
+    var t = 0.0;
+    for (var j = 0u; j < MV_WG; j += SG) {
+        t += mv_red[j];
+    }
+    return t;
+}
