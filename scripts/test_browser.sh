@@ -12,7 +12,7 @@ ROOT=$PWD
 PORT=${KINDLING_SERVE_PORT:-8631}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 # A real model on SwiftShader takes minutes; the runner's default is 20 s.
-export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-900}
+export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-600}
 export KINDLING_MODEL_SERVER="http://127.0.0.1:$PORT"
 
 need() { command -v "$1" >/dev/null 2>&1; }

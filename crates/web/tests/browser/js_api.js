@@ -113,7 +113,9 @@ export async function runApiTests(base, fixtureText) {
   await expectError(aborted, 'AbortError', 'abort during generation', () => count === 3);
   const c = await auto.complete('hello', { maxTokens: 4, temperature: 0.5, seed: 7 });
   const c2 = await auto.complete('hello', { maxTokens: 4, temperature: 0.5, seed: 7 });
-  check(c.tokenIds.length === 4 && c.finishReason === 'length' && c.usage.completionTokens === 4, `complete: ${JSON.stringify(c)}`);
+  // The tiny model's weights are random: it may end with EOS before maxTokens.
+  check(c.tokenIds.length <= 4 && ['length', 'eos'].includes(c.finishReason) && c.usage.completionTokens === c.tokenIds.length &&
+    c.usage.promptTokens === c.promptTokenIds.length && c.timings, `complete: ${JSON.stringify(c)}`);
   check(JSON.stringify(c.tokenIds) === JSON.stringify(c2.tokenIds), 'same seed, same tokens');
   check(auto.detokenize(c.tokenIds) === c.text, 'detokenize(tokenIds) is the text');
   await auto.dispose();

@@ -1,7 +1,12 @@
 //! The real models, streamed from the local server: greedy ids equal to the native
 //! engine's (tests/fixtures/browser_greedy.json, made by the CLI on the CPU backend)
-//! up to the first step whose top-1/top-2 margin is below 0.1. SmolLM2 runs on WebGPU
-//! (SwiftShader is slow: 3 prompts × 8 tokens) and on the CPU; Gemma 3 on the CPU path.
+//! up to the first step whose top-1/top-2 margin is below 0.1. SmolLM2 runs on the CPU
+//! (3 prompts × 8 tokens) and on WebGPU; Gemma 3 on the CPU path.
+//!
+//! SwiftShader's WebGPU takes about 90 s per SmolLM2 token on this 2-core machine
+//! (`smollm2_webgpu_step_timings`, ignored by default, measures it), so the WebGPU case
+//! checks the prefill and first greedy token of one prompt unless the build sets
+//! `KINDLING_WEBGPU_TOKENS` (e.g. 8 on a machine with a real GPU).
 
 use serde_json::Value;
 use wasm_bindgen::JsValue;
@@ -16,15 +21,17 @@ fn ids(v: &Value) -> Vec<u32> {
     v.as_array().map(|a| a.iter().filter_map(|x| x.as_u64().map(|n| n as u32)).collect()).unwrap_or_default()
 }
 
-async fn greedy_matches_native(key: &str, path: &str, backend: &str) {
+/// Greedy ids of the first `cases` fixture prompts, `max_tokens` each (at most the
+/// fixture's), against the native engine's.
+async fn greedy_matches_native(key: &str, path: &str, backend: &str, cases: usize, max_tokens: usize) {
     let fixture: Value = serde_json::from_str(FIXTURE).expect("fixture JSON");
     let model_fx = &fixture["models"][key];
-    let max_tokens = fixture["max_tokens"].as_u64().unwrap_or(8);
+    let max_tokens = fixture["max_tokens"].as_u64().map_or(max_tokens, |n| (n as usize).min(max_tokens));
     let (mut model, load_ms) = stream_load(path, backend, Some(256)).await;
     let info = model.info();
     log(&format!("{key} on {backend}: loaded in {load_ms:.0} ms, info {}", crate::support::json(&info)));
     let options = obj(&[("temperature", 0.into()), ("maxTokens", JsValue::from(max_tokens as u32)), ("seed", 1.into())]);
-    for case in model_fx["cases"].as_array().expect("cases") {
+    for case in model_fx["cases"].as_array().expect("cases").iter().take(cases) {
         let name = case["name"].as_str().unwrap_or("?");
         let prompt = case["prompt"].as_str().expect("prompt");
         let want_prompt = ids(&case["prompt_token_ids"]);
@@ -33,7 +40,8 @@ async fn greedy_matches_native(key: &str, path: &str, backend: &str) {
         let start = now_ms();
         let (got, finish) = generate(&mut model, prompt_ids, &options).await;
         let ms = now_ms() - start;
-        let want = ids(&case["token_ids"]);
+        let mut want = ids(&case["token_ids"]);
+        want.truncate(max_tokens);
         let margins: Vec<f64> = case["margins"].as_array().map(|m| m.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
         // Steps before the first near-tie must agree; the near-tie step itself may not.
         let checked = margins.iter().position(|&m| m < NEAR_TIE).unwrap_or(want.len());
@@ -55,13 +63,15 @@ async fn smollm2_greedy_on_webgpu_matches_native() {
     if !webgpu_available().await {
         return log("no WebGPU: SmolLM2 on WebGPU skipped");
     }
-    greedy_matches_native("smollm2", SMOLLM2, "webgpu").await;
+    let tokens = option_env!("KINDLING_WEBGPU_TOKENS").and_then(|n| n.parse().ok()).unwrap_or(1);
+    let cases = if tokens > 1 { 3 } else { 1 };
+    greedy_matches_native("smollm2", SMOLLM2, "webgpu", cases, tokens).await;
 }
 
 #[wasm_bindgen_test]
 async fn smollm2_greedy_on_cpu_matches_native() {
     // 'auto': on SwiftShader and without WebGPU alike this is the CPU path.
-    greedy_matches_native("smollm2", SMOLLM2, "auto").await;
+    greedy_matches_native("smollm2", SMOLLM2, "auto", 3, 8).await;
 }
 
 #[wasm_bindgen_test]
@@ -70,5 +80,34 @@ async fn gemma3_greedy_on_cpu_matches_native() {
     if expect_webgpu() == Some(true) {
         return log("Gemma 3 greedy runs in the CPU-fallback suite");
     }
-    greedy_matches_native("gemma3", GEMMA3, "cpu").await;
+    greedy_matches_native("gemma3", GEMMA3, "cpu", 2, 8).await;
+}
+
+/// Where the time of one SmolLM2 token goes on WebGPU (diagnostics; prints only).
+/// Measured on SwiftShader here: load 2.4 s, then ~85–98 s per single-token eval
+/// (245 dispatches, one submit, 4 bytes read back) and 113 s for a 4-token batch.
+#[wasm_bindgen_test]
+#[ignore = "minutes on SwiftShader: run with --include-ignored"]
+async fn smollm2_webgpu_step_timings() {
+    use kindling_gpu::{GpuBackend, GpuOptions};
+    use kindling_model::{EvalOutput, Loader, Model, ModelOptions};
+    if !webgpu_available().await {
+        return;
+    }
+    let t = now_ms();
+    let bytes = crate::support::fetch_bytes(SMOLLM2).await;
+    let mut backend = GpuBackend::new(GpuOptions::default()).await.expect("gpu");
+    let mut loader = Loader::new(Some(bytes.len() as u64));
+    for c in bytes.chunks(1 << 20) {
+        loader.feed(&mut backend, c).expect("feed");
+    }
+    drop(bytes);
+    let mut model = Model::new(backend, loader.finish().expect("finish"), ModelOptions::default()).expect("model");
+    log(&format!("smollm2 webgpu: load {:.0} ms", now_ms() - t));
+    let mut session = model.new_session(64).expect("session");
+    for (what, ids) in [("1 token", vec![1u32]), ("1 token", vec![2]), ("4 tokens", vec![3, 4, 5, 6]), ("1 token", vec![7])] {
+        let t = now_ms();
+        let r = model.eval(&mut session, &ids, EvalOutput::LastArgmax).await.expect("eval");
+        log(&format!("smollm2 webgpu: eval {what}: {:.0} ms → {r:?}; {:?}", now_ms() - t, model.backend().stats()));
+    }
 }
