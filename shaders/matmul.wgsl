@@ -99,8 +99,8 @@ fn x4(r: u32, e: u32) -> vec4<f32> {
 }
 
 const MV_WG: u32 = 256u;
-const MV_LANES: u32 = 64u;
-const MV_ROWS: u32 = 4u; // MV_WG / MV_LANES
+// MV_LANES (invocations per weight row) and MV_ROWS (= MV_WG / MV_LANES) are prepended
+// by the host (crates/gpu/src/kernels.rs, MATVEC_LANES), which sizes dispatches by them.
 const MV_MAX_B: u32 = 8u;
 var<workgroup> mv_red: array<f32, 2048>; // [MV_MAX_B][MV_WG]
 

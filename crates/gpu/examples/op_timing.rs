@@ -63,6 +63,11 @@ fn main() {
         (GgmlType::Q5_0, 1024, 640),
         (GgmlType::Q4K, 640, 2048),
         (GgmlType::Q6K, 640, 2048),
+        // Gemma 3's decode shapes: v, o, gate/up, the tied 262k-row output.
+        (GgmlType::Q8_0, 256, 640),
+        (GgmlType::Q4K, 640, 1024),
+        (GgmlType::Q5_0, 2048, 640),
+        (GgmlType::Q8_0, 262144, 640),
     ] {
         let w = weight(&mut b, ty, rows, cols);
         let x = b.alloc_activation(big, cols).expect("x");
@@ -77,13 +82,16 @@ fn main() {
         let o = b.alloc_activation(big, heads * hd).expect("o");
         let mut cache = b.alloc_kv_cache(KvSpec { capacity: 2 * m + 8, width: kv * hd }).expect("cache");
         let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 0.125, sliding_window: None };
-        for (start, n) in [(0usize, m), (0, 1), (m, 1), (2 * m, 1)] {
+        for (start, n) in [(0usize, m), (0, 1), (136, 1), (m, 1), (2 * m, 1)] {
             time(&mut b, &format!("attention {heads}/{kv}x{hd}"), n, start, sink, |b| b.attention(q, k, k, &mut cache, &p, o));
         }
         let rope = kindling_model::RopeConfig { n_rot: hd, base: 10000.0, freq_scale: 1.0, style: kindling_model::RopeStyle::Neox };
         time(&mut b, &format!("rope {heads}x{hd}"), m, 0, sink, |b| b.rope(q, heads, hd, &rope, None));
         time(&mut b, &format!("rope {heads}x{hd}"), 1, 0, sink, |b| b.rope(q, heads, hd, &rope, None));
     }
+    // The floor: a dispatch that does (almost) nothing.
+    let tiny = b.alloc_activation(1, 16).expect("tiny");
+    time(&mut b, "add 16 (dispatch floor)", 1, 0, sink, |b| b.add(tiny, sink));
     let g = b.alloc_activation(big, 1536).expect("g");
     let u = b.alloc_activation(big, 1536).expect("u");
     let a = b.alloc_activation(big, 1536).expect("a");

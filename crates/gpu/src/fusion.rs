@@ -141,7 +141,7 @@ impl GpuBackend {
             bufs.push(m.parts[0].buf);
             bufs.push(self.act(m.out).buf);
             rows[i] = m.parts[0].rows as u32;
-            groups += m.parts[0].rows.div_ceil(4);
+            groups += m.parts[0].rows.div_ceil(MATVEC_ROWS);
         }
         if g.len() == 2 {
             // No third weight: bind the second again (read only) and the dummy output.
@@ -190,7 +190,7 @@ impl GpuBackend {
                 eps: g.norm.map_or(0.0, |nm| nm.eps),
                 ..Default::default()
             };
-            let groups = gp.rows.div_ceil(4) as u32;
+            let groups = gp.rows.div_ceil(MATVEC_ROWS) as u32;
             match g.norm {
                 Some(nm) => self.record(Op::MatvecGatedNormed, Some(g.ty), &[xb, gp.buf, ob, up.buf, nm.w, hb], &p, None, groups),
                 None => self.record(Op::MatvecGated, Some(g.ty), &[xb, gp.buf, ob, up.buf], &p, None, groups),
@@ -235,9 +235,9 @@ impl GpuBackend {
             let bufs = [xb, part.buf, ob, rb];
             if let Some(nm) = pm.norm {
                 let bufs = [xb, part.buf, ob, rb, nm.w, hb];
-                self.record(Op::MatvecNormed, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(4) as u32);
+                self.record(Op::MatvecNormed, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(MATVEC_ROWS) as u32);
             } else if n <= MATVEC_MAX_ROWS {
-                self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(4) as u32);
+                self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(MATVEC_ROWS) as u32);
             } else {
                 let (gx, gy) = (part.rows.div_ceil(64) as u32, n.div_ceil(64) as u32);
                 self.record_grid(Op::MatmulTiled, Some(pm.ty), &bufs, &p, None, gx, gy);

@@ -228,6 +228,12 @@ impl Op {
     }
 }
 
+/// Invocations per weight row in the decode matvecs (of 256 per workgroup): few
+/// enough that each walks several blocks of a row (loads in flight, a short
+/// reduction), so a workgroup covers `MATVEC_ROWS` rows.
+pub const MATVEC_LANES: u32 = 64;
+pub const MATVEC_ROWS: usize = 256 / MATVEC_LANES as usize;
+
 /// Optional shader features a variant is compiled for. The kernels run without any;
 /// these select faster variants where the adapter has them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -239,9 +245,9 @@ pub struct ShaderFeatures {
 
 impl ShaderFeatures {
     /// What the matmul kernels can use on a device: subgroups when the device has them
-    /// at one fixed power-of-two size that divides a row's 64 lanes.
+    /// at one fixed power-of-two size.
     pub fn for_device(subgroups: bool, min_size: u32, max_size: u32) -> Self {
-        let usable = subgroups && min_size == max_size && max_size.is_power_of_two() && (4..=64).contains(&max_size);
+        let usable = subgroups && min_size == max_size && max_size.is_power_of_two() && (4..=128).contains(&max_size);
         ShaderFeatures { subgroup_size: if usable { max_size } else { 0 } }
     }
 }

@@ -42,7 +42,7 @@ pub use weights::{GpuWeight, Part};
 
 use device::Gpu;
 use fusion::{same_parts, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope};
-use kernels::{BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
+use kernels::{BufId, Cache, MATVEC_ROWS, PARAMS_SLOT, TABLE_BYTES};
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 /// Bytes of the parameter blob one submission can carry (beyond it the batch is split
@@ -68,6 +68,9 @@ const MAX_SPLITS: usize = 32;
 const MAX_SPLIT_ROWS: usize = 8;
 /// Positions per split workgroup aimed at, and the workgroups aimed at in all.
 const SPLIT_POSITIONS: usize = 32;
+/// Up to this many positions a (row, head) is one workgroup: below it the merge
+/// dispatch costs more than the parallelism gains (measured on an H100).
+const SPLIT_MIN_SPAN: usize = 256;
 const SPLIT_TARGET_GROUPS: usize = 256;
 
 /// A RoPE table: (config, frequency-factor buffer, first position, rows).

@@ -337,7 +337,7 @@ impl Backend for GpuBackend {
             None => self.start_pos + n,
         };
         let rh = n * params.head_count;
-        let splits = if n <= MAX_SPLIT_ROWS {
+        let splits = if n <= MAX_SPLIT_ROWS && span > SPLIT_MIN_SPAN {
             span.div_ceil(SPLIT_POSITIONS).min(SPLIT_TARGET_GROUPS.div_ceil(rh)).clamp(1, MAX_SPLITS)
         } else {
             1

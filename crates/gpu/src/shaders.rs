@@ -5,7 +5,7 @@
 
 use kindling_gguf::GgmlType;
 
-use crate::kernels::{Family, KernelKey};
+use crate::kernels::{Family, KernelKey, MATVEC_LANES};
 use crate::params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
@@ -82,9 +82,10 @@ pub fn assemble(key: KernelKey) -> String {
     // memory, or subgroups of a size fixed here).
     let (second, third, input, reduce) = if key.op.family() == Family::Matmul {
         let input = if key.op.normed() { NORM_IN } else { NORM_OFF };
+        let shape = format!("const MV_LANES: u32 = {MATVEC_LANES}u;\nconst MV_ROWS: u32 = {}u;\n", 256 / MATVEC_LANES);
         let reduce = match key.features.subgroup_size {
-            0 => REDUCE_WG.to_string(),
-            sg => format!("const SG: u32 = {sg}u;\n{REDUCE_SG}"),
+            0 => format!("{shape}{REDUCE_WG}"),
+            sg => format!("{shape}const SG: u32 = {sg}u;\n{REDUCE_SG}"),
         };
         (other_weight(snippet, "2"), other_weight(snippet, "3"), input, reduce)
     } else {
