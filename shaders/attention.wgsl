@@ -18,32 +18,38 @@
 @group(0) @binding(1) var<storage, read> q: array<f32>;
 // out: [n, q_cols] (attention).
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
-// kc, vc: [capacity, width] the layer's cache, read by attention.
-@group(0) @binding(3) var<storage, read> kc: array<f32>;
-@group(0) @binding(4) var<storage, read> vc: array<f32>;
+// The layer's cache [capacity, width], read by attention through k_at()/v_at() and
+// written by kv_store through kv_put2() (bindings 3, 4, 9, 10: shaders/kv_f32.wgsl or
+// kv_f16.wgsl, prepended).
 // k, v: [n, k_stride] / [n, v_stride] this batch's keys and values (kv_store).
 @group(0) @binding(5) var<storage, read> k: array<f32>;
 @group(0) @binding(6) var<storage, read> v: array<f32>;
-// kw, vw: the cache again, written by kv_store.
-@group(0) @binding(7) var<storage, read_write> kw: array<f32>;
-@group(0) @binding(8) var<storage, read_write> vw: array<f32>;
 // scratch: [n, heads, splits, head_dim + 2] per split of a row's positions: its running
 // max, its sum, then its unnormalised weighted sum of V (attention when splits > 1,
 // read by attn_combine).
-@group(0) @binding(9) var<storage, read_write> scratch: array<f32>;
+@group(0) @binding(11) var<storage, read_write> scratch: array<f32>;
 
 @compute @workgroup_size(256)
 fn kv_store(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
+    // One invocation per pair of a row's values (an f16 cache packs them in one word).
+    let pairs = (p.width + 1u) / 2u;
     let id = wg_linear(wid, nwg) * 256u + lid;
-    if (id >= p.n * p.width) {
+    if (id >= p.n * pairs) {
         return;
     }
-    let r = id / p.width;
-    let c = id % p.width;
-    let at = (p.start + r) * p.width + c;
-    kw[at] = k[r * p.k_stride + c];
-    vw[at] = v[r * p.v_stride + c];
+    let r = id / pairs;
+    let c = 2u * (id % pairs);
+    let both = c + 1u < p.width;
+    let kb = r * p.k_stride + c;
+    let vb = r * p.v_stride + c;
+    var kv = vec2<f32>(k[kb], 0.0);
+    var vv = vec2<f32>(v[vb], 0.0);
+    if (both) {
+        kv.y = k[kb + 1u];
+        vv.y = v[vb + 1u];
+    }
+    kv_put2((p.start + r) * p.width + c, kv, vv, both);
 }
 
 // `attention`: one workgroup of WG invocations per (row, head). The row's positions are
@@ -92,12 +98,12 @@ fn q4(d: u32) -> vec4<f32> {
 // Values d..d+3 of cache row `at` (from element `at`), zero past head_dim.
 fn v4(at: u32, d: u32, hd: u32) -> vec4<f32> {
     if (d + 4u <= hd) {
-        return vec4<f32>(vc[at], vc[at + 1u], vc[at + 2u], vc[at + 3u]);
+        return vec4<f32>(v_at(at), v_at(at + 1u), v_at(at + 2u), v_at(at + 3u));
     }
     var r = vec4<f32>(0.0);
     for (var c = 0u; c < 4u; c++) {
         if (d + c < hd) {
-            r[c] = vc[at + c];
+            r[c] = v_at(at + c);
         }
     }
     return r;
@@ -149,19 +155,19 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             var s4 = vec4<f32>(0.0);
             var d = 0u;
             for (; d + 16u <= hd4; d += 16u) {
-                let k0 = vec4<f32>(kc[kb + d], kc[kb + d + 1u], kc[kb + d + 2u], kc[kb + d + 3u]);
-                let k1 = vec4<f32>(kc[kb + d + 4u], kc[kb + d + 5u], kc[kb + d + 6u], kc[kb + d + 7u]);
-                let k2 = vec4<f32>(kc[kb + d + 8u], kc[kb + d + 9u], kc[kb + d + 10u], kc[kb + d + 11u]);
-                let k3 = vec4<f32>(kc[kb + d + 12u], kc[kb + d + 13u], kc[kb + d + 14u], kc[kb + d + 15u]);
+                let k0 = vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u));
+                let k1 = vec4<f32>(k_at(kb + d + 4u), k_at(kb + d + 5u), k_at(kb + d + 6u), k_at(kb + d + 7u));
+                let k2 = vec4<f32>(k_at(kb + d + 8u), k_at(kb + d + 9u), k_at(kb + d + 10u), k_at(kb + d + 11u));
+                let k3 = vec4<f32>(k_at(kb + d + 12u), k_at(kb + d + 13u), k_at(kb + d + 14u), k_at(kb + d + 15u));
                 s4 += k0 * q4(d) + k1 * q4(d + 4u) + k2 * q4(d + 8u) + k3 * q4(d + 12u);
             }
             for (; d < hd4; d += 4u) {
-                let kv = vec4<f32>(kc[kb + d], kc[kb + d + 1u], kc[kb + d + 2u], kc[kb + d + 3u]);
+                let kv = vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u));
                 s4 += kv * q4(d);
             }
             var s = s4.x + s4.y + s4.z + s4.w;
             for (var d = hd4; d < hd; d++) {
-                s += kc[kb + d] * qs[d];
+                s += k_at(kb + d) * qs[d];
             }
             sc[i] = s;
             lmax = max(lmax, s);

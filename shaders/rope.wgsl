@@ -22,9 +22,9 @@
 @group(0) @binding(3) var<storage, read_write> x2: array<f32>;
 // v: [rows, v_stride] the batch's values (stored with store == 1).
 @group(0) @binding(4) var<storage, read> v: array<f32>;
-// kc, vc: [capacity, width] the layer's cache (written with store == 1; else dummies).
-@group(0) @binding(5) var<storage, read_write> kc: array<f32>;
-@group(0) @binding(6) var<storage, read_write> vc: array<f32>;
+// The layer's cache [capacity, width], written with store == 1 through kv_put2()
+// (bindings 9, 10, and 3, 4 unused here: shaders/kv_f32.wgsl or kv_f16.wgsl, prepended;
+// dummies without a store).
 // qn, kn: [head_dim] the q and k norm weights (norm == 1; else a dummy).
 @group(0) @binding(7) var<storage, read> qn: array<f32>;
 @group(0) @binding(8) var<storage, read> kn: array<f32>;
@@ -135,9 +135,18 @@ fn qk_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     let vb = (p.row0 + r) * p.v_stride + kh;
     for (var d = lid; d < hd; d += QK_WG) {
         x2[base + d] = hv[d];
-        if (p.store != 0u) {
-            kc[at + d] = hv[d];
-            vc[at + d] = v[vb + d];
+    }
+    if (p.store != 0u) {
+        // By pairs (an f16 cache packs two values per word; the host keeps heads even).
+        for (var d = 2u * lid; d < hd; d += 2u * QK_WG) {
+            let both = d + 1u < hd;
+            var vv = vec2<f32>(v[vb + d], 0.0);
+            var kv = vec2<f32>(hv[d], 0.0);
+            if (both) {
+                vv.y = v[vb + d + 1u];
+                kv.y = hv[d + 1u];
+            }
+            kv_put2(at + d, kv, vv, both);
         }
     }
 }

@@ -23,6 +23,19 @@ use kindling_model::{Backend, EvalOutput, Evaluated, GenerateOptions, Generation
 /// the layers. Measured on lavapipe: 1.8e-4 (SmolLM2), 1.1e-4 (Gemma 3), 1e-5 (tiny
 /// models; the same on an H100 under NVIDIA's Vulkan driver).
 const LOGIT_TOLERANCE: f32 = 2e-3;
+/// With the KV cache in f16 (`GpuOptions::kv_f16`): keys and values rounded to 11
+/// significant bits move the logits by more than f32 summation order does (measured
+/// and printed by `kv_f16_costs_*`: 2e-2 on SmolLM2, 1.6e-2 on Gemma 3).
+const KV_F16_TOLERANCE: f32 = 0.05;
+
+/// The GPU/CPU logit tolerance for a backend opened with `options`.
+fn tolerance(options: &GpuOptions) -> f32 {
+    if options.kv_f16 {
+        KV_F16_TOLERANCE
+    } else {
+        LOGIT_TOLERANCE
+    }
+}
 /// As `fidelity.rs`: |ours − HF f32| at the reference's top ids, plus the GPU/CPU gap.
 const HF_TOLERANCE: f32 = 2e-3 + LOGIT_TOLERANCE;
 const CLEAR_MARGIN: f32 = 0.5;
@@ -38,6 +51,7 @@ fn eval_all<B: Backend>(model: &mut Model<B>, ids: &[u32]) -> Vec<Vec<f32>> {
 /// Compares GPU and CPU logits over the first `cases` prompts of a fixture, and checks
 /// the GPU against the references. Returns the max abs GPU−CPU difference.
 fn compare(key: &str, cases: usize, options: GpuOptions) -> f32 {
+    let tol = tolerance(&options);
     let fx = fixture(key);
     let path = fixture_model(key);
     let t = Instant::now();
@@ -61,7 +75,7 @@ fn compare(key: &str, cases: usize, options: GpuOptions) -> f32 {
             if d > worst {
                 worst = d;
             }
-            if d > LOGIT_TOLERANCE {
+            if d > tol {
                 failures.push(format!("{} pos {i} id {at}: gpu {} cpu {} (|Δ| {d})", case.name, gr[at], cr[at]));
             }
             // The fidelity criterion of the CPU engine, on the GPU's logits.
@@ -78,7 +92,7 @@ fn compare(key: &str, cases: usize, options: GpuOptions) -> f32 {
             for &(id, v) in hf {
                 let d = (gr[id as usize] - v).abs();
                 hf_max = hf_max.max(d);
-                if d > HF_TOLERANCE {
+                if d > HF_TOLERANCE - LOGIT_TOLERANCE + tol {
                     failures.push(format!("{} pos {i} id {id}: gpu {} vs f32 reference {v}", case.name, gr[id as usize]));
                 }
             }
@@ -183,10 +197,11 @@ fn decode(key: &str, steps: usize) {
 /// Token-by-token logits (the decode kernels: matvecs with their input norm fused in,
 /// q/k preparation with the cache store, post-norms with their residual add) equal the
 /// CPU engine's, feeding both the fixture's first prompt one token at a time.
-fn decode_logits(key: &str, steps: usize) -> f32 {
+fn decode_logits(key: &str, steps: usize, options: GpuOptions) -> f32 {
+    let tol = tolerance(&options);
     let fx = fixture(key);
     let path = fixture_model(key);
-    let mut gpu = load_gpu(&path, GpuOptions::default());
+    let mut gpu = load_gpu(&path, options);
     let mut cpu = load_cpu(&path);
     let ids = &fx.cases[0].token_ids;
     let steps = steps.min(ids.len());
@@ -201,7 +216,7 @@ fn decode_logits(key: &str, steps: usize) -> f32 {
         let g = logits(pollster::block_on(gpu.eval(&mut gs, &[id], EvalOutput::LastLogits)).expect("gpu decode"));
         let c = logits(pollster::block_on(cpu.eval(&mut cs, &[id], EvalOutput::LastLogits)).expect("cpu decode"));
         let (d, at) = max_abs_diff(&g, &c);
-        assert!(d <= LOGIT_TOLERANCE, "{key}: decode step {step} id {at}: gpu {} cpu {} (|Δ| {d})", g[at], c[at]);
+        assert!(d <= tol, "{key}: decode step {step} id {at}: gpu {} cpu {} (|Δ| {d})", g[at], c[at]);
         worst = worst.max(d);
     }
     eprintln!("{key}: {steps} single-token steps, max |GPU - CPU| logit {worst:.2e}");
@@ -210,19 +225,38 @@ fn decode_logits(key: &str, steps: usize) -> f32 {
 
 #[test]
 fn tiny_llama_decode_logits_match_cpu() {
-    decode_logits("tiny-llama", 24);
+    decode_logits("tiny-llama", 24, GpuOptions::default());
 }
 
 #[test]
 fn tiny_gemma3_decode_logits_match_cpu() {
     // Past its 4-position sliding window.
-    decode_logits("tiny-gemma3", 24);
+    decode_logits("tiny-gemma3", 24, GpuOptions::default());
 }
 
 #[test]
 fn real_models_decode_logits_match_cpu() {
-    decode_logits("smollm2", 6);
-    decode_logits("gemma3", 4);
+    decode_logits("smollm2", 6, GpuOptions::default());
+    decode_logits("gemma3", 4, GpuOptions::default());
+}
+
+/// What an f16 KV cache costs: all-position logits of two prompts and token-by-token
+/// decode logits against the (f32) CPU engine, and llama.cpp's top-1 where it is clear.
+#[test]
+fn kv_f16_costs_little_on_the_real_models() {
+    let f16 = || GpuOptions { kv_f16: true, ..Default::default() };
+    let smol = (compare("smollm2", 2, f16()), decode_logits("smollm2", 6, f16()));
+    let gemma = (compare("gemma3", 2, f16()), decode_logits("gemma3", 4, f16()));
+    eprintln!("f16 KV cache: max |GPU - CPU| logit, prompts / decode: SmolLM2 {:.2e} / {:.2e}, Gemma 3 {:.2e} / {:.2e}", smol.0, smol.1, gemma.0, gemma.1);
+}
+
+#[test]
+fn kv_f16_tiny_models_match_cpu() {
+    for key in ["tiny-llama", "tiny-gemma3"] {
+        let f16 = GpuOptions { kv_f16: true, ..Default::default() };
+        let d = (compare(key, 4, f16.clone()), decode_logits(key, 12, f16));
+        eprintln!("{key}, f16 KV cache: max |GPU - CPU| logit, prompts / decode: {:.2e} / {:.2e}", d.0, d.1);
+    }
 }
 
 /// Sampling with a top-k reads back the k candidates the GPU selected (8 bytes each),

@@ -874,11 +874,18 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
     // Browser variants through both; the subgroup variants (native only, where naga
     // takes subgroup operations without an `enable`, which tint requires) through naga.
     let plain = KernelKey::all(&ALL_TYPES);
-    let subgroups = ShaderFeatures { subgroup_size: 32 };
-    let native: Vec<KernelKey> = plain.iter().map(|k| k.with_features(subgroups)).filter(|k| k.features == subgroups).collect();
-    let keys: Vec<(KernelKey, bool)> = plain.iter().map(|&k| (k, true)).chain(native.iter().map(|&k| (k, false))).collect();
+    let subgroups = ShaderFeatures { subgroup_size: 32, ..Default::default() };
+    let kv_f16 = ShaderFeatures { kv_f16: true, ..Default::default() };
+    let variants = |f: ShaderFeatures| plain.iter().map(move |k| k.with_features(f)).filter(|k| k.features != ShaderFeatures::default());
+    let keys: Vec<(KernelKey, bool)> = plain
+        .iter()
+        .map(|&k| (k, true))
+        .chain(variants(kv_f16).map(|k| (k, true)))
+        .chain(variants(subgroups).map(|k| (k, false)))
+        .collect();
     for (key, browser) in &keys {
-        let path = dir.join(format!("{:?}_{:?}_{}.wgsl", key.op, key.ty, key.features.subgroup_size));
+        let f = key.features;
+        let path = dir.join(format!("{:?}_{:?}_{}_{}.wgsl", key.op, key.ty, f.subgroup_size, f.kv_f16));
         std::fs::write(&path, key.source()).expect("write shader");
         let tools: [(&str, Vec<&str>); 2] = [("naga", vec![]), ("tint", vec!["--format=wgsl", "-o", "/dev/null"])];
         for (tool, args) in tools.into_iter().filter(|(t, _)| *browser || *t == "naga") {

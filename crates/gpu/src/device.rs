@@ -18,6 +18,9 @@ pub struct GpuOptions {
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
+    /// Keep the KV cache as f16 (half the memory and attention bandwidth; logits move
+    /// by ~1e-2, see tests/gpu_e2e.rs) instead of f32 (the CPU engine's precision).
+    pub kv_f16: bool,
 }
 
 impl Default for GpuOptions {
@@ -28,6 +31,7 @@ impl Default for GpuOptions {
             allow_f16: true,
             allow_subgroups: true,
             max_part_bytes: None,
+            kv_f16: false,
         }
     }
 }

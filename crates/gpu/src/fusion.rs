@@ -330,7 +330,7 @@ impl GpuBackend {
                 width: width as u32,
                 v_stride: v_stride as u32,
             };
-            let bufs = [qb, kb, vb, kc, vc, qn, kn];
+            let bufs = [qb, kb, vb, qn, kn, kc, vc];
             self.record(Op::QkRope, None, &bufs, &p, Some(offset), (rows * (r.heads + r.kv_heads)) as u32);
             row0 += rows;
         }

@@ -184,24 +184,24 @@ impl Op {
             Op::RmsNormAdd => &[(0, Params), (1, Read), (2, Write), (4, Read), (5, Write)],
             // x, (cos, sin) table
             Op::Rope => &[(0, Params), (1, Write), (2, Table)],
-            // q, k, v, k cache, v cache, q norm, k norm ((cos, sin) table after q)
+            // q, k, v, q norm, k norm, k cache, v cache ((cos, sin) table after q)
             Op::QkRope => &[
                 (0, Params),
                 (1, Write),
                 (2, Table),
                 (3, Write),
                 (4, Read),
-                (5, Write),
-                (6, Write),
                 (7, Read),
                 (8, Read),
+                (9, Write),
+                (10, Write),
             ],
             // k, v, k cache, v cache
-            Op::KvStore => &[(0, Params), (5, Read), (6, Read), (7, Write), (8, Write)],
+            Op::KvStore => &[(0, Params), (5, Read), (6, Read), (9, Write), (10, Write)],
             // q, out, k cache, v cache, split scratch
-            Op::Attention => &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (9, Write)],
+            Op::Attention => &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (11, Write)],
             // out, split scratch
-            Op::AttnCombine => &[(0, Params), (2, Write), (9, Write)],
+            Op::AttnCombine => &[(0, Params), (2, Write), (11, Write)],
             // x, y
             Op::Add => &[(0, Params), (1, Write), (2, Read)],
             // gate, up, out
@@ -241,6 +241,9 @@ pub struct ShaderFeatures {
     /// The matmul family sums a row's lanes with subgroup operations of this fixed size
     /// (0: through workgroup memory). Native only: wgpu offers subgroups there.
     pub subgroup_size: u32,
+    /// The attention and rope families keep the KV cache as f16 pairs (packed in u32,
+    /// no shader-f16 needed).
+    pub kv_f16: bool,
 }
 
 impl ShaderFeatures {
@@ -248,7 +251,7 @@ impl ShaderFeatures {
     /// at one fixed power-of-two size.
     pub fn for_device(subgroups: bool, min_size: u32, max_size: u32) -> Self {
         let usable = subgroups && min_size == max_size && max_size.is_power_of_two() && (4..=128).contains(&max_size);
-        ShaderFeatures { subgroup_size: if usable { max_size } else { 0 } }
+        ShaderFeatures { subgroup_size: if usable { max_size } else { 0 }, kv_f16: false }
     }
 }
 
@@ -266,11 +269,14 @@ impl KernelKey {
         KernelKey { op, ty: if op.reads_weight() { ty } else { None }, features: ShaderFeatures::default() }
     }
 
-    /// The variant for these features (only the matmul family has variants).
-    pub fn with_features(mut self, features: ShaderFeatures) -> Self {
-        if self.op.family() == Family::Matmul {
-            self.features = features;
-        }
+    /// The variant for these features (each family keeps the ones it has variants for,
+    /// so the others are not compiled twice).
+    pub fn with_features(mut self, f: ShaderFeatures) -> Self {
+        self.features = match self.op.family() {
+            Family::Matmul => ShaderFeatures { subgroup_size: f.subgroup_size, ..Default::default() },
+            Family::Attention | Family::Rope => ShaderFeatures { kv_f16: f.kv_f16, ..Default::default() },
+            _ => ShaderFeatures::default(),
+        };
         self
     }
 

@@ -207,7 +207,10 @@ impl GpuBackend {
         };
         let a = &b.gpu.adapter;
         let subgroups = b.gpu.features.contains(wgpu::Features::SUBGROUP);
-        b.shader_features = ShaderFeatures::for_device(subgroups, a.subgroup_size.0, a.subgroup_size.1);
+        b.shader_features = ShaderFeatures {
+            kv_f16: options.kv_f16,
+            ..ShaderFeatures::for_device(subgroups, a.subgroup_size.0, a.subgroup_size.1)
+        };
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;
@@ -518,6 +521,12 @@ impl GpuBackend {
             return None;
         }
         Some(w.parts[0].buf)
+    }
+
+    /// Whether heads of `head_dim` cannot go into this backend's f16 KV cache (its
+    /// pairs would straddle heads).
+    fn odd_f16_heads(&self, head_dim: usize) -> bool {
+        self.shader_features.kv_f16 && head_dim % 2 != 0
     }
 
     /// Whether a rope of `heads` heads of `head_dim` fits `x` (else defers an error).

@@ -140,7 +140,11 @@ impl Backend for GpuBackend {
     }
 
     fn alloc_kv_cache(&mut self, spec: KvSpec) -> Result<GpuKvCache> {
-        let bytes = spec.capacity as u64 * spec.width as u64 * 4;
+        let f16 = self.shader_features.kv_f16;
+        if f16 && spec.width % 2 != 0 {
+            return Err(err(format!("an f16 KV cache needs an even row width, not {}", spec.width)));
+        }
+        let bytes = spec.capacity as u64 * spec.width as u64 * if f16 { 2 } else { 4 };
         let k = self.storage_buffer(&format!("k cache [{}, {}]", spec.capacity, spec.width), bytes)?;
         let v = self.storage_buffer(&format!("v cache [{}, {}]", spec.capacity, spec.width), bytes)?;
         Ok(GpuKvCache { k, v, spec })
@@ -285,8 +289,8 @@ impl Backend for GpuBackend {
         if !self.rope_fits(q, p.heads, hd, p.rope) || !self.rope_fits(k, p.kv_heads, hd, p.rope) {
             return;
         }
-        if hd > MAX_HEAD_DIM || self.rows(q) != self.rows(k) || self.act(q).buf == self.act(k).buf {
-            return self.defer(err(format!("rope_qk: heads of {hd} (at most {MAX_HEAD_DIM}) over two distinct activations of equal rows")));
+        if hd > MAX_HEAD_DIM || self.rows(q) != self.rows(k) || self.act(q).buf == self.act(k).buf || self.odd_f16_heads(hd) {
+            return self.defer(err(format!("rope_qk: heads of {hd} (at most {MAX_HEAD_DIM}, even with an f16 KV cache) over two distinct activations of equal rows")));
         }
         let Some(ff) = self.freq_factors(p.freq_factors) else { return };
         let norm = match p.norm {
@@ -321,9 +325,9 @@ impl Backend for GpuBackend {
                 cache.spec.capacity
             )));
         }
-        if hd == 0 || hd > MAX_HEAD_DIM || params.head_count_kv == 0 || !params.head_count.is_multiple_of(params.head_count_kv) {
+        if hd == 0 || hd > MAX_HEAD_DIM || params.head_count_kv == 0 || !params.head_count.is_multiple_of(params.head_count_kv) || self.odd_f16_heads(hd) {
             return self.defer(err(format!(
-                "attention: {} heads over {} kv heads of {hd} (the GPU kernel takes head_dim ≤ {MAX_HEAD_DIM})",
+                "attention: {} heads over {} kv heads of {hd} (the GPU kernel takes head_dim ≤ {MAX_HEAD_DIM}, even with an f16 KV cache)",
                 params.head_count, params.head_count_kv
             )));
         }

@@ -17,6 +17,10 @@ pub const ATTENTION: &str = include_str!("../../../shaders/attention.wgsl");
 pub const ELEMENTWISE: &str = include_str!("../../../shaders/elementwise.wgsl");
 pub const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
 pub const TOP_K: &str = include_str!("../../../shaders/top_k.wgsl");
+pub const KV_READ_F32: &str = include_str!("../../../shaders/kv_read_f32.wgsl");
+pub const KV_READ_F16: &str = include_str!("../../../shaders/kv_read_f16.wgsl");
+pub const KV_WRITE_F32: &str = include_str!("../../../shaders/kv_write_f32.wgsl");
+pub const KV_WRITE_F16: &str = include_str!("../../../shaders/kv_write_f16.wgsl");
 pub const REDUCE_WG: &str = include_str!("../../../shaders/reduce_wg.wgsl");
 pub const REDUCE_SG: &str = include_str!("../../../shaders/reduce_sg.wgsl");
 pub const NORM_IN: &str = include_str!("../../../shaders/norm_in.wgsl");
@@ -80,6 +84,14 @@ pub fn assemble(key: KernelKey) -> String {
     // Its decode kernels read their input through in4()/in_scale() (plain, or with the
     // RMS norm before them fused in) and sum through row_sum()/wg_sum() (workgroup
     // memory, or subgroups of a size fixed here).
+    // The attention family reads and writes the KV cache, the rope family writes it:
+    // as f32 or as f16 pairs.
+    let f16 = key.features.kv_f16;
+    let (kv_read, kv_write) = match key.op.family() {
+        Family::Attention => (if f16 { KV_READ_F16 } else { KV_READ_F32 }, if f16 { KV_WRITE_F16 } else { KV_WRITE_F32 }),
+        Family::Rope => ("", if f16 { KV_WRITE_F16 } else { KV_WRITE_F32 }),
+        _ => ("", ""),
+    };
     let (second, third, input, reduce) = if key.op.family() == Family::Matmul {
         let input = if key.op.normed() { NORM_IN } else { NORM_OFF };
         let shape = format!("const MV_LANES: u32 = {MATVEC_LANES}u;\nconst MV_ROWS: u32 = {}u;\n", 256 / MATVEC_LANES);
@@ -91,8 +103,8 @@ pub fn assemble(key: KernelKey) -> String {
     } else {
         (String::new(), String::new(), "", String::new())
     };
-    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + reduce.len() + body.len() + 8);
-    for part in [params, PRELUDE, snippet, &second, &third, input, &reduce, body] {
+    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + reduce.len() + body.len() + 4096);
+    for part in [params, PRELUDE, snippet, &second, &third, input, &reduce, kv_read, kv_write, body] {
         s.push_str(part);
         s.push('\n');
     }
