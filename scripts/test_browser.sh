@@ -54,7 +54,7 @@ run() {
   echo "== browser tests, WebGPU $mode"
   local start=$SECONDS
   KINDLING_WEBGPU=$mode WASM_BINDGEN_TEST_WEBDRIVER_JSON="$config" \
-    wasm-pack test --headless --chrome crates/web --test browser
+    wasm-pack test --headless --chrome crates/web --test browser -- --nocapture
   echo "== WebGPU $mode: $((SECONDS - start)) s"
 }
 RUNS=${KINDLING_BROWSER_RUNS:-on off}

@@ -53,6 +53,11 @@ fn done(reason: &str) -> JsValue {
 
 /// One step: `{done: false, text, tokenId}` (tokenId null for text released at the
 /// end) or `{done: true, finishReason}`.
+///
+/// The engine and the generation stay borrowed across the GPU read-back: that is the
+/// point (the step owns the model while its work is in flight). Every other entry point
+/// uses `try_borrow*`, so an overlapping call gets a "busy" error, never a panic.
+#[allow(clippy::await_holding_refcell_ref)]
 async fn step(core: Rc<Core>, id: u64, state: Rc<RefCell<State>>) -> JsResult<JsValue> {
     let mut st = state.try_borrow_mut().map_err(|_| WebError::usage("next() called again before the previous step finished"))?;
     if let Some(reason) = st.cancelled.get() {
