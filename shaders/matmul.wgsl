@@ -158,6 +158,38 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
 }
 
+// matvec for vocabulary-sized weights (decode, one activation row, no fused norm):
+// each workgroup takes TALL_ITERS × MV_ROWS rows and each invocation walks the same
+// columns of TALL_ITERS rows at once, so several loads are in flight per invocation
+// and there are a quarter of the workgroups (one per four rows × 4 otherwise leaves
+// a 262k-row output matvec latency-bound). Same per-row summation as matvec.
+const TALL_ITERS: u32 = 4u;
+
+@compute @workgroup_size(256)
+fn matvec_tall(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+    let lane = lid % MV_LANES;
+    let r0 = wg_linear(wid, nwg) * MV_ROWS * TALL_ITERS + lid / MV_LANES;
+    // Rows past the end read the last row (a valid address) and are not written.
+    let last = p.rows - 1u;
+    let ra = min(r0, last);
+    let rb = min(r0 + MV_ROWS, last);
+    let rc = min(r0 + 2u * MV_ROWS, last);
+    let rd = min(r0 + 3u * MV_ROWS, last);
+    var a = vec4<f32>(0.0);
+    for (var e = 4u * lane; e < p.k; e += 4u * MV_LANES) {
+        let xv = x4(0u, e);
+        a += vec4<f32>(dot(w4(ra, e), xv), dot(w4(rb, e), xv), dot(w4(rc, e), xv), dot(w4(rd, e), xv));
+    }
+    for (var j = 0u; j < TALL_ITERS; j++) {
+        let t = row_sum(lid, lane, a[j]);
+        let row = r0 + j * MV_ROWS;
+        if (row < p.rows && lane == 0u) {
+            put(0u, row, t);
+        }
+    }
+}
+
 // One activation row (decode) through two weights at once: out[out_offset + j] =
 // act(w[j] · x) * (w2[j] · x), the gate and up projections and the gated activation
 // of a feed-forward in one dispatch. Same work split and summation order as matvec.

@@ -141,12 +141,16 @@ const BATCHES: [usize; 6] = [1, 3, 8, 9, 64, 67];
 
 /// `out = W · x` for each batch size of BATCHES; returns the outputs concatenated.
 fn matmul_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, w: &[u8], x: &[f32]) -> Vec<Vec<f32>> {
-    let cap = *BATCHES.iter().max().unwrap_or(&1);
+    matmul_batches(b, ty, rows, cols, w, x, &BATCHES)
+}
+
+fn matmul_batches<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, w: &[u8], x: &[f32], batches: &[usize]) -> Vec<Vec<f32>> {
+    let cap = *batches.iter().max().unwrap_or(&1);
     let wt = weight(b, "w", ty, rows, cols, w);
     let xt = table(b, x, cols);
     let xa = b.alloc_activation(cap, cols).expect("alloc");
     let out = b.alloc_activation(cap, rows).expect("alloc");
-    BATCHES
+    batches
         .iter()
         .map(|&n| {
             b.begin_batch(&ids(n), 0).expect("batch");
@@ -184,6 +188,28 @@ fn check_matmul(gpu: &mut GpuBackend, ty: GgmlType, rows: usize, seed: u64) -> f
         }
     }
     worst_rel
+}
+
+/// Decode over a vocabulary-sized weight (`matvec_tall`: several rows per invocation),
+/// with a row count that leaves the last workgroup partly empty.
+#[test]
+fn tall_decode_matvec_matches_cpu() {
+    let mut b = gpu();
+    let rows = 16384 + 27;
+    for (i, ty) in [GgmlType::Q8_0, GgmlType::Q6K, GgmlType::Q4_1, GgmlType::F16].into_iter().enumerate() {
+        let mut rng = Rng(300 + i as u64);
+        let cols = ty.block_elems().max(64);
+        let w = random_weight(&mut rng, ty, rows, cols);
+        let x = rng.vec(cols, -2.0, 2.0);
+        let want = matmul_batches(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &[1]);
+        let got = matmul_batches(&mut b, ty, rows, cols, &w, &x, &[1]);
+        let wf = dequant(ty, &w, rows * cols);
+        for j in 0..rows {
+            let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[c]).abs()).sum();
+            let (g, c) = (got[0][j], want[0][j]);
+            assert!((g - c).abs() <= 1e-5 * scale + 1e-6, "{ty:?} tall matvec out {j}: gpu {g} cpu {c}");
+        }
+    }
 }
 
 #[test]

@@ -236,6 +236,8 @@ impl GpuBackend {
             if let Some(nm) = pm.norm {
                 let bufs = [xb, part.buf, ob, rb, nm.w, hb];
                 self.record(Op::MatvecNormed, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(MATVEC_ROWS) as u32);
+            } else if n == 1 && part.rows >= TALL_MIN_ROWS {
+                self.record(Op::MatvecTall, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(MATVEC_TALL_ROWS) as u32);
             } else if n <= MATVEC_MAX_ROWS {
                 self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(MATVEC_ROWS) as u32);
             } else {

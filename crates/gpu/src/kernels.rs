@@ -25,6 +25,8 @@ pub enum Family {
 pub enum Op {
     Embed,
     Matvec,
+    /// A matvec over a vocabulary-sized weight (several rows per invocation).
+    MatvecTall,
     MatvecGated,
     MatvecMulti,
     /// The three matvecs with the RMS norm of their input fused in (decode).
@@ -65,9 +67,10 @@ pub enum Slot {
 use Slot::{Params, Read, Table, Write};
 
 impl Op {
-    pub const ALL: [Op; 23] = [
+    pub const ALL: [Op; 24] = [
         Op::Embed,
         Op::Matvec,
+        Op::MatvecTall,
         Op::MatvecGated,
         Op::MatvecMulti,
         Op::MatvecNormed,
@@ -95,6 +98,7 @@ impl Op {
         match self {
             Op::Embed => Family::Embed,
             Op::Matvec
+            | Op::MatvecTall
             | Op::MatvecGated
             | Op::MatvecMulti
             | Op::MatvecNormed
@@ -116,6 +120,7 @@ impl Op {
             // The normed kernels are the same entry points in a module assembled with
             // shaders/norm_in.wgsl (see `normed`).
             Op::Matvec | Op::MatvecNormed => "matvec",
+            Op::MatvecTall => "matvec_tall",
             Op::MatvecGated | Op::MatvecGatedNormed => "matvec_gated",
             Op::MatvecMulti | Op::MatvecMultiNormed => "matvec_multi",
             Op::MatmulTiled => "matmul_tiled",
@@ -155,7 +160,7 @@ impl Op {
             // tokens, table part, out
             Op::Embed => &[(0, Params), (1, Read), (2, Read), (3, Write)],
             // x, weight part, out, residual (or a dummy)
-            Op::Matvec | Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write)],
+            Op::Matvec | Op::MatvecTall | Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write)],
             // x, first weight part, out, second weight part
             Op::MatvecGated => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read)],
             // x, w, out, w2, out2, w3, out3
@@ -222,7 +227,7 @@ impl Op {
     /// Ops with identical bindings share one layout (and their bind groups).
     pub fn layout(self) -> Op {
         match self {
-            Op::MatmulTiled => Op::Matvec,
+            Op::MatmulTiled | Op::MatvecTall => Op::Matvec,
             other => other,
         }
     }
@@ -233,6 +238,8 @@ impl Op {
 /// reduction), so a workgroup covers `MATVEC_ROWS` rows.
 pub const MATVEC_LANES: u32 = 64;
 pub const MATVEC_ROWS: usize = 256 / MATVEC_LANES as usize;
+/// Rows per workgroup of `matvec_tall` (TALL_ITERS in matmul.wgsl × MATVEC_ROWS).
+pub const MATVEC_TALL_ROWS: usize = 4 * MATVEC_ROWS;
 
 /// Optional shader features a variant is compiled for. The kernels run without any;
 /// these select faster variants where the adapter has them.

@@ -42,7 +42,7 @@ pub use weights::{GpuWeight, Part};
 
 use device::Gpu;
 use fusion::{same_parts, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope};
-use kernels::{BufId, Cache, MATVEC_ROWS, PARAMS_SLOT, TABLE_BYTES};
+use kernels::{BufId, Cache, MATVEC_ROWS, MATVEC_TALL_ROWS, PARAMS_SLOT, TABLE_BYTES};
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 /// Bytes of the parameter blob one submission can carry (beyond it the batch is split
@@ -52,6 +52,8 @@ const BLOB_BYTES: u64 = 4 << 20;
 const UPLOAD_FLUSH_BYTES: u64 = 64 << 20;
 /// Most activation rows the matrix-vector kernel takes; larger batches use the tiled one.
 const MATVEC_MAX_ROWS: usize = 8;
+/// Decode matvecs over weights of at least this many rows use `matvec_tall`.
+const TALL_MIN_ROWS: usize = 16384;
 /// Values per chunk of top_k_rows' first pass (one workgroup each).
 const TOP_K_CHUNK: usize = 4096;
 /// Most candidates top_k_rows selects per row.
