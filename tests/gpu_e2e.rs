@@ -16,7 +16,7 @@ use std::time::Instant;
 use gpu_common::{load_gpu, max_abs_diff};
 use kindling_e2e::{all_logits, argmax, fixture, fixture_model, load_cpu, margin};
 use kindling_gpu::{GpuBackend, GpuOptions};
-use kindling_model::{Backend, EvalOutput, Evaluated, GenerateOptions, Generation, Model, SamplerConfig};
+use kindling_model::{Backend, EvalOutput, Evaluated, FinishReason, GenerateOptions, Generation, Model, SamplerConfig, Session};
 
 /// Largest |GPU − CPU| allowed at any logit. Both are f32 forward passes over the same
 /// weights; they differ in summation order (and an f32 vs f64 RMS sum), compounded over
@@ -282,9 +282,63 @@ fn sampling_reads_back_only_the_top_k_candidates() {
 
 fn drive<B: Backend>(model: &mut Model<B>, prompt: Vec<u32>, options: GenerateOptions) -> Vec<u32> {
     let mut session = model.new_session(prompt.len() + options.max_tokens + 1).expect("session");
+    drive_in(model, &mut session, prompt, options).0
+}
+
+/// Runs a generation to its end in `session`: ids and finish reason.
+fn drive_in<B: Backend>(model: &mut Model<B>, session: &mut Session<B>, prompt: Vec<u32>, options: GenerateOptions) -> (Vec<u32>, Option<FinishReason>) {
     let mut g = Generation::new(prompt, options).expect("generation");
-    while pollster::block_on(g.next(model, &mut session)).expect("next").is_some() {}
-    g.generated().to_vec()
+    while pollster::block_on(g.next(model, session)).expect("next").is_some() {}
+    (g.generated().to_vec(), g.finish_reason())
+}
+
+/// Greedy generation on the GPU chains its steps (the next one submitted before this
+/// one's token is read): the same ids and finish reasons as the CPU engine, through
+/// max-tokens, end-of-generation, stop-string and context-full endings, a generation
+/// abandoned half-way, and prefix reuse in one session; about one submission and 4
+/// bytes read back per token.
+#[test]
+fn chained_greedy_generation_matches_cpu() {
+    let fx = fixture("tiny-llama");
+    let path = fixture_model("tiny-llama");
+    let mut gpu = load_gpu(&path, GpuOptions::default());
+    let mut cpu = load_cpu(&path);
+    assert!(gpu.can_chain() && !cpu.can_chain());
+    for case in fx.cases.iter().take(4) {
+        let prompt = case.prompt_token_ids.clone();
+        let eog = GenerateOptions { max_tokens: 10, ..Default::default() };
+        let no_eog = GenerateOptions { max_tokens: 10, stop_at_eog: false, ..Default::default() };
+        for options in [eog, no_eog] {
+            let before = gpu.backend().stats();
+            let g = drive(&mut gpu, prompt.clone(), options.clone());
+            let after = gpu.backend().stats();
+            assert_eq!(g, drive(&mut cpu, prompt.clone(), options.clone()), "{}: greedy ids", case.name);
+            // Steps: one per token, plus the end-of-generation token's and the one
+            // evaluated ahead of it (read and dropped).
+            let n = g.len() as u64;
+            let (submits, bytes) = (after.submits - before.submits, after.bytes_read_back - before.bytes_read_back);
+            assert!((n..=n + 2).contains(&submits), "{}: {submits} submissions for {n} tokens", case.name);
+            assert!((4 * n..=4 * (n + 2)).contains(&bytes), "{}: {bytes} bytes read back for {n} tokens", case.name);
+        }
+        // A stop string: the text of the CPU's first two tokens.
+        let two = drive(&mut cpu, prompt.clone(), GenerateOptions { max_tokens: 2, stop_at_eog: false, ..Default::default() });
+        let stop = cpu.tokenizer().decode(&two, false);
+        if !stop.trim().is_empty() {
+            let o = GenerateOptions { max_tokens: 10, stop_at_eog: false, stop: vec![stop], ..Default::default() };
+            assert_eq!(drive(&mut gpu, prompt.clone(), o.clone()), drive(&mut cpu, prompt.clone(), o), "{}: stop string", case.name);
+        }
+        // Context full, in one session per engine; then an abandoned generation, then
+        // the prompt again (prefix reuse).
+        let o = GenerateOptions { max_tokens: 50, stop_at_eog: false, ..Default::default() };
+        let mut gs = gpu.new_session(prompt.len() + 3).expect("session");
+        let mut cs = cpu.new_session(prompt.len() + 3).expect("session");
+        let want = drive_in(&mut cpu, &mut cs, prompt.clone(), o.clone());
+        assert_eq!(drive_in(&mut gpu, &mut gs, prompt.clone(), o.clone()), want, "{}: context full", case.name);
+        let mut g = Generation::new(prompt.clone(), o.clone()).expect("generation");
+        pollster::block_on(g.next(&mut gpu, &mut gs)).expect("next");
+        drop(g);
+        assert_eq!(drive_in(&mut gpu, &mut gs, prompt.clone(), o.clone()), want, "{}: after an abandoned generation", case.name);
+    }
 }
 
 #[test]

@@ -21,6 +21,7 @@
 //! (`weights.rs`), tensors larger than the storage binding limit are split by rows, and
 //! one-row tensors (norm weights, RoPE factors) are widened to f32.
 
+mod chain;
 mod device;
 mod fusion;
 mod kernels;
@@ -153,6 +154,8 @@ pub struct GpuBackend {
     /// dispatch.
     dummy: BufId,
     dummy_read: BufId,
+    /// Chained greedy steps being read back (see chain.rs).
+    chain: chain::Chain,
     /// The kernel variants this device runs (subgroup reductions where it can).
     shader_features: ShaderFeatures,
     /// top_k_rows' chunk candidates and results, and their bytes (grown on first use).
@@ -201,6 +204,7 @@ impl GpuBackend {
             attn_scratch: None,
             top_k_bufs: None,
             shader_features: ShaderFeatures::default(),
+            chain: chain::Chain::default(),
             pending: None,
             dummy: BufId(0),
             dummy_read: BufId(0),
@@ -401,6 +405,13 @@ impl GpuBackend {
     /// Ends the pass and submits everything recorded (and a copy of `copy.1` bytes of
     /// `copy.0` into the staging buffer), after writing the parameter blob.
     fn submit(&mut self, copy: Option<(BufId, u64)>) {
+        let copy = copy.and_then(|(src, bytes)| self.staging.clone().map(|st| (src, bytes, st)));
+        self.submit_into(copy);
+    }
+
+    /// `submit`, copying `bytes` of a buffer into the given mappable one; returns the
+    /// submission (to wait for it alone).
+    fn submit_into(&mut self, copy: Option<(BufId, u64, wgpu::Buffer)>) -> wgpu::SubmissionIndex {
         self.flush_pending();
         self.pass = None;
         let device = &self.gpu.device;
@@ -408,8 +419,8 @@ impl GpuBackend {
             .encoder
             .take()
             .unwrap_or_else(|| device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read") }));
-        if let (Some((src, bytes)), Some(staging)) = (copy, &self.staging) {
-            encoder.copy_buffer_to_buffer(&self.buffers[src.0 as usize], 0, staging, 0, bytes);
+        if let Some((src, bytes, dst)) = copy {
+            encoder.copy_buffer_to_buffer(&self.buffers[src.0 as usize], 0, &dst, 0, bytes);
         }
         if !self.blob.is_empty() {
             let len = self.blob.len().next_multiple_of(4);
@@ -418,19 +429,26 @@ impl GpuBackend {
             self.blob.clear();
         }
         self.rope_tables.clear();
-        self.gpu.queue.submit([encoder.finish()]);
+        let index = self.gpu.queue.submit([encoder.finish()]);
         self.stats.submits += 1;
+        index
+    }
+
+    /// Drops what was recorded after a deferred error and returns the error.
+    fn take_deferred(&mut self) -> Option<ModelError> {
+        let e = self.deferred.take()?;
+        // The recorded work depends on an op that was never recorded.
+        self.pending = None;
+        self.pass = None;
+        self.encoder = None;
+        self.blob.clear();
+        self.rope_tables.clear();
+        Some(e)
     }
 
     /// Runs everything recorded, copies `bytes` of `src` back and returns them.
     async fn read_back(&mut self, src: BufId, bytes: u64) -> Result<Vec<u8>> {
-        if let Some(e) = self.deferred.take() {
-            // Drop the recorded work: it depends on an op that was never recorded.
-            self.pending = None;
-            self.pass = None;
-            self.encoder = None;
-            self.blob.clear();
-            self.rope_tables.clear();
+        if let Some(e) = self.take_deferred() {
             return Err(e);
         }
         if bytes == 0 {

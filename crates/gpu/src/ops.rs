@@ -152,6 +152,7 @@ impl Backend for GpuBackend {
 
     fn begin_batch(&mut self, tokens: &[u32], start_pos: usize) -> Result<()> {
         self.flush_pending();
+        self.chain.forget();
         if self.encoder.is_some() {
             self.submit(None);
         }
@@ -534,5 +535,21 @@ impl Backend for GpuBackend {
             .chunks_exact(2 * k)
             .map(|row| row.chunks_exact(2).filter(|e| e[0] != u32::MAX).map(|e| (e[0], f32::from_bits(e[1]))).collect())
             .collect())
+    }
+
+    fn can_chain(&self) -> bool {
+        true
+    }
+
+    async fn submit_chained(&mut self, x: GpuActivation) -> Result<()> {
+        self.chain_submit(x).await
+    }
+
+    fn begin_chained_batch(&mut self, start_pos: usize) -> Result<()> {
+        self.chain_begin(start_pos)
+    }
+
+    async fn finish_chained(&mut self) -> Result<u32> {
+        self.chain_finish().await
     }
 }

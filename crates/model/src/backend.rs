@@ -179,6 +179,29 @@ pub trait Backend {
     /// The index of the largest value in each of the first `rows` rows (lowest index
     /// on ties): a greedy step reads back 4 bytes.
     async fn argmax_rows(&mut self, x: Self::Activation, rows: usize) -> Result<Vec<u32>>;
+    // ---- greedy decoding, the next step recorded while the device runs this one ----
+
+    /// Whether the backend supports `submit_chained` / `begin_chained_batch` /
+    /// `finish_chained`: a greedy decode step whose token stays on the device, so the
+    /// next step is recorded and submitted before this one's token is read back.
+    fn can_chain(&self) -> bool {
+        false
+    }
+    /// Runs everything recorded, leaving the argmax of row 0 of `x` where the next
+    /// `begin_chained_batch` reads its token, and starts reading it back.
+    async fn submit_chained(&mut self, _x: Self::Activation) -> Result<()> {
+        Err(crate::ModelError::Backend("this backend does not chain decode steps".into()))
+    }
+    /// Starts a one-row batch at `start_pos` whose token is the one the last
+    /// `submit_chained` left on the device.
+    fn begin_chained_batch(&mut self, _start_pos: usize) -> Result<()> {
+        Err(crate::ModelError::Backend("this backend does not chain decode steps".into()))
+    }
+    /// The token of the oldest `submit_chained` not read yet.
+    async fn finish_chained(&mut self) -> Result<u32> {
+        Err(crate::ModelError::Backend("this backend does not chain decode steps".into()))
+    }
+
     /// The `k` largest values of each of the first `rows` rows with their indices,
     /// largest first (lowest index on ties, NaN last; fewer when a row is shorter): a
     /// sampling step reads back its candidates, not the vocabulary. The default reads

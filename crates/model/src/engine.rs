@@ -38,6 +38,9 @@ pub enum EvalOutput {
     LastArgmax,
     /// The k largest logits of the last position with their ids (`Backend::top_k_rows`).
     LastTopK(usize),
+    /// The argmax of the last position, kept on the device for `Model::eval_chained`
+    /// and read by `Model::finish_chained` (backends that `can_chain`).
+    SubmitArgmax,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +49,13 @@ pub enum Evaluated {
     Token(u32),
     /// (id, logit), largest first.
     Candidates(Vec<(u32, f32)>),
+    /// Submitted (`EvalOutput::SubmitArgmax`); the token comes from `finish_chained`.
+    Submitted,
 }
+
+/// Stands in the session for a token still on the device (a chained step's input)
+/// until `finish_chained` reads it; never a valid id, so prefix reuse stops there.
+const UNRESOLVED: u32 = u32::MAX;
 
 pub struct Model<B: Backend> {
     backend: B,
@@ -205,6 +214,10 @@ impl<B: Backend> Model<B> {
                     let id = ids.first().copied().ok_or_else(|| ModelError::Backend("argmax returned nothing".into()))?;
                     return Ok(Evaluated::Token(id));
                 }
+                (EvalOutput::SubmitArgmax, Some(l)) => {
+                    self.backend.submit_chained(l).await?;
+                    return Ok(Evaluated::Submitted);
+                }
                 (EvalOutput::LastTopK(k), Some(l)) => {
                     let rows = self.backend.top_k_rows(l, 1, k).await?;
                     return Ok(Evaluated::Candidates(rows.into_iter().next().unwrap_or_default()));
@@ -214,5 +227,35 @@ impl<B: Backend> Model<B> {
         }
         debug_assert_eq!(all.len(), tokens.len() * vocab);
         Ok(Evaluated::Logits(all))
+    }
+
+    /// Whether greedy decoding can chain steps on this backend (`Backend::can_chain`).
+    pub fn can_chain(&self) -> bool {
+        self.backend.can_chain()
+    }
+
+    /// Records and submits one greedy step whose token is the argmax the previous
+    /// submitted step left on the device, its own argmax kept there too: the host
+    /// records this step while the device still runs the previous one. The session
+    /// holds the step's token as unresolved until `finish_chained` reads it.
+    pub async fn eval_chained(&mut self, session: &mut Session<B>) -> Result<()> {
+        if session.tokens.len() >= session.capacity {
+            return Err(ModelError::InvalidRequest(format!("context full: the session holds {} positions", session.capacity)));
+        }
+        self.backend.begin_chained_batch(session.tokens.len())?;
+        let mut pass = Pass { b: &mut self.backend, cfg: &self.config, w: &self.weights, ws: &self.work, caches: &mut session.caches };
+        let logits = pass.record(1, LogitRows::Last)?;
+        session.tokens.push(UNRESOLVED);
+        self.backend.submit_chained(logits).await
+    }
+
+    /// Reads the token of the oldest submitted step not read yet, and puts it in the
+    /// session where a chained step took it as its input.
+    pub async fn finish_chained(&mut self, session: &mut Session<B>) -> Result<u32> {
+        let id = self.backend.finish_chained().await?;
+        if let Some(t) = session.tokens.last_mut().filter(|t| **t == UNRESOLVED) {
+            *t = id;
+        }
+        Ok(id)
     }
 }

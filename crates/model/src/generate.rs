@@ -74,6 +74,9 @@ pub struct Generation {
     finish: Option<FinishReason>,
     /// Whether the prompt has been evaluated.
     prefilled: bool,
+    /// Chained greedy decoding (`Model::can_chain`): steps submitted whose token has
+    /// not been read yet (0 or 1 between calls).
+    in_flight: usize,
 }
 
 impl Generation {
@@ -92,6 +95,7 @@ impl Generation {
             held: String::new(),
             finish: None,
             prefilled: false,
+            in_flight: 0,
         })
     }
 
@@ -119,6 +123,16 @@ impl Generation {
         }
         if self.generated.len() >= self.options.max_tokens {
             return Ok(self.end(FinishReason::MaxTokens));
+        }
+        if self.sampler.config().is_greedy() && model.can_chain() {
+            // The session already holds the last token (evaluated ahead): the same
+            // limit as below, where it is evaluated in this call.
+            if self.prefilled && session.tokens().len() >= session.capacity() {
+                self.drain(model, session).await?;
+                return Ok(self.end(FinishReason::ContextFull));
+            }
+            let token = self.next_chained(model, session).await?;
+            return self.emit(model, session, token).await;
         }
         let history_len = session.tokens().len() + usize::from(self.prefilled);
         if history_len >= session.capacity() {
@@ -154,15 +168,59 @@ impl Generation {
             Evaluated::Token(t) => t,
             Evaluated::Logits(logits) => self.sampler.sample(&logits, &history),
             Evaluated::Candidates(c) => self.sampler.sample_candidates(&c, &history),
+            Evaluated::Submitted => return Err(ModelError::Backend("a step was submitted, not read".into())),
         };
+        self.emit(model, session, token).await
+    }
 
-        let tokenizer = model.tokenizer();
-        if self.options.stop_at_eog && tokenizer.is_end_of_generation(token) {
+    /// The next greedy token with steps chained on the device: the step that evaluates
+    /// it is submitted before it is read (when another token may follow), so the
+    /// device never waits for the host between tokens.
+    async fn next_chained<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>) -> Result<u32> {
+        if !self.prefilled {
+            self.prefilled = true;
+            let common = common_prefix(session.tokens(), &self.prompt).min(self.prompt.len() - 1);
+            session.truncate(common);
+            model.eval(session, &self.prompt[common..], EvalOutput::SubmitArgmax).await?;
+            self.in_flight = 1;
+        }
+        if self.in_flight == 0 {
+            return Err(ModelError::Backend("no decode step in flight".into()));
+        }
+        // Evaluate the token in flight ahead of reading it, if one more may follow.
+        let room = session.tokens().len() < session.capacity();
+        if room && self.generated.len() + 1 < self.options.max_tokens {
+            model.eval_chained(session).await?;
+            self.in_flight += 1;
+        }
+        let token = model.finish_chained(session).await?;
+        self.in_flight -= 1;
+        Ok(token)
+    }
+
+    /// Collects a step still in flight (after the generation has ended).
+    async fn drain<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>) -> Result<()> {
+        while self.in_flight > 0 {
+            model.finish_chained(session).await?;
+            self.in_flight -= 1;
+        }
+        Ok(())
+    }
+
+    /// Ends on an end-of-generation token, or appends the token and releases its text.
+    async fn emit<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>, token: u32) -> Result<Option<Piece>> {
+
+        if self.options.stop_at_eog && model.tokenizer().is_end_of_generation(token) {
+            self.drain(model, session).await?;
             return Ok(self.end(FinishReason::EndOfGeneration));
         }
         self.generated.push(token);
-        self.held.push_str(&self.decoder.push(tokenizer, token));
+        self.held.push_str(&self.decoder.push(model.tokenizer(), token));
         let text = self.release();
+        if self.finish.is_some() {
+            // A stop string ended it.
+            self.drain(model, session).await?;
+        }
         Ok(Some(Piece { token_id: Some(token), text }))
     }
 

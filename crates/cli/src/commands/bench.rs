@@ -102,12 +102,24 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
         let Evaluated::Token(mut token) = first else { return Err("no token from prefill".into()) };
         let before = model.backend().counters();
         let t = Instant::now();
-        for _ in 0..args.gen_tokens {
-            match pollster::block_on(model.eval(&mut session, &[token], EvalOutput::LastArgmax))? {
-                Evaluated::Token(t) => token = t,
-                Evaluated::Logits(_) | Evaluated::Candidates(_) => return Err("no token from decode".into()),
+        if model.can_chain() && args.gen_tokens > 0 {
+            // As `Generation` decodes greedily there: each step is submitted before the
+            // previous one's token is read.
+            pollster::block_on(model.eval(&mut session, &[token], EvalOutput::SubmitArgmax))?;
+            for _ in 1..args.gen_tokens {
+                pollster::block_on(model.eval_chained(&mut session))?;
+                token = pollster::block_on(model.finish_chained(&mut session))?;
+            }
+            token = pollster::block_on(model.finish_chained(&mut session))?;
+        } else {
+            for _ in 0..args.gen_tokens {
+                match pollster::block_on(model.eval(&mut session, &[token], EvalOutput::LastArgmax))? {
+                    Evaluated::Token(t) => token = t,
+                    Evaluated::Logits(_) | Evaluated::Candidates(_) | Evaluated::Submitted => return Err("no token from decode".into()),
+                }
             }
         }
+        let _ = token;
         let decode_s = t.elapsed().as_secs_f64();
         let after = model.backend().counters();
         if rep == 0 {

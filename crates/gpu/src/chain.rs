@@ -1,0 +1,123 @@
+//! Chained greedy decoding: a step's argmax is written where the next step's embedding
+//! reads its token (the token-id buffer), and copied into one of two small mappable
+//! buffers to be read later, so the host records and submits step t+1 while the
+//! device still runs step t. Still one submission and 4 bytes read back per token.
+
+use std::collections::VecDeque;
+
+use super::*;
+use readback::MapFuture;
+
+/// A submitted step whose token is being read back.
+struct InFlight {
+    /// Which of the two read buffers.
+    slot: usize,
+    submission: wgpu::SubmissionIndex,
+    mapped: MapFuture,
+    /// A plain batch began after it: nobody will ask for its token.
+    stale: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct Chain {
+    /// Two 4-byte read buffers, created at the first chained step.
+    read: Vec<wgpu::Buffer>,
+    in_flight: VecDeque<InFlight>,
+}
+
+impl Chain {
+    /// A plain batch begins: steps still in flight belong to an abandoned decode.
+    pub(crate) fn forget(&mut self) {
+        self.in_flight.iter_mut().for_each(|f| f.stale = true);
+    }
+}
+
+impl GpuBackend {
+    /// Submits what was recorded with the argmax of row 0 of `x` left in the token-id
+    /// buffer, and starts reading it back.
+    pub(crate) async fn chain_submit(&mut self, x: GpuActivation) -> Result<()> {
+        if let Some(e) = self.take_deferred() {
+            return Err(e);
+        }
+        // Both read buffers busy: collect the oldest (an abandoned step's) first.
+        while self.chain.in_flight.len() >= 2 {
+            self.chain_collect().await?;
+        }
+        if self.chain.read.is_empty() {
+            for i in 0..2 {
+                self.chain.read.push(self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(if i == 0 { "chained token 0" } else { "chained token 1" }),
+                    size: 4,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                }));
+                self.stats.objects_created += 1;
+            }
+        }
+        let slot = self.chain.in_flight.back().map_or(0, |f| f.slot ^ 1);
+        let a = self.act(x);
+        let p = ArgmaxParams { n: 1, cols: a.cols as u32 };
+        self.record(Op::Argmax, None, &[a.buf, self.tokens], &p, None, 1);
+        let read = self.chain.read[slot].clone();
+        let submission = self.submit_into(Some((self.tokens, 4, read.clone())));
+        let mapped = readback::map_read(&read, 4);
+        self.chain.in_flight.push_back(InFlight { slot, submission, mapped, stale: false });
+        Ok(())
+    }
+
+    /// The next one-row batch takes its token from the device (`chain_submit`).
+    pub(crate) fn chain_begin(&mut self, start_pos: usize) -> Result<()> {
+        self.flush_pending();
+        if self.encoder.is_some() {
+            self.submit(None);
+        }
+        self.n_tokens = 1;
+        self.start_pos = start_pos;
+        Ok(())
+    }
+
+    /// The token of the oldest chained step still wanted.
+    pub(crate) async fn chain_finish(&mut self) -> Result<u32> {
+        loop {
+            let stale = self.chain.in_flight.front().map(|f| f.stale).ok_or_else(|| err("no chained decode step to read"))?;
+            let id = self.chain_collect().await?;
+            if !stale {
+                return Ok(id);
+            }
+        }
+    }
+
+    /// Waits for the oldest chained step and reads its token.
+    async fn chain_collect(&mut self) -> Result<u32> {
+        let Some(f) = self.chain.in_flight.pop_front() else {
+            return Err(err("no chained decode step to read"));
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let t = std::time::Instant::now();
+            self.gpu
+                .device
+                .poll(wgpu::PollType::Wait { submission_index: Some(f.submission), timeout: None })
+                .map_err(|e| err(format!("waiting for the GPU failed: {e}")))?;
+            self.stats.wait_us += t.elapsed().as_micros() as u64;
+        }
+        #[cfg(target_arch = "wasm32")]
+        let _ = f.submission;
+        let result = f.mapped.await;
+        let read = &self.chain.read[f.slot];
+        if let Some(e) = self.gpu.errors.take() {
+            if result.is_ok() {
+                read.unmap();
+            }
+            return Err(err(e));
+        }
+        result.map_err(|e| err(format!("reading back from the GPU failed: {e}")))?;
+        let id = {
+            let view = read.slice(0..4).get_mapped_range().map_err(|e| err(format!("reading back from the GPU failed: {e}")))?;
+            u32::from_le_bytes([view[0], view[1], view[2], view[3]])
+        };
+        read.unmap();
+        self.stats.bytes_read_back += 4;
+        Ok(id)
+    }
+}
