@@ -824,28 +824,32 @@ fn argmax_script<B: Backend>(b: &mut B, n: usize, cols: usize, x: &[f32]) -> Vec
 
 #[test]
 fn argmax_matches_cpu_with_ties_infinities_and_nans() {
-    let mut rng = Rng(23);
     let mut b = gpu();
-    let cols = 1003;
-    let mut x = rng.vec(6 * cols, -5.0, 5.0);
-    // Row 1: the maximum three times (lowest index wins).
-    for c in [900, 17, 500] {
-        x[cols + c] = 9.0;
+    // One workgroup per row, and (past one 4096-value chunk) chunks then a merge.
+    for (seed, cols) in [(23u64, 1003usize), (24, 9000)] {
+        let mut rng = Rng(seed);
+        let mut x = rng.vec(6 * cols, -5.0, 5.0);
+        // Row 1: the maximum three times (lowest index wins).
+        for c in [900, 17, 500] {
+            x[cols + c] = 9.0;
+        }
+        // Row 2: all -inf (index 0). Row 3: NaNs around the max. Row 4: max in the last column.
+        x[2 * cols..3 * cols].fill(f32::NEG_INFINITY);
+        x[3 * cols] = f32::NAN;
+        x[3 * cols + 600] = 7.5;
+        x[3 * cols + 601] = f32::NAN;
+        x[5 * cols - 1] = 100.0;
+        // Row 5: -inf then all NaN except one.
+        x[5 * cols..6 * cols].fill(f32::NAN);
+        x[5 * cols + 3] = f32::NEG_INFINITY;
+        x[5 * cols + 999] = -1e30;
+        let want = argmax_script(&mut CpuBackend::new(), 6, cols, &x);
+        let got = argmax_script(&mut b, 6, cols, &x);
+        assert_eq!(got, want, "{cols} columns");
+        assert_eq!(&want[..5], &[want[0], 17, 0, 600, cols as u32 - 1]);
+        // One row alone (the decode read: 4 bytes).
+        assert_eq!(argmax_script(&mut b, 1, cols, &x[3 * cols..4 * cols]), vec![600]);
     }
-    // Row 2: all -inf (index 0). Row 3: NaNs around the max. Row 4: max in the last column.
-    x[2 * cols..3 * cols].fill(f32::NEG_INFINITY);
-    x[3 * cols] = f32::NAN;
-    x[3 * cols + 600] = 7.5;
-    x[3 * cols + 601] = f32::NAN;
-    x[5 * cols - 1] = 100.0;
-    // Row 5: -inf then all NaN except one.
-    x[5 * cols..6 * cols].fill(f32::NAN);
-    x[5 * cols + 3] = f32::NEG_INFINITY;
-    x[5 * cols + 999] = -1e30;
-    let want = argmax_script(&mut CpuBackend::new(), 6, cols, &x);
-    let got = argmax_script(&mut b, 6, cols, &x);
-    assert_eq!(got, want);
-    assert_eq!(&want[..5], &[want[0], 17, 0, 600, cols as u32 - 1]);
 }
 
 fn top_k_script<B: Backend>(b: &mut B, n: usize, cols: usize, k: usize, x: &[f32]) -> Vec<Vec<(u32, f32)>> {

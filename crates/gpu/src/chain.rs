@@ -55,9 +55,9 @@ impl GpuBackend {
             }
         }
         let slot = self.chain.in_flight.back().map_or(0, |f| f.slot ^ 1);
-        let a = self.act(x);
-        let p = ArgmaxParams { n: 1, cols: a.cols as u32 };
-        self.record(Op::Argmax, None, &[a.buf, self.tokens], &p, None, 1);
+        // The id lands in the first word of the token-id buffer either way.
+        let (buf, cols) = (self.act(x).buf, self.act(x).cols);
+        self.record_argmax(buf, cols, 1, self.tokens)?;
         let read = self.chain.read[slot].clone();
         let submission = self.submit_into(Some((self.tokens, 4, read.clone())));
         let mapped = readback::map_read(&read, 4);

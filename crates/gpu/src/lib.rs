@@ -158,8 +158,10 @@ pub struct GpuBackend {
     chain: chain::Chain,
     /// The kernel variants this device runs (subgroup reductions where it can).
     shader_features: ShaderFeatures,
-    /// top_k_rows' chunk candidates and results, and their bytes (grown on first use).
-    top_k_bufs: Option<(BufId, BufId, u64, u64)>,
+    /// The top-k chunk candidates and top_k_rows' results, and their bytes (grown on
+    /// first use).
+    top_k_part: Option<(BufId, u64)>,
+    top_k_out: Option<(BufId, u64)>,
     /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
     attn_scratch: Option<(BufId, u64)>,
     /// An op that could not be recorded; returned by the next read.
@@ -202,7 +204,8 @@ impl GpuBackend {
             max_part_bytes,
             weight_bytes: 0,
             attn_scratch: None,
-            top_k_bufs: None,
+            top_k_part: None,
+            top_k_out: None,
             shader_features: ShaderFeatures::default(),
             chain: chain::Chain::default(),
             pending: None,
@@ -299,7 +302,8 @@ impl GpuBackend {
     fn grow_row_buffers(&mut self, rows: usize) -> Result<()> {
         if rows > self.max_rows {
             self.tokens = self.storage_buffer("token ids", rows as u64 * 4)?;
-            self.argmax = self.storage_buffer("argmax", rows as u64 * 4)?;
+            // (id, value) per row when the argmax runs as a top-1 (`record_argmax`).
+            self.argmax = self.storage_buffer("argmax", rows as u64 * 8)?;
             self.max_rows = rows;
         }
         Ok(())
@@ -541,6 +545,39 @@ impl GpuBackend {
             return None;
         }
         Some(w.parts[0].buf)
+    }
+
+    /// Records the `k` largest values of `rows` rows of `cols` in `x` into `out` as
+    /// (id, value bits) pairs: chunks in parallel, then a merge per row.
+    fn record_top_k(&mut self, x: BufId, cols: usize, rows: usize, k: usize, out: BufId) -> Result<()> {
+        let chunks = cols.div_ceil(TOP_K_CHUNK);
+        let part_bytes = (rows * chunks * k * 8) as u64;
+        let part = match self.top_k_part {
+            Some((p, have)) if have >= part_bytes => p,
+            _ => {
+                let p = self.storage_buffer("top-k chunk candidates", part_bytes)?;
+                self.top_k_part = Some((p, part_bytes));
+                p
+            }
+        };
+        let p = TopKParams { n: rows as u32, cols: cols as u32, k: k as u32, chunk: TOP_K_CHUNK as u32, chunks: chunks as u32 };
+        self.record(Op::TopKChunks, None, &[x, part], &p, None, (rows * chunks) as u32);
+        self.record(Op::TopKMerge, None, &[part, out], &p, None, rows as u32);
+        Ok(())
+    }
+
+    /// Records the argmax of `rows` rows of `cols` in `x` into `out`: one workgroup per
+    /// row writing ids (false), or, for rows longer than a chunk (vocabularies), as a
+    /// top-1 over many workgroups writing (id, value) pairs (true) — one workgroup
+    /// scanning 262k values alone takes ~0.2 ms.
+    fn record_argmax(&mut self, x: BufId, cols: usize, rows: usize, out: BufId) -> Result<bool> {
+        if cols > TOP_K_CHUNK {
+            self.record_top_k(x, cols, rows, 1, out)?;
+            return Ok(true);
+        }
+        let p = ArgmaxParams { n: rows as u32, cols: cols as u32 };
+        self.record(Op::Argmax, None, &[x, out], &p, None, rows as u32);
+        Ok(false)
     }
 
     /// Whether heads of `head_dim` cannot go into this backend's f16 KV cache (its

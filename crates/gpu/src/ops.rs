@@ -499,10 +499,14 @@ impl Backend for GpuBackend {
         if rows > self.max_rows {
             return Err(err(format!("argmax of {rows} rows: the backend holds {}", self.max_rows)));
         }
-        let p = ArgmaxParams { n: rows as u32, cols: cols as u32 };
-        self.record(Op::Argmax, None, &[buf, self.argmax], &p, None, rows as u32);
-        let data = self.read_back(self.argmax, rows as u64 * 4).await?;
-        Ok(bytemuck::pod_collect_to_vec(&data))
+        let out = self.argmax;
+        if !self.record_argmax(buf, cols, rows, out)? {
+            let data = self.read_back(out, rows as u64 * 4).await?;
+            return Ok(bytemuck::pod_collect_to_vec(&data));
+        }
+        // (id, value) pairs; one row needs only its id, the first word.
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_back(out, if rows == 1 { 4 } else { rows as u64 * 8 }).await?);
+        Ok(words.iter().step_by(2).copied().collect())
     }
 
     async fn top_k_rows(&mut self, x: GpuActivation, rows: usize, k: usize) -> Result<Vec<Vec<(u32, f32)>>> {
@@ -515,21 +519,17 @@ impl Backend for GpuBackend {
         if k > MAX_TOP_K {
             return Err(err(format!("top {k} candidates: the GPU selects at most {MAX_TOP_K}")));
         }
-        let chunks = cols.div_ceil(TOP_K_CHUNK);
-        let (part_bytes, out_bytes) = ((rows * chunks * k * 8) as u64, (rows * k * 8) as u64);
-        let (part, out) = match self.top_k_bufs {
-            Some((p, o, pb, ob)) if pb >= part_bytes && ob >= out_bytes => (p, o),
+        let out_bytes = (rows * k * 8) as u64;
+        let out = match self.top_k_out {
+            Some((o, have)) if have >= out_bytes => o,
             _ => {
-                let p = self.storage_buffer("top-k chunk candidates", part_bytes)?;
                 let o = self.storage_buffer("top-k candidates", out_bytes)?;
                 self.grow_staging(out_bytes);
-                self.top_k_bufs = Some((p, o, part_bytes, out_bytes));
-                (p, o)
+                self.top_k_out = Some((o, out_bytes));
+                o
             }
         };
-        let p = TopKParams { n: rows as u32, cols: cols as u32, k: k as u32, chunk: TOP_K_CHUNK as u32, chunks: chunks as u32 };
-        self.record(Op::TopKChunks, None, &[buf, part], &p, None, (rows * chunks) as u32);
-        self.record(Op::TopKMerge, None, &[part, out], &p, None, rows as u32);
+        self.record_top_k(buf, cols, rows, k, out)?;
         let data: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_back(out, out_bytes).await?);
         Ok(data
             .chunks_exact(2 * k)

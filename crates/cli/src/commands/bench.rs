@@ -108,9 +108,9 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
             pollster::block_on(model.eval(&mut session, &[token], EvalOutput::SubmitArgmax))?;
             for _ in 1..args.gen_tokens {
                 pollster::block_on(model.eval_chained(&mut session))?;
-                token = pollster::block_on(model.finish_chained(&mut session))?;
+                pollster::block_on(model.finish_chained(&mut session))?;
             }
-            token = pollster::block_on(model.finish_chained(&mut session))?;
+            pollster::block_on(model.finish_chained(&mut session))?;
         } else {
             for _ in 0..args.gen_tokens {
                 match pollster::block_on(model.eval(&mut session, &[token], EvalOutput::LastArgmax))? {
@@ -119,7 +119,6 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
                 }
             }
         }
-        let _ = token;
         let decode_s = t.elapsed().as_secs_f64();
         let after = model.backend().counters();
         if rep == 0 {

@@ -108,8 +108,14 @@ impl<B: Backend> Pass<'_, B> {
         let (d, eps) = (cfg.embedding_length, cfg.rms_norm_eps);
         let logits = match rows {
             LogitRows::Last => {
-                b.select_row(ws.x, n - 1, ws.last);
-                b.rms_norm(ws.last, &w.output_norm, d, eps, ws.last_normed);
+                // A one-row batch (decode) is its own last row: no copy.
+                let last = if n == 1 {
+                    ws.x
+                } else {
+                    b.select_row(ws.x, n - 1, ws.last);
+                    ws.last
+                };
+                b.rms_norm(last, &w.output_norm, d, eps, ws.last_normed);
                 b.matmul(ws.last_normed, w.output(), ws.logits_last);
                 ws.logits_last
             }
