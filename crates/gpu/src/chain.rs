@@ -26,6 +26,12 @@ pub(crate) struct Chain {
 }
 
 impl Chain {
+    /// Frees the read buffers (the backend is going away).
+    pub(crate) fn destroy(&mut self) {
+        self.in_flight.clear();
+        self.read.iter().for_each(wgpu::Buffer::destroy);
+    }
+
     /// A plain batch begins: steps still in flight belong to an abandoned decode.
     pub(crate) fn forget(&mut self) {
         self.in_flight.iter_mut().for_each(|f| f.stale = true);

@@ -169,6 +169,24 @@ pub struct GpuBackend {
     stats: GpuStats,
 }
 
+/// Frees the GPU memory at once: in a browser, dropping a wgpu buffer or device only
+/// lets JavaScript's garbage collector free it some time later, so a disposed or
+/// aborted model would hold its weights until then.
+impl Drop for GpuBackend {
+    fn drop(&mut self) {
+        self.pass = None;
+        self.encoder = None;
+        for b in &self.buffers {
+            b.destroy();
+        }
+        if let Some(s) = &self.staging {
+            s.destroy();
+        }
+        self.chain.destroy();
+        self.gpu.device.destroy();
+    }
+}
+
 fn err(msg: impl Into<String>) -> ModelError {
     ModelError::Backend(msg.into())
 }
