@@ -1,5 +1,6 @@
 // The k largest values of each row with their indices, in order (larger first, lower
-// index on ties; NaN counts as -inf, so a top-1 is the CPU's argmax), so a sampling step reads back k
+// index on ties; NaN and -inf count as the lowest finite value, so a top-1 is the CPU's
+// argmax), so a sampling step reads back k
 // candidates instead of a whole vocabulary. Two entry points recorded back to back:
 //   top_k_chunks  one workgroup per (row, chunk of `chunk` values): the chunk's top k
 //   top_k_merge   one workgroup per row: the top k of its chunks' candidates
@@ -19,7 +20,7 @@
 
 const WG: u32 = 256u;
 const NONE: u32 = 0xffffffffu;
-// Below every value: the start of a search (with index NONE, which loses to any).
+// The lowest finite value: the start of a search (with index NONE, which loses to any).
 const LOWEST: f32 = -0x1.fffffep+127f;
 var<workgroup> bv: array<f32, WG>;
 var<workgroup> bi: array<u32, WG>;
@@ -35,10 +36,11 @@ fn before(av: f32, ai: u32, cv: f32, ci: u32) -> bool {
     return av > cv || (av == cv && ai < ci);
 }
 
-// A value as ordered here (NaN as -inf). NaN is recognised by its bits: compilers may
-// assume `v != v` is false.
+// A value as ordered here: NaN and -inf as the lowest finite value (so they tie, and
+// a row of nothing else gives its first index, as the CPU's argmax does). NaN is
+// recognised by its bits: compilers may assume `v != v` is false.
 fn key(v: f32) -> f32 {
-    return select(v, bitcast<f32>(0xff800000u), (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u);
+    return select(v, LOWEST, (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u || v < LOWEST);
 }
 
 // Reduces every invocation's (v, i) to the first in order, left in bv[0], bi[0].

@@ -203,7 +203,8 @@ pub trait Backend {
     }
 
     /// The `k` largest values of each of the first `rows` rows with their indices,
-    /// largest first (lowest index on ties, NaN as -inf; fewer when a row is shorter): a
+    /// largest first (lowest index on ties; NaN and -inf rank as, and may be returned as,
+    /// the lowest finite value; fewer when a row is shorter): a
     /// sampling step reads back its candidates, not the vocabulary. The default reads
     /// the rows and selects on the host.
     async fn top_k_rows(&mut self, x: Self::Activation, rows: usize, k: usize) -> Result<Vec<Vec<(u32, f32)>>> {
@@ -215,7 +216,7 @@ pub trait Backend {
 
 /// The `k` largest values of `row` with their indices in `Backend::top_k_rows` order.
 pub fn top_k(row: &[f32], k: usize) -> Vec<(u32, f32)> {
-    let key = |v: f32| if v.is_nan() { f32::NEG_INFINITY } else { v };
+    let key = |v: f32| if v.is_nan() || v == f32::NEG_INFINITY { f32::MIN } else { v };
     let mut all: Vec<(u32, f32)> = row.iter().enumerate().map(|(i, &v)| (i as u32, v)).collect();
     let order = |a: &(u32, f32), b: &(u32, f32)| key(b.1).total_cmp(&key(a.1)).then(a.0.cmp(&b.0));
     let k = k.min(all.len());
