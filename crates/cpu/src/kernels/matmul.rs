@@ -45,29 +45,30 @@ pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: us
         }
     }
     let (sums, planes, scales) = (&sums[..], &planes[..], &scales[..]);
-    let xrow = |r: usize| XRow {
-        x: x.get(r * cols..(r + 1) * cols).unwrap_or(&[]),
-        sums: sums.get(r * per_sums..(r + 1) * per_sums).unwrap_or(&[]),
-        planes: planes.get(r * per_planes..(r + 1) * per_planes).unwrap_or(&[]),
-        scales: scales.get(r * per_scales..(r + 1) * per_scales).unwrap_or(&[]),
-    };
+    let xrows: Vec<XRow> = (0..n)
+        .map(|r| XRow {
+            x: x.get(r * cols..(r + 1) * cols).unwrap_or(&[]),
+            sums: sums.get(r * per_sums..(r + 1) * per_sums).unwrap_or(&[]),
+            planes: planes.get(r * per_planes..(r + 1) * per_planes).unwrap_or(&[]),
+            scales: scales.get(r * per_scales..(r + 1) * per_scales).unwrap_or(&[]),
+        })
+        .collect();
     // Output columns a..b for every activation row, into `dst[r * stride + j - a]`.
     let fill = |a: usize, b: usize, dst: &mut [f32], stride: usize| {
-        for j in a..b {
-            let wr = w.get(j * row_bytes..(j + 1) * row_bytes).unwrap_or(&[]);
-            let mut put = |r: usize, v: f32| {
-                if let Some(o) = dst.get_mut(r * stride + j - a) {
-                    *o = v;
+        let (quads, rest) = xrows.split_at(n / ROWS * ROWS);
+        for (j, wr) in w.chunks_exact(row_bytes.max(1)).enumerate().take(b).skip(a) {
+            for (q, xs) in quads.chunks_exact(ROWS).enumerate() {
+                let xs: [XRow; ROWS] = core::array::from_fn(|i| xs[i]);
+                for (i, v) in dot_rows::<ROWS>(ty, wr, xs).into_iter().enumerate() {
+                    if let Some(o) = dst.get_mut((q * ROWS + i) * stride + j - a) {
+                        *o = v;
+                    }
                 }
-            };
-            let mut r = 0;
-            while r + ROWS <= n {
-                let vs = dot_rows::<ROWS>(ty, wr, core::array::from_fn(|i| xrow(r + i)));
-                vs.into_iter().enumerate().for_each(|(i, v)| put(r + i, v));
-                r += ROWS;
             }
-            for r in r..n {
-                put(r, dot_rows::<1>(ty, wr, [xrow(r)])[0]);
+            for (i, xr) in rest.iter().enumerate() {
+                if let Some(o) = dst.get_mut((quads.len() + i) * stride + j - a) {
+                    *o = dot_rows::<1>(ty, wr, [*xr])[0];
+                }
             }
         }
     };
