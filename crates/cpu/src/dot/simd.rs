@@ -1,9 +1,10 @@
 //! The vector types every dot-product kernel is written with: `F4` (four f32 lanes),
 //! `B16` (sixteen bytes), `I16x8` and `I32x4` (integer lanes for the exact products of
-//! codes with the activations' integer planes, see `xplanes`). On wasm32 with `simd128` they are `v128`
-//! intrinsics; elsewhere plain arrays the compiler vectorises. Both implementations
-//! do the same f32 operations lane by lane in the same order (byte and integer work is
-//! exact either way), so a kernel gives bit-identical results on both.
+//! codes with the activations' integer planes, see `xplanes`). On wasm32 with
+//! `simd128` they are `v128` intrinsics, on x86_64 SSE2 intrinsics, elsewhere plain
+//! arrays. All three do the same f32 operations lane by lane in the same order (byte
+//! and integer work is exact either way), so a kernel gives bit-identical results on
+//! every target (`tests::results_are_bit_identical_across_targets`).
 
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 mod imp {
@@ -177,7 +178,178 @@ mod imp {
     }
 }
 
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+
+/// x86_64: SSE2 is part of the baseline, so these need no runtime detection. Same
+/// lane operations as the wasm32 module (LLVM does not vectorise the portable
+/// integer lanes well enough).
+#[cfg(all(target_arch = "x86_64", not(all(target_arch = "wasm32", target_feature = "simd128"))))]
+#[allow(unused_unsafe)] // SSE2 intrinsics became safe to call in newer Rust
+mod imp {
+    // SAFETY (every `unsafe` block below): SSE2 is always available on x86_64; loads
+    // read exactly 16 bytes of a slice checked to hold them.
+    use core::arch::x86_64::*;
+
+    #[derive(Clone, Copy)]
+    pub struct F4(__m128);
+
+    #[derive(Clone, Copy)]
+    pub struct B16(__m128i);
+
+    #[derive(Clone, Copy)]
+    pub struct I16x8(__m128i);
+
+    #[derive(Clone, Copy)]
+    pub struct I32x4(__m128i);
+
+    impl F4 {
+        #[inline(always)]
+        pub fn zero() -> F4 {
+            F4(unsafe { _mm_setzero_ps() })
+        }
+        #[inline(always)]
+        pub fn splat(v: f32) -> F4 {
+            F4(unsafe { _mm_set1_ps(v) })
+        }
+        #[inline(always)]
+        pub fn new(a: [f32; 4]) -> F4 {
+            F4(unsafe { _mm_setr_ps(a[0], a[1], a[2], a[3]) })
+        }
+        #[inline(always)]
+        pub fn load(x: &[f32], at: usize) -> F4 {
+            match x.get(at..at + 4) {
+                Some(c) => F4(unsafe { _mm_loadu_ps(c.as_ptr()) }),
+                None => F4::zero(),
+            }
+        }
+        #[inline(always)]
+        pub fn add(self, o: F4) -> F4 {
+            F4(unsafe { _mm_add_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        pub fn mul(self, o: F4) -> F4 {
+            F4(unsafe { _mm_mul_ps(self.0, o.0) })
+        }
+        #[inline(always)]
+        pub fn to_array(self) -> [f32; 4] {
+            let mut a = [0.0f32; 4];
+            unsafe { _mm_storeu_ps(a.as_mut_ptr(), self.0) };
+            a
+        }
+        #[inline(always)]
+        fn from_i32(v: __m128i) -> F4 {
+            F4(unsafe { _mm_cvtepi32_ps(v) })
+        }
+    }
+
+    impl I16x8 {
+        #[inline(always)]
+        pub fn load(x: &[i16], at: usize) -> I16x8 {
+            match x.get(at..at + 8) {
+                Some(c) => I16x8(unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) }),
+                None => I16x8(unsafe { _mm_setzero_si128() }),
+            }
+        }
+        #[inline(always)]
+        pub fn madd(self, o: I16x8) -> I32x4 {
+            I32x4(unsafe { _mm_madd_epi16(self.0, o.0) })
+        }
+    }
+
+    impl I32x4 {
+        #[inline(always)]
+        pub fn add(self, o: I32x4) -> I32x4 {
+            I32x4(unsafe { _mm_add_epi32(self.0, o.0) })
+        }
+        #[inline(always)]
+        pub fn to_f32(self) -> F4 {
+            F4::from_i32(self.0)
+        }
+    }
+
+    impl B16 {
+        #[inline(always)]
+        pub fn splat(v: u8) -> B16 {
+            B16(unsafe { _mm_set1_epi8(v as i8) })
+        }
+        #[inline(always)]
+        pub fn load(b: &[u8], at: usize) -> B16 {
+            match b.get(at..at + 16) {
+                Some(c) => B16(unsafe { _mm_loadu_si128(c.as_ptr().cast::<__m128i>()) }),
+                None => B16(unsafe { _mm_setzero_si128() }),
+            }
+        }
+        #[inline(always)]
+        pub fn and(self, o: B16) -> B16 {
+            B16(unsafe { _mm_and_si128(self.0, o.0) })
+        }
+        #[inline(always)]
+        pub fn or(self, o: B16) -> B16 {
+            B16(unsafe { _mm_or_si128(self.0, o.0) })
+        }
+        /// Per-byte shifts: a 16-bit shift, then the bits that crossed bytes masked off.
+        #[inline(always)]
+        pub fn shr(self, n: u32) -> B16 {
+            let n = n & 7;
+            unsafe { B16(_mm_srl_epi16(self.0, _mm_cvtsi32_si128(n as i32))).and(B16::splat(0xffu8 >> n)) }
+        }
+        #[inline(always)]
+        pub fn shl(self, n: u32) -> B16 {
+            let n = n & 7;
+            unsafe { B16(_mm_sll_epi16(self.0, _mm_cvtsi32_si128(n as i32))).and(B16::splat(0xffu8 << n)) }
+        }
+        #[inline(always)]
+        pub fn sub(self, o: B16) -> B16 {
+            B16(unsafe { _mm_sub_epi8(self.0, o.0) })
+        }
+        #[inline(always)]
+        pub fn from_bits(bits: u16, v: u8) -> B16 {
+            unsafe {
+                let b = _mm_cvtsi32_si128(i32::from(bits));
+                let b = _mm_unpacklo_epi8(b, b); // b0 b0 b1 b1 ..
+                let b = _mm_unpacklo_epi16(b, b); // b0 x4, b1 x4
+                let spread = _mm_unpacklo_epi32(b, b); // b0 x8, b1 x8
+                let mask = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+                let set = _mm_cmpeq_epi8(_mm_and_si128(spread, mask), mask);
+                B16(_mm_and_si128(set, _mm_set1_epi8(v as i8)))
+            }
+        }
+        #[inline(always)]
+        pub fn widen16_u(self) -> [I16x8; 2] {
+            unsafe {
+                let z = _mm_setzero_si128();
+                [I16x8(_mm_unpacklo_epi8(self.0, z)), I16x8(_mm_unpackhi_epi8(self.0, z))]
+            }
+        }
+        #[inline(always)]
+        pub fn widen16_i(self) -> [I16x8; 2] {
+            unsafe { [I16x8(_mm_srai_epi16(_mm_unpacklo_epi8(self.0, self.0), 8)), I16x8(_mm_srai_epi16(_mm_unpackhi_epi8(self.0, self.0), 8))] }
+        }
+        #[inline(always)]
+        pub fn widen_u(self) -> [F4; 4] {
+            unsafe {
+                let z = _mm_setzero_si128();
+                let (lo, hi) = (_mm_unpacklo_epi8(self.0, z), _mm_unpackhi_epi8(self.0, z));
+                [
+                    F4::from_i32(_mm_unpacklo_epi16(lo, z)),
+                    F4::from_i32(_mm_unpackhi_epi16(lo, z)),
+                    F4::from_i32(_mm_unpacklo_epi16(hi, z)),
+                    F4::from_i32(_mm_unpackhi_epi16(hi, z)),
+                ]
+            }
+        }
+        #[inline(always)]
+        pub fn widen_i(self) -> [F4; 4] {
+            let [lo, hi] = self.widen16_i();
+            unsafe {
+                let w = |v: __m128i| (_mm_srai_epi32(_mm_unpacklo_epi16(v, v), 16), _mm_srai_epi32(_mm_unpackhi_epi16(v, v), 16));
+                let ((a, b), (c, d)) = (w(lo.0), w(hi.0));
+                [F4::from_i32(a), F4::from_i32(b), F4::from_i32(c), F4::from_i32(d)]
+            }
+        }
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
 mod imp {
     #[derive(Clone, Copy)]
     pub struct F4([f32; 4]);
@@ -236,8 +408,13 @@ mod imp {
         }
         #[inline(always)]
         pub fn madd(self, o: I16x8) -> I32x4 {
-            let p = |i: usize| self.0[i] as i32 * o.0[i] as i32;
-            I32x4([p(0) + p(1), p(2) + p(3), p(4) + p(5), p(6) + p(7)])
+            // Written as the widening multiply-add pattern LLVM turns into pmaddwd.
+            let (a, b) = (self.0.map(i32::from), o.0.map(i32::from));
+            let mut p = [0i32; 8];
+            for i in 0..8 {
+                p[i] = a[i] * b[i];
+            }
+            I32x4([p[0] + p[1], p[2] + p[3], p[4] + p[5], p[6] + p[7]])
         }
     }
 
@@ -337,7 +514,7 @@ mod imp {
     }
 }
 
-pub use imp::{B16, F4, I16x8};
+pub use imp::{B16, F4, I16x8, I32x4};
 
 impl F4 {
     /// The four lanes summed in a fixed order: `(l0 + l1) + (l2 + l3)`.

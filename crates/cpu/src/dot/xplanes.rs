@@ -11,7 +11,7 @@
 //! activations. The code·plane sums are exact integers; only their conversion to f32
 //! and the accumulation across groups round, as any f32 dot product does.
 
-use super::simd::{I16x8, F4};
+use super::simd::{I16x8, I32x4, F4};
 
 /// Values per activation block (and per integer group of every kernel using planes).
 pub const BLOCK: usize = 32;
@@ -47,10 +47,16 @@ pub fn x_planes(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
 /// codes as 16-bit lanes, `p[at..at + 64]` the block's planes.
 #[inline(always)]
 pub fn int_dot32(q: [I16x8; 4], p: &[i16], at: usize) -> F4 {
-    let plane = |o: usize| {
-        let m = |i: usize| q[i].madd(I16x8::load(p, o + 8 * i));
-        m(0).add(m(1)).add(m(2).add(m(3)))
-    };
-    let (h, l) = (plane(at), plane(at + BLOCK));
+    let (h, l) = (plane_dot(q, p, at), plane_dot(q, p, at + BLOCK));
     h.to_f32().mul(F4::splat(32768.0)).add(l.to_f32())
+}
+
+/// Σ q·plane over 32 values, as four exact i32 lanes.
+#[inline(always)]
+fn plane_dot(q: [I16x8; 4], p: &[i16], at: usize) -> I32x4 {
+    let m0 = q[0].madd(I16x8::load(p, at));
+    let m1 = q[1].madd(I16x8::load(p, at + 8));
+    let m2 = q[2].madd(I16x8::load(p, at + 16));
+    let m3 = q[3].madd(I16x8::load(p, at + 24));
+    m0.add(m1).add(m2.add(m3))
 }
