@@ -34,9 +34,9 @@ fn group32<const G: usize, const R: usize>(blk: &mut [F4; R], lo: B16, hi: B16, 
     let w = |b: B16| if signed { b.widen16_i() } else { b.widen16_u() };
     let ([a, b], [c, d]) = (w(lo), w(hi));
     let q: [I16x8; 4] = [a, b, c, d];
-    for r in 0..R {
-        let f = int_dot32(q, x.planes[r], 64 * g);
-        blk[r] = blk[r].add(f.mul(F4::splat(scale * x.scales[r][g])));
+    for ((b, p), s) in blk.iter_mut().zip(x.planes).zip(x.scales) {
+        let f = int_dot32(q, p, 64 * g);
+        *b = b.add(f.mul(F4::splat(scale * s[g])));
     }
 }
 

@@ -36,9 +36,9 @@ fn codes(lo: B16, hi: B16, signed: bool) -> [I16x8; 4] {
 /// Adds `d · Σ q·x` for every row.
 #[inline(always)]
 fn scaled<const G: usize, const R: usize>(q: [I16x8; 4], d: f32, x: &Legacy<G, R>, acc: &mut [Acc; R]) {
-    for r in 0..R {
-        let f = int_dot32(q, x.planes[r], 0);
-        acc[r].v = acc[r].v.add(f.mul(F4::splat(d * x.scales[r][0])));
+    for ((a, p), s) in acc.iter_mut().zip(x.planes).zip(x.scales) {
+        let f = int_dot32(q, p, 0);
+        a.v = a.v.add(f.mul(F4::splat(d * s[0])));
     }
 }
 

@@ -26,7 +26,7 @@ pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: us
     let row_bytes = w.len() / rows.max(1);
     let need = needs(ty);
     let group = need.sum_group.unwrap_or(0);
-    let per_sums = if group > 0 { cols / group } else { 0 };
+    let per_sums = cols.checked_div(group).unwrap_or(0);
     let (per_planes, per_scales) = if need.planes { (2 * cols, cols / 32) } else { (0, 0) };
     let Scratch { sums, planes, scales } = scratch;
     sums.clear();
