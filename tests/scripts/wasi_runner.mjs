@@ -2,8 +2,10 @@
 // Cargo's runner for `cargo test --target wasm32-wasip1`:
 //   CARGO_TARGET_WASM32_WASIP1_RUNNER="node tests/scripts/wasi_runner.mjs"
 // and for the benchmark: node tests/scripts/wasi_runner.mjs cpu_bench.wasm MODEL ...
-// The current directory and / are preopened so paths given as arguments resolve.
+// / is preopened, so any absolute path resolves.
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import path from "node:path";
 import { WASI } from "node:wasi";
 import process from "node:process";
 import v8 from "node:v8";
@@ -13,7 +15,10 @@ import v8 from "node:v8";
 // MarkCompactCollector::ProcessEphemerons). Nothing here needs incremental GC.
 v8.setFlagsFromString("--no-incremental-marking");
 
-const [wasmPath, ...args] = process.argv.slice(2);
+const [wasmPath, ...rawArgs] = process.argv.slice(2);
+// The module's working directory is "/", so relative paths to files that exist here
+// are made absolute.
+const args = rawArgs.map((a) => (!path.isAbsolute(a) && existsSync(a) ? path.resolve(a) : a));
 if (!wasmPath) {
   console.error("usage: node wasi_runner.mjs MODULE.wasm [ARGS...]");
   process.exit(2);
