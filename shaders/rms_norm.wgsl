@@ -47,6 +47,16 @@ fn inv_rms(ss: f32, lid: u32) -> f32 {
     return 1.0 / sqrt(partial[0] / f32(p.group) + p.eps);
 }
 
+// 1 / rms of the group of `x` at `base` (entries reading `x`).
+fn x_scale(base: u32, lid: u32) -> f32 {
+    var ss = 0.0;
+    for (var i = lid; i < p.group; i += WG) {
+        let v = x[base + i];
+        ss += v * v;
+    }
+    return inv_rms(ss, lid);
+}
+
 // The two entry points differ only in their buffers (`x` → `out`, or `xo` in place):
 // WGSL cannot pass a storage buffer to a function portably.
 @compute @workgroup_size(128)
@@ -56,12 +66,7 @@ fn rms_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
     if (base == NONE) {
         return;
     }
-    var ss = 0.0;
-    for (var i = lid; i < p.group; i += WG) {
-        let v = x[base + i];
-        ss += v * v;
-    }
-    let scale = inv_rms(ss, lid);
+    let scale = x_scale(base, lid);
     for (var i = lid; i < p.group; i += WG) {
         out[base + i] = x[base + i] * scale * weight[i];
     }
@@ -92,12 +97,7 @@ fn rms_norm_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     if (base == NONE) {
         return;
     }
-    var ss = 0.0;
-    for (var i = lid; i < p.group; i += WG) {
-        let v = x[base + i];
-        ss += v * v;
-    }
-    let scale = inv_rms(ss, lid);
+    let scale = x_scale(base, lid);
     for (var i = lid; i < p.group; i += WG) {
         let y = x[base + i] * scale * weight[i];
         out[base + i] = y;

@@ -98,32 +98,9 @@ impl GpuBackend {
         let Some(f) = self.chain.in_flight.pop_front() else {
             return Err(err("no chained decode step to read"));
         };
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            let t = std::time::Instant::now();
-            self.gpu
-                .device
-                .poll(wgpu::PollType::Wait { submission_index: Some(f.submission), timeout: None })
-                .map_err(|e| err(format!("waiting for the GPU failed: {e}")))?;
-            self.stats.wait_us += t.elapsed().as_micros() as u64;
-        }
-        #[cfg(target_arch = "wasm32")]
-        let _ = f.submission;
-        let result = f.mapped.await;
-        let read = &self.chain.read[f.slot];
-        if let Some(e) = self.gpu.errors.take() {
-            if result.is_ok() {
-                read.unmap();
-            }
-            return Err(err(e));
-        }
-        result.map_err(|e| err(format!("reading back from the GPU failed: {e}")))?;
-        let id = {
-            let view = read.slice(0..4).get_mapped_range().map_err(|e| err(format!("reading back from the GPU failed: {e}")))?;
-            u32::from_le_bytes([view[0], view[1], view[2], view[3]])
-        };
-        read.unmap();
-        self.stats.bytes_read_back += 4;
-        Ok(id)
+        self.wait_for(Some(f.submission))?;
+        let read = self.chain.read[f.slot].clone();
+        let bytes = self.take_mapped(&read, 4, f.mapped.await)?;
+        bytes.get(..4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes).ok_or_else(|| err("short read of a token id"))
     }
 }

@@ -482,31 +482,45 @@ impl GpuBackend {
             return Err(err("no staging buffer"));
         };
         let mapped = readback::map_read(&staging, bytes);
+        self.wait_for(None)?;
+        self.take_mapped(&staging, bytes, mapped.await)
+    }
+
+    /// Natively, blocks until `submission` (None: everything submitted) has run, so
+    /// mapping callbacks fire; in a browser the event loop runs them.
+    fn wait_for(&mut self, submission: Option<wgpu::SubmissionIndex>) -> Result<()> {
         #[cfg(not(target_arch = "wasm32"))]
         {
             let t = std::time::Instant::now();
             self.gpu
                 .device
-                .poll(wgpu::PollType::wait_indefinitely())
+                .poll(wgpu::PollType::Wait { submission_index: submission, timeout: None })
                 .map_err(|e| err(format!("waiting for the GPU failed: {e}")))?;
             self.stats.wait_us += t.elapsed().as_micros() as u64;
         }
-        let result = mapped.await;
+        #[cfg(target_arch = "wasm32")]
+        let _ = submission;
+        Ok(())
+    }
+
+    /// The first `bytes` of a buffer whose mapping finished with `result`, unmapped
+    /// again; a GPU error raised meanwhile wins.
+    fn take_mapped(&mut self, buffer: &wgpu::Buffer, bytes: u64, result: std::result::Result<(), wgpu::BufferAsyncError>) -> Result<Vec<u8>> {
         if let Some(e) = self.gpu.errors.take() {
             if result.is_ok() {
-                staging.unmap();
+                buffer.unmap();
             }
             return Err(err(e));
         }
         result.map_err(|e| err(format!("reading back from the GPU failed: {e}")))?;
         let data = {
-            let view = staging
+            let view = buffer
                 .slice(0..bytes)
                 .get_mapped_range()
                 .map_err(|e| err(format!("reading back from the GPU failed: {e}")))?;
             view.to_vec()
         };
-        staging.unmap();
+        buffer.unmap();
         self.stats.bytes_read_back += bytes;
         Ok(data)
     }
