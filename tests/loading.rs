@@ -189,3 +189,32 @@ fn corrupted_headers_never_panic() {
     }
     println!("{ok} corrupted files still loaded, {failed} were rejected with an error");
 }
+
+/// The tiny model with `key` set to `value` (replaced or added).
+fn with_kv(key: &str, value: Value) -> Vec<u8> {
+    let bytes = tiny();
+    let header = parse_header(&bytes).expect("tiny header");
+    let mut w = GgufWriter::new(header.version);
+    for (k, v) in header.metadata.iter().filter(|(k, _)| *k != key) {
+        w.add_kv(k, v.clone());
+    }
+    w.add_kv(key, value);
+    for t in &header.tensors {
+        let range = header.tensor_file_range(t);
+        w.add_tensor(&t.name, &t.dims, t.ty, &bytes[range.start as usize..range.end as usize]).expect("tensor");
+    }
+    w.to_bytes()
+}
+
+/// `ModelInfo.quantization` is the file's own name for its mix (`general.file_type`),
+/// e.g. Q4_K_M for a file of Q4_K, Q5_0, Q6_K and Q8_0 tensors; without the key (or
+/// with an unknown value), the type holding the most bytes.
+#[test]
+fn quantization_is_named_as_the_file_names_it() {
+    let info_of = |bytes: &[u8]| load(bytes, 1 << 20, true).expect("load").info().quantization.clone();
+    assert_eq!(info_of(&with_kv("general.file_type", Value::U32(15))), "Q4_K_M");
+    assert_eq!(info_of(&with_kv("general.file_type", Value::U32(3))), "Q4_1");
+    let dominant = info_of(&rewrite(|k, v| (k != "general.file_type").then(|| v.clone()), keep_tensor));
+    assert_eq!(info_of(&with_kv("general.file_type", Value::U32(9999))), dominant);
+    assert!(kindling_gguf::GgmlType::ALL.iter().any(|t| t.name() == dominant), "{dominant}");
+}

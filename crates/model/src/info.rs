@@ -10,7 +10,8 @@ pub struct ModelInfo {
     pub name: String,
     /// Total number of weight values in the file.
     pub parameters: u64,
-    /// The dominant weight type, e.g. "Q4_1" or "Q4_K" (by bytes of 2-D tensors).
+    /// The file's quantization as its converter named it (`general.file_type`, e.g.
+    /// "Q4_K_M"), else the dominant weight type by bytes of 2-D tensors (e.g. "Q4_1").
     pub quantization: String,
     pub context_length: usize,
     /// Bytes of tensor data.
@@ -26,7 +27,9 @@ impl ModelInfo {
                 None => by_type.push((t.ty, t.n_bytes)),
             }
         }
-        let quantization = by_type.iter().max_by_key(|(_, n)| *n).map_or("F32", |(ty, _)| ty.name()).to_string();
+        let dominant = by_type.iter().max_by_key(|(_, n)| *n).map_or("F32", |(ty, _)| ty.name());
+        let named = header.metadata.get_u64("general.file_type").and_then(file_type_name);
+        let quantization = named.unwrap_or(dominant).to_string();
         ModelInfo {
             architecture: cfg.architecture.name().to_string(),
             name: cfg.name.clone(),
@@ -36,4 +39,29 @@ impl ModelInfo {
             data_bytes: header.data_size(),
         }
     }
+}
+
+/// llama.cpp's names of its `general.file_type` values (the mixes its quantizer makes:
+/// a Q4_K_M file also holds Q6_K, Q5_0 and Q8_0 tensors).
+fn file_type_name(id: u64) -> Option<&'static str> {
+    Some(match id {
+        0 => "F32",
+        1 => "F16",
+        2 => "Q4_0",
+        3 => "Q4_1",
+        7 => "Q8_0",
+        8 => "Q5_0",
+        9 => "Q5_1",
+        10 => "Q2_K",
+        11 => "Q3_K_S",
+        12 => "Q3_K_M",
+        13 => "Q3_K_L",
+        14 => "Q4_K_S",
+        15 => "Q4_K_M",
+        16 => "Q5_K_S",
+        17 => "Q5_K_M",
+        18 => "Q6_K",
+        32 => "BF16",
+        _ => return None,
+    })
 }
