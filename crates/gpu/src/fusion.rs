@@ -17,7 +17,7 @@ pub(crate) struct PendingMatmul {
     pub(crate) ty: GgmlType,
     pub(crate) cols: usize,
     pub(crate) row_words: usize,
-    pub(crate) parts: Vec<Part>,
+    pub(crate) parts: Arc<[Part]>,
     /// The RMS norm that produced `x`, fused into this (decode) matvec.
     pub(crate) norm: Option<NormIn>,
 }
@@ -68,7 +68,7 @@ pub(crate) struct PendingQkRope {
     pub(crate) head_dim: usize,
     pub(crate) rope: RopeConfig,
     /// The frequency-factor buffer and its values.
-    pub(crate) ff: Option<(BufId, Vec<f32>)>,
+    pub(crate) ff: Option<(BufId, Arc<[f32]>)>,
     /// The q and k norm weight buffers and the epsilon.
     pub(crate) norm: Option<(BufId, BufId, f32)>,
 }
@@ -177,7 +177,7 @@ impl GpuBackend {
         };
         let hb = self.act(g.x).buf;
         let (x_stride, ob, out_stride) = (self.act(g.x).cols as u32, self.act(out).buf, self.act(out).cols as u32);
-        for (gp, up) in g.parts.iter().zip(&u.parts) {
+        for (gp, up) in g.parts.iter().zip(u.parts.iter()) {
             let p = MatmulParams {
                 n: 1,
                 k: g.cols as u32,
@@ -216,7 +216,7 @@ impl GpuBackend {
             None => (self.dummy, 0),
         };
         let n = pm.n;
-        for part in &pm.parts {
+        for part in pm.parts.iter() {
             let p = MatmulParams {
                 n: n as u32,
                 k: pm.cols as u32,
@@ -250,7 +250,7 @@ impl GpuBackend {
     /// The blob offset of the (cos, sin) table of batch rows `row0..row0 + rows`,
     /// written on its first use in this submission (every layer shares it). None after
     /// deferring an error.
-    fn rope_table_at(&mut self, rope: &RopeConfig, ff: Option<&(BufId, Vec<f32>)>, row0: usize, rows: usize) -> Option<u32> {
+    fn rope_table_at(&mut self, rope: &RopeConfig, ff: Option<&(BufId, Arc<[f32]>)>, row0: usize, rows: usize) -> Option<u32> {
         let key = (*rope, ff.map(|f| f.0), self.start_pos + row0, rows);
         let table_bytes = (rows * rope.n_rot / 2) as u64 * 8;
         let cached = self.rope_tables.iter().find(|(k, _)| *k == key).map(|e| e.1);
@@ -263,7 +263,7 @@ impl GpuBackend {
             return Some(o);
         }
         let mut table = Vec::new();
-        rope_table(rope, ff.map(|f| f.1.as_slice()), self.start_pos + row0, rows, &mut table);
+        rope_table(rope, ff.map(|f| &f.1[..]), self.start_pos + row0, rows, &mut table);
         let o = self.push_blob(bytemuck::cast_slice(&table));
         self.rope_tables.push((key, o));
         Some(o)
@@ -275,7 +275,7 @@ impl GpuBackend {
     }
 
     /// Records a rope of one activation's heads.
-    pub(crate) fn record_rope(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, ff: Option<(BufId, Vec<f32>)>) {
+    pub(crate) fn record_rope(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, ff: Option<(BufId, Arc<[f32]>)>) {
         let n = self.rows(x);
         let (xb, cols) = (self.act(x).buf, self.act(x).cols);
         let half = rope.n_rot / 2;
@@ -341,5 +341,5 @@ impl GpuBackend {
 
 /// Whether two matmuls' weights are split into parts alike.
 pub(crate) fn same_parts(a: &PendingMatmul, b: &PendingMatmul) -> bool {
-    a.parts.len() == b.parts.len() && a.parts.iter().zip(&b.parts).all(|(p, q)| p.row0 == q.row0 && p.rows == q.rows)
+    a.parts.len() == b.parts.len() && a.parts.iter().zip(b.parts.iter()).all(|(p, q)| p.row0 == q.row0 && p.rows == q.rows)
 }

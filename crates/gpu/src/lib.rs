@@ -31,6 +31,8 @@ mod readback;
 mod shaders;
 mod weights;
 
+use std::sync::Arc;
+
 use bytemuck::Pod;
 use kindling_gguf::GgmlType;
 use kindling_model::{
@@ -615,7 +617,7 @@ impl GpuBackend {
     /// Whether heads of `head_dim` cannot go into this backend's f16 KV cache (its
     /// pairs would straddle heads).
     fn odd_f16_heads(&self, head_dim: usize) -> bool {
-        self.shader_features.kv_f16 && head_dim % 2 != 0
+        self.shader_features.kv_f16 && !head_dim.is_multiple_of(2)
     }
 
     /// Whether a rope of `heads` heads of `head_dim` fits `x` (else defers an error).
@@ -630,12 +632,12 @@ impl GpuBackend {
 
     /// The frequency-factor buffer and values of a rope (`Some(None)` without factors;
     /// None after deferring an error).
-    fn freq_factors(&mut self, w: Option<&GpuWeight>) -> Option<Option<(BufId, Vec<f32>)>> {
+    fn freq_factors(&mut self, w: Option<&GpuWeight>) -> Option<Option<(BufId, Arc<[f32]>)>> {
         match w {
             None => Some(None),
             Some(w) => {
                 let buf = self.dense_f32(w, "rope", w.cols)?;
-                Some(Some((buf, w.dense.clone().unwrap_or_default())))
+                Some(Some((buf, w.dense.clone().unwrap_or_else(|| Arc::from([])))))
             }
         }
     }

@@ -58,7 +58,7 @@ impl Backend for GpuBackend {
             rows: spec.rows,
             cols: spec.cols,
             row_words: row_bytes as usize / 4,
-            parts,
+            parts: parts.into(),
             dense: None,
             upload: weights::Upload {
                 src_ty: Some(spec.ty),
@@ -119,7 +119,7 @@ impl Backend for GpuBackend {
             let mut bytes = bytemuck::cast_slice::<f32, u8>(&dense).to_vec();
             bytes.resize(bytes.len().next_multiple_of(4), 0);
             self.gpu.queue.write_buffer(&self.buffers[w.parts[0].buf.0 as usize], 0, &bytes);
-            w.dense = Some(dense);
+            w.dense = Some(dense.into());
         } else if w.upload.next_row != w.rows {
             return Err(err(format!("tensor '{}': {} of {} rows uploaded", w.name, w.upload.next_row, w.rows)));
         }
@@ -141,7 +141,7 @@ impl Backend for GpuBackend {
 
     fn alloc_kv_cache(&mut self, spec: KvSpec) -> Result<GpuKvCache> {
         let f16 = self.shader_features.kv_f16;
-        if f16 && spec.width % 2 != 0 {
+        if f16 && !spec.width.is_multiple_of(2) {
             return Err(err(format!("an f16 KV cache needs an even row width, not {}", spec.width)));
         }
         let bytes = spec.capacity as u64 * spec.width as u64 * if f16 { 2 } else { 4 };
@@ -172,7 +172,7 @@ impl Backend for GpuBackend {
             return self.defer(err(format!("embed: table '{}' rows of {} into rows of {out_cols}", table.name, table.cols)));
         }
         let out_buf = self.act(out).buf;
-        for part in table.parts.clone() {
+        for part in table.parts.iter().copied() {
             let p = EmbedParams {
                 n: n as u32,
                 cols: table.cols as u32,

@@ -40,9 +40,19 @@ pub const Q4_K: &str = include_str!("../../../shaders/quant/q4_k.wgsl");
 pub const Q5_K: &str = include_str!("../../../shaders/quant/q5_k.wgsl");
 pub const Q6_K: &str = include_str!("../../../shaders/quant/q6_k.wgsl");
 pub const Q8_K: &str = include_str!("../../../shaders/quant/q8_k.wgsl");
+pub const K4_SCALES: &str = include_str!("../../../shaders/quant/k4_scales.wgsl");
 
-/// The dequantization snippet of a weight type (every type the backend supports).
-pub fn quant_snippet(ty: GgmlType) -> &'static str {
+/// The dequantization snippet of a weight type (every type the backend supports), with
+/// the helpers it shares with other types.
+pub fn quant_snippet(ty: GgmlType) -> String {
+    match ty {
+        GgmlType::Q4K | GgmlType::Q5K => format!("{K4_SCALES}\n{}", own_snippet(ty)),
+        _ => own_snippet(ty).to_string(),
+    }
+}
+
+/// The snippet file of a weight type alone.
+fn own_snippet(ty: GgmlType) -> &'static str {
     match ty {
         GgmlType::F32 => Q_F32,
         GgmlType::F16 => Q_F16,
@@ -78,7 +88,8 @@ fn family(f: Family) -> (&'static str, &'static str) {
 /// The complete WGSL module a kernel is compiled from.
 pub fn assemble(key: KernelKey) -> String {
     let (body, params) = family(key.op.family());
-    let snippet = key.ty.map(quant_snippet).unwrap_or("");
+    let snippet = key.ty.map(quant_snippet).unwrap_or_default();
+    let snippet = snippet.as_str();
     // The matmul family reads a second and third weight too (`w2`, `w3`: matvec_gated,
     // matvec_multi).
     // Its decode kernels read their input through in4()/in_scale() (plain, or with the

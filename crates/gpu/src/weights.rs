@@ -3,6 +3,8 @@
 //! buffers no larger than the device's storage binding limit, and the streaming
 //! upload that turns GGUF byte ranges into aligned `queue.write_buffer` calls.
 
+use std::sync::Arc;
+
 use kindling_gguf::GgmlType;
 
 use crate::kernels::BufId;
@@ -84,9 +86,12 @@ pub struct GpuWeight {
     pub(crate) cols: usize,
     /// u32 words per stored row.
     pub(crate) row_words: usize,
-    pub(crate) parts: Vec<Part>,
-    /// Host copy of one-row tensors (norm weights, RoPE factors) as f32.
-    pub(crate) dense: Option<Vec<f32>>,
+    /// Shared: every matmul over the weight holds them while it is pending, so taking
+    /// them in the token loop must not allocate.
+    pub(crate) parts: Arc<[Part]>,
+    /// Host copy of one-row tensors (norm weights, RoPE factors) as f32 (shared, as
+    /// `parts`: a held rope keeps the RoPE factors).
+    pub(crate) dense: Option<Arc<[f32]>>,
     pub(crate) upload: Upload,
 }
 

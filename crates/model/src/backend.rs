@@ -209,7 +209,7 @@ pub trait Backend {
     /// the rows and selects on the host.
     async fn top_k_rows(&mut self, x: Self::Activation, rows: usize, k: usize) -> Result<Vec<Vec<(u32, f32)>>> {
         let data = self.read_rows(x, rows).await?;
-        let cols = if rows == 0 { 0 } else { data.len() / rows };
+        let cols = data.len().checked_div(rows).unwrap_or(0);
         Ok(data.chunks_exact(cols.max(1)).map(|row| top_k(row, k)).collect())
     }
 }

@@ -138,10 +138,15 @@ impl Generation {
         if history_len >= session.capacity() {
             return Ok(self.end(FinishReason::ContextFull));
         }
-        // The history the sampler sees: the session's tokens once this step's are in.
+        // The history the sampler sees (the session's tokens once this step's are in):
+        // only the repetition penalty's window of it, and nothing for greedy decoding.
+        let window = if self.sampler.config().is_greedy() { 0 } else { self.sampler.config().repeat_last_n };
         let history: Vec<u32> = match (self.prefilled, self.generated.last()) {
-            (true, Some(&last)) => session.tokens().iter().copied().chain([last]).collect(),
-            _ => self.prompt.clone(),
+            (true, Some(&last)) => {
+                let t = session.tokens();
+                t[t.len().saturating_sub(window.saturating_sub(1))..].iter().copied().chain([last]).collect()
+            }
+            _ => self.prompt[self.prompt.len().saturating_sub(window)..].to_vec(),
         };
         // Read back as little as decides the step: a token id (greedy), the top
         // candidates, or the whole row.
