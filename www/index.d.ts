@@ -79,6 +79,8 @@ export interface GenerateOptions {
   seed?: number;
   /** Generation ends before the first of these strings. */
   stop?: string | string[];
+  /** Keep going through end-of-generation tokens until maxTokens (for benchmarks). Default false. */
+  ignoreEos?: boolean;
   /** Ends the generation; the iterator rejects with AbortError. */
   signal?: AbortSignal;
 }

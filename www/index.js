@@ -256,7 +256,7 @@ export class Model {
   /**
    * Streams the continuation of `prompt` (text, or token ids) piece by piece:
    * `for await (const { text, tokenId } of model.generate(prompt, options))`.
-   * Options: `maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stop, signal`.
+   * Options: `maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stop, ignoreEos, signal`.
    */
   generate(prompt, options = {}) {
     return this.#run(prompt, options, {});
@@ -335,6 +335,7 @@ function engineOptions(o) {
     repetitionPenalty: o.repetitionPenalty,
     seed: o.seed,
     stop: o.stop,
+    ignoreEos: o.ignoreEos,
   };
 }
 

@@ -45,6 +45,14 @@ fn count(obj: &JsValue, key: &str) -> JsResult<Option<usize>> {
     }
 }
 
+fn flag(obj: &JsValue, key: &str) -> JsResult<bool> {
+    let v = field(obj, key);
+    if absent(&v) {
+        return Ok(false);
+    }
+    v.as_bool().ok_or_else(|| WebError::usage(format!("option '{key}' must be true or false")))
+}
+
 fn strings(obj: &JsValue, key: &str) -> JsResult<Vec<String>> {
     let v = field(obj, key);
     if absent(&v) {
@@ -62,7 +70,7 @@ fn strings(obj: &JsValue, key: &str) -> JsResult<Vec<String>> {
         .collect()
 }
 
-/// `{ maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stop }`.
+/// `{ maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stop, ignoreEos }`.
 pub fn generate(obj: &JsValue) -> JsResult<GenerateOptions> {
     let seed = match number(obj, "seed")? {
         Some(s) if s >= 0.0 && s.fract() == 0.0 => s as u64,
@@ -83,7 +91,8 @@ pub fn generate(obj: &JsValue) -> JsResult<GenerateOptions> {
         max_tokens: count(obj, "maxTokens")?.unwrap_or(MAX_TOKENS),
         sampler,
         stop: strings(obj, "stop")?,
-        stop_at_eog: true,
+        // `ignoreEos`: run to maxTokens through end-of-generation tokens (benchmarks).
+        stop_at_eog: !flag(obj, "ignoreEos")?,
     })
 }
 
