@@ -51,8 +51,9 @@ async function loadOnce(source, backend, options) {
   let loader = null;
   const onAbort = () => src.cancel(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
+  const creating = engine.createLoader(backend, src.total ?? undefined);
   try {
-    loader = await raceAbort(engine.createLoader(backend, src.total ?? undefined), signal, 'the model load');
+    loader = await raceAbort(creating, signal, 'the model load');
     let downloaded = 0;
     let last = { download: -1, upload: -1 };
     const report = (phase, loaded, total) => {
@@ -86,6 +87,9 @@ async function loadOnce(source, backend, options) {
     src.cancel();
     // Drop every buffer allocated so far before reporting.
     loader?.abort();
+    // Aborted while the backend was being opened: the device arrives later, and only
+    // the garbage collector would free it.
+    if (!loader) creating.then((l) => l.free(), () => {});
     throw signal?.aborted && !(toError(e) instanceof AbortError) ? toError(new AbortError('the model load was aborted')) : toError(e);
   } finally {
     signal?.removeEventListener('abort', onAbort);

@@ -333,12 +333,17 @@ impl GpuBackend {
     fn grow_staging(&mut self, bytes: u64) {
         let have = self.staging.as_ref().map_or(0, |b| b.size());
         if bytes > have {
-            self.staging = Some(self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            let grown = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("readback"),
                 size: bytes.next_multiple_of(4),
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
-            }));
+            });
+            // No read is in flight here (reads await their mapping), and in a browser a
+            // dropped buffer would hold its memory until the garbage collector runs.
+            if let Some(old) = self.staging.replace(grown) {
+                old.destroy();
+            }
             self.stats.objects_created += 1;
         }
     }

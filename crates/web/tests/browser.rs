@@ -20,6 +20,8 @@ mod support;
 mod adapter;
 #[path = "browser/errors.rs"]
 mod errors;
+#[path = "browser/gpu_leaks.rs"]
+mod gpu_leaks;
 #[path = "browser/js_api.rs"]
 mod js_api;
 #[path = "browser/kernels.rs"]

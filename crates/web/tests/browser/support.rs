@@ -124,3 +124,14 @@ pub fn obj(pairs: &[(&str, JsValue)]) -> JsValue {
     }
     o.into()
 }
+
+/// Awaits a JS test suite's `{ log, failures }` report, prints its log and fails with
+/// every failure it recorded.
+pub async fn run_js_suite(what: &str, report: js_sys::Promise) {
+    let report = JsFuture::from(report).await.unwrap_or_else(|e| panic!("the {what} tests threw: {}", json(&e)));
+    for line in js_sys::Array::from(&get(&report, "log")).iter() {
+        log(&format!("[js] {}", line.as_string().unwrap_or_default()));
+    }
+    let failures: Vec<String> = js_sys::Array::from(&get(&report, "failures")).iter().filter_map(|v| v.as_string()).collect();
+    assert!(failures.is_empty(), "{what} failures:\n{}", failures.join("\n"));
+}
