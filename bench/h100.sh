@@ -8,16 +8,7 @@
 #   .bench/{smollm2,gemma3}.hdr(.json), .bench/gguf_stub.py
 # Noise weights of the real shapes: timings only.
 set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRIVER_FILES:-}" ]; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
-nvidia-smi -L > "$OUT/gpu.txt" 2>&1
-for m in smollm2 gemma3; do
-  python3 .bench/gguf_stub.py expand .bench/$m.hdr /tmp/$m.gguf > /dev/null || exit 1
-done
+source bench/device_setup.sh
 if [ -x .bench/op_timing ]; then timeout 200 .bench/op_timing 512 > "$OUT/op_timing.txt" 2>&1; cat "$OUT/op_timing.txt"; fi
 BINS=${BINS:-kindling}
 for bin in $BINS; do

@@ -1,0 +1,156 @@
+// The npm package's own wasm on a real GPU through Dawn (Chrome's WebGPU library), via
+// ../shared/dawn-node's shim, which gives Node a browser-like `navigator.gpu`.
+//
+//   bash .dawn/run.sh .dawn bench/dawn.mjs PKG_DIR NAME=FILE.gguf [NAME=FILE.gguf ...]
+//
+// PKG_DIR holds www/'s index.js, errors.js, source.js and the built wasm under wasm/
+// (bench/dawn.sh assembles it). Runs what `kindling bench` runs, through the public JS
+// API: load from a Blob (streamed chunk by chunk), a 512-token prompt (prefill tok/s and
+// decode after it) and an 8-token one (decode), 128 greedy tokens each, one warm-up and
+// REPS measured repetitions (median). Prints one JSON line per model.
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [pkgDir, ...specs] = process.argv.slice(2);
+if (!pkgDir || specs.length === 0) {
+  console.error('usage: dawn.mjs PKG_DIR NAME=FILE.gguf ...');
+  process.exit(2);
+}
+const REPS = Number(process.env.REPS ?? 3);
+const GEN_TOKENS = Number(process.env.GEN_TOKENS ?? 128);
+const PROMPTS = (process.env.PROMPTS ?? '8 512').split(/\s+/).filter(Boolean).map(Number);
+
+const trace = process.env.TRACE_API ? await traceWebGpuCalls() : null;
+const profiler = process.env.TRACE_GPU ? await gpuProfiler() : null;
+const { Model, initEngine } = await import(pathToFileURL(path.resolve(pkgDir, 'index.js')).href);
+await initEngine(fs.readFileSync(path.resolve(pkgDir, 'wasm/kindling_web_bg.wasm')));
+const caps = await Model.capabilities();
+console.log(JSON.stringify({ capabilities: { adapter: caps.adapter, features: caps.features } }));
+
+/**
+ * Ordinary ids spread over the vocabulary, as `kindling bench` uses (rep 0 is its
+ * prompt). Each repetition starts differently, or the session's prefix reuse would skip
+ * the prefill that `kindling bench` (a new session per repetition) measures.
+ */
+function benchPrompt(n, vocab, rep) {
+  return Array.from({ length: n }, (_, i) => 1 + ((i * 7919 + rep * 1009) % Math.max(vocab - 1, 1)));
+}
+
+const median = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
+
+for (const spec of specs) {
+  const [name, file] = spec.split('=');
+  const blob = await fs.openAsBlob(file);
+  const start = performance.now();
+  let uploads = 0;
+  const model = await Model.load(blob, {
+    backend: process.env.BACKEND ?? 'webgpu', // 'cpu' to check the script on a machine without a GPU
+    contextLength: Math.max(...PROMPTS) + GEN_TOKENS + 1,
+    onProgress: (p) => (uploads += p.phase === 'upload'),
+  });
+  const loadMs = performance.now() - start;
+  const info = model.info;
+  const result = { model: name, bytes: blob.size, load_ms: loadMs, progress_events: uploads, backend: info.backend, adapter: info.adapter };
+  for (const n of PROMPTS) {
+    const prefill = [];
+    const decode = [];
+    for (let rep = 0; rep <= REPS; rep++) {
+      const r = await model.complete(benchPrompt(n, info.vocabSize, rep), { maxTokens: GEN_TOKENS, temperature: 0, ignoreEos: true });
+      if (r.tokenIds.length !== GEN_TOKENS) throw new Error(`${name}: ${r.tokenIds.length} tokens, wanted ${GEN_TOKENS} (${r.finishReason})`);
+      if (rep === 0) {
+        trace?.reset();
+        continue; // warm-up: pipelines, bind groups
+      }
+      prefill.push(r.timings.prefillTokensPerSecond);
+      decode.push(r.timings.decodeTokensPerSecond);
+    }
+    if (trace) result[`p${n}_api_per_token`] = trace.perToken(REPS * GEN_TOKENS);
+    if (profiler) result[`p${n}_gpu_us`] = await profileKernels(model, benchPrompt(n, info.vocabSize, REPS + 1));
+    result[`p${n}`] = { prefill_tok_s: median(prefill), decode_tok_s: median(decode), decode_runs: decode };
+  }
+  await model.dispose();
+  console.log(JSON.stringify(result));
+}
+
+/**
+ * TRACE_GPU=1: Dawn with exact timestamps and the kernel profiler (bench/dawn_profile.mjs).
+ * Dawn rounds timestamps unless told not to, so navigator.gpu is made again with that off.
+ */
+async function gpuProfiler() {
+  const { createRequire } = await import('node:module');
+  const webgpu = createRequire(import.meta.url)(process.env.DAWN_WEBGPU_DIR ?? '/tmp/dawn-node/webgpu');
+  const gpu = webgpu.create(['disable-dawn-features=timestamp_quantization']);
+  Object.defineProperty(globalThis, 'navigator', { value: { gpu, userAgent: 'dawn.node' }, configurable: true });
+  const { installGpuProfiler } = await import('./dawn_profile.mjs');
+  return installGpuProfiler();
+}
+
+/** GPU µs per kernel: of a prefill of `ids` (+ its first token), then per decode token. */
+async function profileKernels(model, ids) {
+  profiler.enable(true);
+  await model.complete(ids, { maxTokens: 1, temperature: 0 });
+  profiler.enable(false);
+  const prefill = await profiler.report(1);
+  const steps = 16;
+  let seen = 0;
+  for await (const _ of model.generate(ids.slice(1), { maxTokens: steps + 1, temperature: 0, ignoreEos: true })) {
+    // The prompt's prefill and first token unprofiled, then `steps` decode tokens.
+    if (++seen === 1) profiler.enable(true);
+  }
+  profiler.enable(false);
+  return { prefill, decode_per_token: await profiler.report(steps) };
+}
+
+/**
+ * TRACE_API=1: counts the WebGPU calls the engine makes and the host time spent inside
+ * each (Dawn's validation and encoding), to tell host-bound decoding from GPU-bound.
+ * Wraps the prototypes of Dawn's objects, found through a throwaway device.
+ */
+async function traceWebGpuCalls() {
+  const device = await (await navigator.gpu.requestAdapter()).requestDevice();
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass();
+  const protos = {
+    pass: Object.getPrototypeOf(pass),
+    encoder: Object.getPrototypeOf(encoder),
+    queue: Object.getPrototypeOf(device.queue),
+    buffer: Object.getPrototypeOf(device.createBuffer({ size: 4, usage: GPUBufferUsage.MAP_READ })),
+  };
+  pass.end();
+  device.destroy();
+  const stats = new Map();
+  const wrap = (proto, name, label) => {
+    const inner = proto[name];
+    if (typeof inner !== 'function') return;
+    proto[name] = function (...args) {
+      const t = performance.now();
+      try {
+        return inner.apply(this, args);
+      } finally {
+        const s = stats.get(label) ?? { calls: 0, ms: 0 };
+        s.calls += 1;
+        s.ms += performance.now() - t;
+        stats.set(label, s);
+      }
+    };
+  };
+  for (const m of ['setPipeline', 'setBindGroup', 'dispatchWorkgroups', 'end']) wrap(protos.pass, m, `pass.${m}`);
+  for (const m of ['beginComputePass', 'copyBufferToBuffer', 'finish']) wrap(protos.encoder, m, `encoder.${m}`);
+  for (const m of ['submit', 'writeBuffer']) wrap(protos.queue, m, `queue.${m}`);
+  for (const m of ['mapAsync', 'getMappedRange', 'unmap']) wrap(protos.buffer, m, `buffer.${m}`);
+  return {
+    reset: () => stats.clear(),
+    perToken(tokens) {
+      const out = {};
+      let ms = 0;
+      for (const [k, s] of stats) {
+        out[k] = { calls: +(s.calls / tokens).toFixed(2), us: +((s.ms * 1e3) / tokens).toFixed(1) };
+        ms += s.ms;
+      }
+      out.total_us = +((ms * 1e3) / tokens).toFixed(1);
+      stats.clear();
+      return out;
+    },
+  };
+}

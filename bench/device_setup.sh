@@ -1,0 +1,14 @@
+# Sourced by the device scripts (bench/h100.sh, bench/dawn.sh) on the lent GPU machine:
+# unpacks the Vulkan loader and glvnd carried in .gl/ (the machine lacks them), points
+# Vulkan at NVIDIA's driver, and rebuilds the two models from their carried headers as
+# noise weights of the real shapes (/tmp/smollm2.gguf, /tmp/gemma3.gguf): timing only.
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRIVER_FILES:-}" ]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+nvidia-smi -L > "$OUT/gpu.txt" 2>&1
+for m in smollm2 gemma3; do
+  python3 .bench/gguf_stub.py expand .bench/$m.hdr /tmp/$m.gguf > /dev/null || exit 1
+done
