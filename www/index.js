@@ -21,6 +21,9 @@ export {
 
 let ready = null;
 
+/** Errors of loads that ran on WebGPU (an OutOfMemoryError there may fit on the CPU). */
+const failedOnGpu = new WeakSet();
+
 /**
  * Loads the WebAssembly engine once. Called by every entry point; call it yourself to
  * load the `.wasm` from another place (`module_or_path`: URL, Response or Module).
@@ -52,8 +55,10 @@ async function loadOnce(source, backend, options) {
   const onAbort = () => src.cancel(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   const creating = engine.createLoader(backend, src.total ?? undefined);
+  let onGpu = false;
   try {
     loader = await raceAbort(creating, signal, 'the model load');
+    onGpu = loader.backend === 'webgpu';
     let downloaded = 0;
     let last = { download: -1, upload: -1 };
     const report = (phase, loaded, total) => {
@@ -90,7 +95,9 @@ async function loadOnce(source, backend, options) {
     // Aborted while the backend was being opened: the device arrives later, and only
     // the garbage collector would free it.
     if (!loader) creating.then((l) => l.free(), () => {});
-    throw signal?.aborted && !(toError(e) instanceof AbortError) ? toError(new AbortError('the model load was aborted')) : toError(e);
+    const error = signal?.aborted && !(toError(e) instanceof AbortError) ? new AbortError('the model load was aborted') : toError(e);
+    if (onGpu) failedOnGpu.add(error);
+    throw error;
   } finally {
     signal?.removeEventListener('abort', onAbort);
     loader?.free();
@@ -138,7 +145,7 @@ export class Model {
     } catch (e0) {
       const e = toError(e0);
       // 'auto': a model that does not fit the GPU runs on the CPU, if we can read it again.
-      if (backend === 'auto' && e instanceof OutOfMemoryError && e.message.includes('GPU') && isRereadable(source)) {
+      if (backend === 'auto' && e instanceof OutOfMemoryError && failedOnGpu.has(e) && isRereadable(source)) {
         const { model } = await loadOnce(source, 'cpu', options);
         return new Model(model, `the model does not fit the WebGPU device: ${e.message}`);
       }

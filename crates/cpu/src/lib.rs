@@ -106,10 +106,10 @@ impl Backend for CpuBackend {
 
     fn alloc_weight(&mut self, spec: &WeightSpec) -> Result<CpuWeight> {
         let n = usize::try_from(spec.n_bytes)
-            .map_err(|_| ModelError::Backend(format!("tensor '{}' is too large for this machine", spec.name)))?;
+            .map_err(|_| ModelError::out_of_memory(format!("tensor '{}' is too large for this machine", spec.name)))?;
         let mut data = Vec::new();
         data.try_reserve_exact(n).map_err(|_| {
-            ModelError::Backend(format!("out of memory allocating {n} bytes for tensor '{}'", spec.name))
+            ModelError::out_of_memory(format!("cannot allocate {n} bytes for tensor '{}'", spec.name))
         })?;
         data.resize(n, 0);
         self.weight_bytes += spec.n_bytes;
@@ -121,7 +121,7 @@ impl Backend for CpuBackend {
         let dst = w
             .data
             .get_mut(start..start + bytes.len())
-            .ok_or_else(|| ModelError::Backend("weight write past the end of its tensor".into()))?;
+            .ok_or_else(|| ModelError::backend("weight write past the end of its tensor"))?;
         dst.copy_from_slice(bytes);
         Ok(())
     }
@@ -138,7 +138,7 @@ impl Backend for CpuBackend {
     fn alloc_activation(&mut self, capacity: usize, cols: usize) -> Result<CpuActivation> {
         let n = capacity
             .checked_mul(cols)
-            .ok_or_else(|| ModelError::Backend("activation size overflows".into()))?;
+            .ok_or_else(|| ModelError::backend("activation size overflows"))?;
         self.acts.push(Matrix { data: vec![0.0; n], capacity, cols });
         Ok(CpuActivation(self.acts.len() - 1))
     }

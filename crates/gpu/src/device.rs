@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use kindling_model::{ModelError, Result};
+use kindling_model::{BackendFailure, ModelError, Result};
 
 /// How to pick and set up the GPU.
 #[derive(Clone, Debug)]
@@ -167,7 +167,7 @@ async fn pick_adapter(instance: &wgpu::Instance, options: &GpuOptions) -> Result
         return all
             .into_iter()
             .find(|a| a.get_info().name.to_lowercase().contains(&want))
-            .ok_or_else(|| ModelError::Backend(format!("no GPU adapter named like '{want}' (found: {names:?})")));
+            .ok_or_else(|| ModelError::backend(format!("no GPU adapter named like '{want}' (found: {names:?})")));
     }
     all.sort_by_key(|a| rank(a, options.power_preference));
     if let Some(a) = all.into_iter().next() {
@@ -180,28 +180,51 @@ async fn pick_adapter(instance: &wgpu::Instance, options: &GpuOptions) -> Result
             ..Default::default()
         })
         .await
-        .map_err(|e| ModelError::Backend(format!("{NO_ADAPTER}: {e}")))
+        .map_err(|e| ModelError::backend(format!("{NO_ADAPTER}: {e}")))
 }
 
-/// Errors the device reported outside any error scope, kept until the next read.
+/// Errors the device reported outside any error scope, kept until the backend next
+/// checks, each with its kind: wgpu's `Error::OutOfMemory` is an allocation failure;
+/// a validation or internal error leaves the device's work undefined, as a lost
+/// device does. A lost device stays lost: every later check reports it.
 #[derive(Clone, Default)]
-pub struct ErrorSink(Arc<Mutex<Vec<String>>>);
+pub struct ErrorSink(Arc<Mutex<SinkState>>);
+
+#[derive(Default)]
+struct SinkState {
+    errors: Vec<(BackendFailure, String)>,
+    lost: Option<String>,
+}
 
 impl ErrorSink {
-    pub fn take(&self) -> Option<String> {
-        let mut v = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if v.is_empty() {
-            None
-        } else {
-            let n = v.len();
-            let first = v.remove(0);
-            v.clear();
-            Some(if n > 1 { format!("{first} (and {} more GPU errors)", n - 1) } else { first })
+    pub fn take(&self) -> Option<ModelError> {
+        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(lost) = &s.lost {
+            let lost = lost.clone();
+            s.errors.clear();
+            return Some(ModelError::device_lost(lost));
         }
+        if s.errors.is_empty() {
+            return None;
+        }
+        let n = s.errors.len();
+        let (kind, first) = s.errors.remove(0);
+        s.errors.clear();
+        let message = if n > 1 { format!("{first} (and {} more GPU errors)", n - 1) } else { first };
+        Some(ModelError::Backend { kind, message })
     }
 
-    fn push(&self, msg: String) {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(msg);
+    fn push(&self, e: &wgpu::Error) {
+        let kind = match e {
+            wgpu::Error::OutOfMemory { .. } => BackendFailure::OutOfMemory,
+            _ => BackendFailure::DeviceLost,
+        };
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).errors.push((kind, format!("GPU error: {e}")));
+    }
+
+    fn lost(&self, reason: wgpu::DeviceLostReason, message: &str) {
+        let mut s = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        s.lost.get_or_insert_with(|| format!("the GPU device was lost ({reason:?}): {message}"));
     }
 }
 
@@ -246,7 +269,7 @@ impl Gpu {
         ];
         for (name, have, need) in needs {
             if have < need {
-                return Err(ModelError::Backend(format!(
+                return Err(ModelError::backend(format!(
                     "GPU adapter '{}' offers {name} = {have}, the kernels need at least {need}",
                     summary.name
                 )));
@@ -270,13 +293,42 @@ impl Gpu {
                 trace: wgpu::Trace::Off,
             })
             .await
-            .map_err(|e| ModelError::Backend(format!("cannot open GPU device on '{}': {e}", summary.name)))?;
+            .map_err(|e| ModelError::backend(format!("cannot open GPU device on '{}': {e}", summary.name)))?;
 
         let errors = ErrorSink::default();
         let sink = errors.clone();
-        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| sink.push(format!("GPU error: {e}"))));
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| sink.push(&e)));
         let sink = errors.clone();
-        device.set_device_lost_callback(move |reason, msg| sink.push(format!("GPU device lost ({reason:?}): {msg}")));
+        device.set_device_lost_callback(move |reason, msg| sink.lost(reason, &msg));
         Ok(Gpu { device, queue, adapter: summary, limits, features, errors })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source() -> wgpu::ErrorSource {
+        Box::new(std::io::Error::other("test"))
+    }
+
+    #[test]
+    fn sink_keeps_each_errors_kind_and_a_lost_device_stays_lost() {
+        let sink = ErrorSink::default();
+        assert!(sink.take().is_none());
+        sink.push(&wgpu::Error::OutOfMemory { source: source() });
+        sink.push(&wgpu::Error::Validation { source: source(), description: "bad".into() });
+        let e = sink.take().expect("an error");
+        assert_eq!(e.backend_failure(), Some(BackendFailure::OutOfMemory));
+        assert!(e.to_string().contains("and 1 more"), "{e}");
+        assert!(sink.take().is_none(), "taken");
+        sink.push(&wgpu::Error::Internal { source: source(), description: "x".into() });
+        assert_eq!(sink.take().and_then(|e| e.backend_failure()), Some(BackendFailure::DeviceLost));
+        sink.lost(wgpu::DeviceLostReason::Destroyed, "gone");
+        for _ in 0..2 {
+            let e = sink.take().expect("lost");
+            assert_eq!(e.backend_failure(), Some(BackendFailure::DeviceLost));
+            assert!(e.to_string().contains("gone"), "{e}");
+        }
     }
 }

@@ -36,7 +36,7 @@ use std::sync::Arc;
 use bytemuck::Pod;
 use kindling_gguf::GgmlType;
 use kindling_model::{
-    Activation, AttentionParams, Backend, Counters, KvSpec, ModelError, QkRope, Result, RopeConfig, RopeStyle, WeightSpec,
+    Activation, AttentionParams, Backend, BackendFailure, Counters, KvSpec, ModelError, QkRope, Result, RopeConfig, RopeStyle, WeightSpec,
 };
 
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
@@ -190,7 +190,7 @@ impl Drop for GpuBackend {
 }
 
 fn err(msg: impl Into<String>) -> ModelError {
-    ModelError::Backend(msg.into())
+    ModelError::backend(msg)
 }
 
 impl GpuBackend {
@@ -283,7 +283,7 @@ impl GpuBackend {
 
     fn check_errors(&self) -> Result<()> {
         match self.gpu.errors.take() {
-            Some(e) => Err(err(e)),
+            Some(e) => Err(e),
             None => Ok(()),
         }
     }
@@ -293,7 +293,9 @@ impl GpuBackend {
     fn create_buffer(&mut self, label: &str, size: u64, usage: wgpu::BufferUsages) -> Result<BufId> {
         let limit = self.gpu.limits.max_buffer_size;
         if size > limit {
-            return Err(err(format!("{label}: {size} bytes exceed the GPU's largest buffer ({limit} bytes)")));
+            return Err(ModelError::out_of_memory(format!(
+                "{label}: {size} bytes do not fit the device: its largest buffer is {limit} bytes"
+            )));
         }
         let buffer = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
@@ -301,7 +303,12 @@ impl GpuBackend {
             usage,
             mapped_at_creation: false,
         });
-        self.check_errors().map_err(|e| err(format!("{label}: cannot allocate {size} bytes on the GPU: {e}")))?;
+        // Natively an allocation failure is reported at once (in a browser it arrives
+        // later, through the same sink, and is reported by the next check).
+        if let Some(e) = self.gpu.errors.take() {
+            let kind = e.backend_failure().unwrap_or(BackendFailure::Other);
+            return Err(ModelError::Backend { kind, message: format!("{label}: cannot allocate {size} bytes on the GPU: {e}") });
+        }
         self.buffers.push(buffer);
         self.stats.objects_created += 1;
         Ok(BufId(self.buffers.len() as u32 - 1))
@@ -310,8 +317,9 @@ impl GpuBackend {
     fn storage_buffer(&mut self, label: &str, size: u64) -> Result<BufId> {
         let limit = self.gpu.limits.max_storage_buffer_binding_size;
         if size > limit {
-            return Err(err(format!(
-                "{label}: {size} bytes exceed the GPU's largest storage binding ({limit} bytes); use a smaller batch or context"
+            return Err(ModelError::out_of_memory(format!(
+                "{label}: {size} bytes do not fit the device: its largest storage binding is {limit} bytes; \
+                 use a smaller batch or context"
             )));
         }
         let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
@@ -502,7 +510,7 @@ impl GpuBackend {
             self.gpu
                 .device
                 .poll(wgpu::PollType::Wait { submission_index: submission, timeout: None })
-                .map_err(|e| err(format!("waiting for the GPU failed: {e}")))?;
+                .map_err(|e| ModelError::device_lost(format!("waiting for the GPU failed: {e}")))?;
             self.stats.wait_us += t.elapsed().as_micros() as u64;
         }
         #[cfg(target_arch = "wasm32")]
@@ -517,14 +525,16 @@ impl GpuBackend {
             if result.is_ok() {
                 buffer.unmap();
             }
-            return Err(err(e));
+            return Err(e);
         }
-        result.map_err(|e| err(format!("reading back from the GPU failed: {e}")))?;
+        // A mapping fails when the device is lost or destroyed (its lost callback may
+        // not have run yet).
+        result.map_err(|e| ModelError::device_lost(format!("reading back from the GPU failed: {e}")))?;
         let data = {
             let view = buffer
                 .slice(0..bytes)
                 .get_mapped_range()
-                .map_err(|e| err(format!("reading back from the GPU failed: {e}")))?;
+                .map_err(|e| ModelError::device_lost(format!("reading back from the GPU failed: {e}")))?;
             view.to_vec()
         };
         buffer.unmap();

@@ -37,8 +37,8 @@ impl Backend for GpuBackend {
         let row_bytes = weights::stored_row_bytes(ty, spec.cols) as u64;
         let rows_per_part = (self.max_part_bytes / row_bytes) as usize;
         if rows_per_part == 0 {
-            return Err(err(format!(
-                "tensor '{name}': one row ({row_bytes} bytes) is larger than the GPU's largest storage binding ({} bytes)",
+            return Err(ModelError::out_of_memory(format!(
+                "tensor '{name}': one row ({row_bytes} bytes) does not fit the device: its largest storage binding is {} bytes",
                 self.max_part_bytes
             )));
         }

@@ -190,16 +190,16 @@ pub trait Backend {
     /// Runs everything recorded, leaving the argmax of row 0 of `x` where the next
     /// `begin_chained_batch` reads its token, and starts reading it back.
     async fn submit_chained(&mut self, _x: Self::Activation) -> Result<()> {
-        Err(crate::ModelError::Backend("this backend does not chain decode steps".into()))
+        Err(crate::ModelError::backend("this backend does not chain decode steps"))
     }
     /// Starts a one-row batch at `start_pos` whose token is the one the last
     /// `submit_chained` left on the device.
     fn begin_chained_batch(&mut self, _start_pos: usize) -> Result<()> {
-        Err(crate::ModelError::Backend("this backend does not chain decode steps".into()))
+        Err(crate::ModelError::backend("this backend does not chain decode steps"))
     }
     /// The token of the oldest `submit_chained` not read yet.
     async fn finish_chained(&mut self) -> Result<u32> {
-        Err(crate::ModelError::Backend("this backend does not chain decode steps".into()))
+        Err(crate::ModelError::backend("this backend does not chain decode steps"))
     }
 
     /// The `k` largest values of each of the first `rows` rows with their indices,

@@ -211,7 +211,7 @@ impl<B: Backend> Model<B> {
                 (EvalOutput::LastLogits, Some(l)) => return Ok(Evaluated::Logits(self.backend.read_rows(l, 1).await?)),
                 (EvalOutput::LastArgmax, Some(l)) => {
                     let ids = self.backend.argmax_rows(l, 1).await?;
-                    let id = ids.first().copied().ok_or_else(|| ModelError::Backend("argmax returned nothing".into()))?;
+                    let id = ids.first().copied().ok_or_else(|| ModelError::backend("argmax returned nothing"))?;
                     return Ok(Evaluated::Token(id));
                 }
                 (EvalOutput::SubmitArgmax, Some(l)) => {

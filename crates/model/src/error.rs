@@ -5,6 +5,21 @@ use std::fmt;
 use kindling_gguf::GgufError;
 use kindling_tokenizer::TokenizerError;
 
+/// What kind of backend failure a `ModelError::Backend` is, set where the backend
+/// knows it (an allocation, a device limit, the device's lost callback), so callers
+/// branch on it instead of on message text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendFailure {
+    /// A buffer could not be allocated, or the model (a tensor, the KV cache, a
+    /// workspace) does not fit the device's limits: another backend may manage.
+    OutOfMemory,
+    /// The device was lost, or reported an error that leaves its work undefined: the
+    /// model must be loaded again.
+    DeviceLost,
+    /// Anything else (an internal inconsistency, an unusable adapter).
+    Other,
+}
+
 #[derive(Debug)]
 pub enum ModelError {
     /// The file is not a valid GGUF file.
@@ -25,8 +40,9 @@ pub enum ModelError {
     TruncatedData { expected: u64, received: u64 },
     /// The request does not fit the session (context full, empty prompt, ...).
     InvalidRequest(String),
-    /// The backend failed (device lost, out of memory, ...).
-    Backend(String),
+    /// The backend failed; `kind` says whether retrying elsewhere (out of memory) or
+    /// reloading (device lost) can help.
+    Backend { kind: BackendFailure, message: String },
     /// The caller cancelled the work.
     Aborted,
 }
@@ -50,13 +66,40 @@ impl fmt::Display for ModelError {
                 "the file ends early: tensor data needs {expected} bytes, only {received} arrived"
             ),
             ModelError::InvalidRequest(m) => f.write_str(m),
-            ModelError::Backend(m) => write!(f, "backend error: {m}"),
+            ModelError::Backend { kind: BackendFailure::OutOfMemory, message } => write!(f, "out of memory: {message}"),
+            ModelError::Backend { kind: BackendFailure::DeviceLost, message } => write!(f, "device lost: {message}"),
+            ModelError::Backend { kind: BackendFailure::Other, message } => write!(f, "backend error: {message}"),
             ModelError::Aborted => f.write_str("aborted"),
         }
     }
 }
 
 impl std::error::Error for ModelError {}
+
+impl ModelError {
+    /// A backend failure of no particular kind.
+    pub fn backend(message: impl Into<String>) -> Self {
+        ModelError::Backend { kind: BackendFailure::Other, message: message.into() }
+    }
+
+    /// An allocation failed, or something does not fit the device's limits.
+    pub fn out_of_memory(message: impl Into<String>) -> Self {
+        ModelError::Backend { kind: BackendFailure::OutOfMemory, message: message.into() }
+    }
+
+    /// The device is gone (or its work is undefined).
+    pub fn device_lost(message: impl Into<String>) -> Self {
+        ModelError::Backend { kind: BackendFailure::DeviceLost, message: message.into() }
+    }
+
+    /// The kind of a backend failure; `None` for every other error.
+    pub fn backend_failure(&self) -> Option<BackendFailure> {
+        match self {
+            ModelError::Backend { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
+}
 
 impl From<GgufError> for ModelError {
     fn from(e: GgufError) -> Self {

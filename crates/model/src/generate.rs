@@ -173,7 +173,7 @@ impl Generation {
             Evaluated::Token(t) => t,
             Evaluated::Logits(logits) => self.sampler.sample(&logits, &history),
             Evaluated::Candidates(c) => self.sampler.sample_candidates(&c, &history),
-            Evaluated::Submitted => return Err(ModelError::Backend("a step was submitted, not read".into())),
+            Evaluated::Submitted => return Err(ModelError::backend("a step was submitted, not read")),
         };
         self.emit(model, session, token).await
     }
@@ -190,7 +190,7 @@ impl Generation {
             self.in_flight = 1;
         }
         if self.in_flight == 0 {
-            return Err(ModelError::Backend("no decode step in flight".into()));
+            return Err(ModelError::backend("no decode step in flight"));
         }
         // Evaluate the token in flight ahead of reading it, if one more may follow.
         let room = session.tokens().len() < session.capacity();

@@ -17,7 +17,7 @@ pub mod weights;
 pub use backend::{top_k, AttentionParams, Backend, Counters, KvSpec, QkRope, WeightSpec};
 pub use config::{Activation, Architecture, LayerConfig, ModelConfig, RopeConfig, RopeStyle};
 pub use engine::{EvalOutput, Evaluated, Model, ModelOptions, Session};
-pub use error::{ModelError, Result};
+pub use error::{BackendFailure, ModelError, Result};
 pub use forward::LogitRows;
 pub use generate::{FinishReason, GenerateOptions, Generation, Piece};
 pub use info::ModelInfo;

@@ -193,7 +193,7 @@ impl<B: Backend> DataState<B> {
             let hi = t_end.min(end);
             if lo < hi {
                 let slot = self.slots[self.next].as_mut().ok_or_else(|| {
-                    ModelError::Backend("weight handle missing during load".into())
+                    ModelError::backend("weight handle missing during load")
                 })?;
                 backend.write_weight(slot, lo - t_begin, &bytes[(lo - at) as usize..(hi - at) as usize])?;
             }

@@ -3,7 +3,7 @@
 //! same way and JS code can branch on `error.name`.
 
 use kindling_gguf::GgufError;
-use kindling_model::ModelError;
+use kindling_model::{BackendFailure, ModelError};
 use kindling_tokenizer::TokenizerError;
 use wasm_bindgen::JsValue;
 
@@ -80,7 +80,10 @@ impl From<ModelError> for WebError {
             | ModelError::TensorShape { .. }
             | ModelError::TruncatedData { .. } => ErrorName::InvalidModel,
             ModelError::InvalidRequest(_) => ErrorName::Usage,
-            ModelError::Backend(msg) => backend_name(msg),
+            ModelError::Backend { kind: BackendFailure::OutOfMemory, .. } => ErrorName::OutOfMemory,
+            ModelError::Backend { kind: BackendFailure::DeviceLost, .. } => ErrorName::DeviceLost,
+            // An internal failure: a plain Error, as misuse is.
+            ModelError::Backend { kind: BackendFailure::Other, .. } => ErrorName::Usage,
             ModelError::Aborted => ErrorName::Abort,
         };
         WebError::new(name, e.to_string())
@@ -103,40 +106,16 @@ fn tokenizer_name(e: &TokenizerError) -> ErrorName {
     }
 }
 
-/// The GPU backend reports its failures as text (`ModelError::Backend`); these are the
-/// phrases it uses for allocation failures and lost devices.
-fn backend_name(msg: &str) -> ErrorName {
-    let m = msg.to_ascii_lowercase();
-    if m.contains("device lost") || m.contains("device is lost") || m.contains("lost the device") {
-        ErrorName::DeviceLost
-    } else if m.contains("out of memory")
-        || m.contains("cannot allocate")
-        || m.contains("exceed the gpu")
-        || m.contains("exceed the gpu's")
-        || m.contains("allocation")
-    {
-        ErrorName::OutOfMemory
-    } else if m.contains("gpu error") || m.contains("reading back from the gpu") || m.contains("waiting for the gpu") {
-        // An uncaptured WebGPU error leaves the device's work undefined.
-        ErrorName::DeviceLost
-    } else {
-        ErrorName::Usage
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn backend_messages_map_to_names() {
-        assert_eq!(backend_name("GPU device lost (Unknown): gone"), ErrorName::DeviceLost);
-        assert_eq!(backend_name("x: cannot allocate 5 bytes on the GPU: oom"), ErrorName::OutOfMemory);
-        assert_eq!(
-            backend_name("w: 9 bytes exceed the GPU's largest buffer (4 bytes)"),
-            ErrorName::OutOfMemory
-        );
-        assert_eq!(backend_name("GPU error: validation"), ErrorName::DeviceLost);
+    fn backend_failures_map_by_kind_not_text() {
+        assert_eq!(WebError::from(ModelError::device_lost("x")).name, ErrorName::DeviceLost);
+        assert_eq!(WebError::from(ModelError::out_of_memory("x")).name, ErrorName::OutOfMemory);
+        // The text of another kind does not matter.
+        assert_eq!(WebError::from(ModelError::backend("device lost, out of memory")).name, ErrorName::Usage);
     }
 
     #[test]

@@ -78,3 +78,28 @@ export async function waitFor(condition, ms) {
   }
   return true;
 }
+
+/**
+ * Makes `navigator.gpu.requestAdapter()` return the adapter dressed as a hardware GPU
+ * (`isFallbackAdapter: false`, so 'auto' chooses it) with `limits` lowered to `limits`:
+ * a smaller device than the one present. wgpu reads both through these properties and
+ * requests no more than the lowered limits.
+ */
+export function shrinkAdapter(limits) {
+  const G = GPU.prototype;
+  const original = G.requestAdapter;
+  const plain = (o) => {
+    const out = {};
+    for (const k in o) if (typeof o[k] !== 'function') out[k] = o[k];
+    return out;
+  };
+  G.requestAdapter = async function (options) {
+    const adapter = await original.call(this, options);
+    if (!adapter) return adapter;
+    Object.defineProperty(adapter, 'limits', { value: { ...plain(adapter.limits), ...limits } });
+    Object.defineProperty(adapter, 'info', { value: { ...plain(adapter.info), isFallbackAdapter: false } });
+    Object.defineProperty(adapter, 'isFallbackAdapter', { value: false });
+    return adapter;
+  };
+  return { restore: () => (G.requestAdapter = original) };
+}
