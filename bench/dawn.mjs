@@ -138,7 +138,21 @@ async function traceWebGpuCalls() {
   for (const m of ['setPipeline', 'setBindGroup', 'dispatchWorkgroups', 'end']) wrap(protos.pass, m, `pass.${m}`);
   for (const m of ['beginComputePass', 'copyBufferToBuffer', 'finish']) wrap(protos.encoder, m, `encoder.${m}`);
   for (const m of ['submit', 'writeBuffer']) wrap(protos.queue, m, `queue.${m}`);
-  for (const m of ['mapAsync', 'getMappedRange', 'unmap']) wrap(protos.buffer, m, `buffer.${m}`);
+  for (const m of ['getMappedRange', 'unmap']) wrap(protos.buffer, m, `buffer.${m}`);
+  // mapAsync: the time until its promise settles (the wait for the GPU), not the call.
+  const mapAsync = protos.buffer.mapAsync;
+  protos.buffer.mapAsync = function (...args) {
+    const t = performance.now();
+    const settle = () => {
+      const s = stats.get('buffer.mapAsync (until settled)') ?? { calls: 0, ms: 0 };
+      s.calls += 1;
+      s.ms += performance.now() - t;
+      stats.set('buffer.mapAsync (until settled)', s);
+    };
+    const promise = mapAsync.apply(this, args);
+    promise.then(settle, settle);
+    return promise;
+  };
   return {
     reset: () => stats.clear(),
     perToken(tokens) {
@@ -146,9 +160,9 @@ async function traceWebGpuCalls() {
       let ms = 0;
       for (const [k, s] of stats) {
         out[k] = { calls: +(s.calls / tokens).toFixed(2), us: +((s.ms * 1e3) / tokens).toFixed(1) };
-        ms += s.ms;
+        if (!k.startsWith('buffer.mapAsync')) ms += s.ms;
       }
-      out.total_us = +((ms * 1e3) / tokens).toFixed(1);
+      out.calls_total_us = +((ms * 1e3) / tokens).toFixed(1);
       stats.clear();
       return out;
     },

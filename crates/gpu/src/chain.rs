@@ -1,16 +1,19 @@
 //! Chained greedy decoding: a step's argmax is written where the next step's embedding
-//! reads its token (the token-id buffer), and copied into one of two small mappable
-//! buffers to be read later, so the host records and submits step t+1 while the
-//! device still runs step t. Still one submission and 4 bytes read back per token.
+//! reads its token (the token-id buffer), and copied into one of `CHAINED_STEPS` small
+//! mappable buffers to be read later, so the host records and submits steps t+1, t+2
+//! while the device still runs step t. Still one submission and 4 bytes read back per
+//! token.
 
 use std::collections::VecDeque;
+
+use kindling_model::CHAINED_STEPS;
 
 use super::*;
 use readback::MapFuture;
 
 /// A submitted step whose token is being read back.
 struct InFlight {
-    /// Which of the two read buffers.
+    /// Which of the read buffers.
     slot: usize,
     submission: wgpu::SubmissionIndex,
     mapped: MapFuture,
@@ -20,7 +23,7 @@ struct InFlight {
 
 #[derive(Default)]
 pub(crate) struct Chain {
-    /// Two 4-byte read buffers, created at the first chained step.
+    /// `CHAINED_STEPS` 4-byte read buffers, created at the first chained step.
     read: Vec<wgpu::Buffer>,
     in_flight: VecDeque<InFlight>,
 }
@@ -45,14 +48,14 @@ impl GpuBackend {
         if let Some(e) = self.take_deferred() {
             return Err(e);
         }
-        // Both read buffers busy: collect the oldest (an abandoned step's) first.
-        while self.chain.in_flight.len() >= 2 {
+        // Every read buffer busy: collect the oldest (an abandoned step's) first.
+        while self.chain.in_flight.len() >= CHAINED_STEPS {
             self.chain_collect().await?;
         }
         if self.chain.read.is_empty() {
-            for i in 0..2 {
+            for _ in 0..CHAINED_STEPS {
                 self.chain.read.push(self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(if i == 0 { "chained token 0" } else { "chained token 1" }),
+                    label: Some("chained token"),
                     size: 4,
                     usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
@@ -60,7 +63,7 @@ impl GpuBackend {
                 self.stats.objects_created += 1;
             }
         }
-        let slot = self.chain.in_flight.back().map_or(0, |f| f.slot ^ 1);
+        let slot = self.chain.in_flight.back().map_or(0, |f| (f.slot + 1) % CHAINED_STEPS);
         // The id lands in the first word of the token-id buffer either way.
         let (buf, cols) = (self.act(x).buf, self.act(x).cols);
         self.record_argmax(buf, cols, 1, self.tokens)?;

@@ -87,6 +87,12 @@ pub struct Counters {
     pub wait_us: u64,
 }
 
+/// Most chained greedy steps submitted whose token has not been read. Three keep the
+/// device busy while the host records the next step, even where a read's result only
+/// arrives when the host's event loop comes round again (a browser): with one step
+/// ahead, the host waits for each token before it records the one after next.
+pub const CHAINED_STEPS: usize = 3;
+
 /// A compute backend. See the module docs for the execution model.
 #[allow(async_fn_in_trait)] // backends run on one thread (wasm); no Send bound wanted
 pub trait Backend {
@@ -183,7 +189,8 @@ pub trait Backend {
 
     /// Whether the backend supports `submit_chained` / `begin_chained_batch` /
     /// `finish_chained`: a greedy decode step whose token stays on the device, so the
-    /// next step is recorded and submitted before this one's token is read back.
+    /// next steps are recorded and submitted before this one's token is read back (up
+    /// to `CHAINED_STEPS` submitted and not read).
     fn can_chain(&self) -> bool {
         false
     }

@@ -250,10 +250,11 @@ impl<B: Backend> Model<B> {
     }
 
     /// Reads the token of the oldest submitted step not read yet, and puts it in the
-    /// session where a chained step took it as its input.
+    /// session where a chained step took it as its input: the first of the trailing
+    /// placeholders (the later ones are the inputs of later steps).
     pub async fn finish_chained(&mut self, session: &mut Session<B>) -> Result<u32> {
         let id = self.backend.finish_chained().await?;
-        if let Some(t) = session.tokens.last_mut().filter(|t| **t == UNRESOLVED) {
+        if let Some(t) = session.tokens.iter_mut().rev().take_while(|t| **t == UNRESOLVED).last() {
             *t = id;
         }
         Ok(id)

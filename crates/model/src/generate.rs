@@ -4,7 +4,7 @@
 
 use kindling_tokenizer::StreamDecoder;
 
-use crate::backend::Backend;
+use crate::backend::{Backend, CHAINED_STEPS};
 use crate::engine::{EvalOutput, Evaluated, Model, Session};
 use crate::error::{ModelError, Result};
 use crate::sampler::{Sampler, SamplerConfig};
@@ -75,7 +75,7 @@ pub struct Generation {
     /// Whether the prompt has been evaluated.
     prefilled: bool,
     /// Chained greedy decoding (`Model::can_chain`): steps submitted whose token has
-    /// not been read yet (0 or 1 between calls).
+    /// not been read yet (below `CHAINED_STEPS` between calls).
     in_flight: usize,
 }
 
@@ -125,9 +125,11 @@ impl Generation {
             return Ok(self.end(FinishReason::MaxTokens));
         }
         if self.sampler.config().is_greedy() && model.can_chain() {
-            // The session already holds the last token (evaluated ahead): the same
-            // limit as below, where it is evaluated in this call.
-            if self.prefilled && session.tokens().len() >= session.capacity() {
+            // The session already holds the last token (evaluated ahead), and the
+            // inputs of the steps beyond it: the same limit as below, where the last
+            // token is evaluated in this call.
+            let evaluated = session.tokens().len() + 1 - self.in_flight.max(1);
+            if self.prefilled && evaluated >= session.capacity() {
                 self.drain(model, session).await?;
                 return Ok(self.end(FinishReason::ContextFull));
             }
@@ -192,9 +194,11 @@ impl Generation {
         if self.in_flight == 0 {
             return Err(ModelError::backend("no decode step in flight"));
         }
-        // Evaluate the token in flight ahead of reading it, if one more may follow.
-        let room = session.tokens().len() < session.capacity();
-        if room && self.generated.len() + 1 < self.options.max_tokens {
+        // Evaluate the tokens in flight ahead of reading the oldest, while more may follow.
+        while self.in_flight < CHAINED_STEPS
+            && session.tokens().len() < session.capacity()
+            && self.generated.len() + self.in_flight < self.options.max_tokens
+        {
             model.eval_chained(session).await?;
             self.in_flight += 1;
         }

@@ -14,7 +14,7 @@ pub mod loader;
 pub mod sampler;
 pub mod weights;
 
-pub use backend::{top_k, AttentionParams, Backend, Counters, KvSpec, QkRope, WeightSpec};
+pub use backend::{top_k, AttentionParams, Backend, Counters, KvSpec, QkRope, WeightSpec, CHAINED_STEPS};
 pub use config::{Activation, Architecture, LayerConfig, ModelConfig, RopeConfig, RopeStyle};
 pub use engine::{EvalOutput, Evaluated, Model, ModelOptions, Session};
 pub use error::{BackendFailure, ModelError, Result};

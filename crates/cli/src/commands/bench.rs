@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use kindling_model::{Backend, EvalOutput, Evaluated, Model, ModelOptions};
+use kindling_model::{Backend, EvalOutput, Evaluated, Model, ModelOptions, CHAINED_STEPS};
 
 use crate::load::{with_model, Error, Loaded, ModelArgs, ModelTask};
 
@@ -103,14 +103,19 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
         let before = model.backend().counters();
         let t = Instant::now();
         if model.can_chain() && args.gen_tokens > 0 {
-            // As `Generation` decodes greedily there: each step is submitted before the
-            // previous one's token is read.
+            // As `Generation` decodes greedily there: up to CHAINED_STEPS steps are
+            // submitted ahead of the token being read.
             pollster::block_on(model.eval(&mut session, &[token], EvalOutput::SubmitArgmax))?;
-            for _ in 1..args.gen_tokens {
-                pollster::block_on(model.eval_chained(&mut session))?;
+            let (mut submitted, mut in_flight) = (1, 1);
+            for _ in 0..args.gen_tokens {
+                while in_flight < CHAINED_STEPS && submitted < args.gen_tokens {
+                    pollster::block_on(model.eval_chained(&mut session))?;
+                    submitted += 1;
+                    in_flight += 1;
+                }
                 pollster::block_on(model.finish_chained(&mut session))?;
+                in_flight -= 1;
             }
-            pollster::block_on(model.finish_chained(&mut session))?;
         } else {
             for _ in 0..args.gen_tokens {
                 match pollster::block_on(model.eval(&mut session, &[token], EvalOutput::LastArgmax))? {
