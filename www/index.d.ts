@@ -167,6 +167,37 @@ export declare class Model {
   dispose(): Promise<void>;
 }
 
+export interface WorkerLoadOptions extends LoadOptions {
+  /** A Worker already running the package's `worker.js` (e.g. made by a bundler); `dispose()` terminates it. */
+  worker?: Worker;
+  /** Move an ArrayBuffer / whole-buffer Uint8Array source to the worker instead of copying it (detaches it here). Default true. */
+  transfer?: boolean;
+}
+
+/**
+ * `Model` with the engine in a module Web Worker (`import { WorkerModel } from 'kindling/worker'`).
+ * The same calls, except that tokenize, detokenize and applyChatTemplate return promises.
+ * Signals and breaking out of an iterator stop the work in the worker.
+ */
+export declare class WorkerModel {
+  private constructor();
+  static load(source: ModelSource, options?: WorkerLoadOptions): Promise<WorkerModel>;
+  readonly info: ModelInfo;
+  tokenize(text: string, options?: { addSpecial?: boolean; parseSpecial?: boolean }): Promise<number[]>;
+  detokenize(ids: ArrayLike<number>, options?: { renderSpecial?: boolean }): Promise<string>;
+  applyChatTemplate(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean }): Promise<string>;
+  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<Piece, void, undefined>;
+  complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
+  readonly chat: {
+    completions: {
+      create(request: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
+      create(request: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
+    };
+  };
+  /** Frees the model and terminates the worker. */
+  dispose(): Promise<void>;
+}
+
 /** Loads the WebAssembly engine (done by every entry point; call it to pass another .wasm location). */
 export declare function initEngine(moduleOrPath?: string | URL | Response | WebAssembly.Module): Promise<unknown>;
 

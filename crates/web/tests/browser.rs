@@ -30,3 +30,5 @@ mod js_api;
 mod kernels;
 #[path = "browser/real_models.rs"]
 mod real_models;
+#[path = "browser/worker_api.rs"]
+mod worker_api;

@@ -1,0 +1,7 @@
+// Types of `kindling/worker` (www/worker-model.js); declared with the rest in index.d.ts.
+
+export {
+  WorkerModel, WorkerLoadOptions, AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError,
+  UnsupportedModelError, WebGPUUnavailableError,
+} from './index.js';
+export { WorkerModel as default } from './index.js';

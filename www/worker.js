@@ -1,0 +1,70 @@
+// The engine inside a module Web Worker, driven by WorkerModel (worker-model.js), so
+// loading and generating never block the page's main thread. One worker holds one
+// model.
+//
+// Protocol (structured-clone messages):
+//   in:  { id, op, args }            a call; op is one of HANDLERS below
+//        { op: 'abort', target }     abort call `target` (its signal fires)
+//   out: { id, event }               a progress event, piece or chunk of call `id`
+//        { id, done: true, value }   call `id` returned
+//        { id, done: true, error: { name, message } }
+
+import { Model } from './index.js';
+
+let model = null;
+/** The AbortController of each call still running, by id. */
+const running = new Map();
+
+function live() {
+  if (!model) throw new Error('no model is loaded in this worker (load failed, or it was disposed)');
+  return model;
+}
+
+const HANDLERS = {
+  async load({ source, options }, signal, emit) {
+    if (model) throw new Error('this worker already holds a model; use one WorkerModel per model');
+    model = await Model.load(source, { ...options, signal, onProgress: (progress) => emit({ progress }) });
+    return model.info;
+  },
+  tokenize: ({ text, options }) => live().tokenize(text, options),
+  detokenize: ({ ids, options }) => live().detokenize(ids, options),
+  applyChatTemplate: ({ messages, options }) => live().applyChatTemplate(messages, options),
+  async generate({ prompt, options }, signal, emit) {
+    for await (const piece of live().generate(prompt, { ...options, signal })) emit({ piece });
+  },
+  complete: ({ prompt, options }, signal) => live().complete(prompt, { ...options, signal }),
+  async chat({ request }, signal, emit) {
+    const reply = await live().chat.completions.create({ ...request, signal });
+    if (!request.stream) return reply;
+    for await (const chunk of reply) emit({ chunk });
+    return undefined;
+  },
+  async dispose() {
+    const m = model;
+    model = null;
+    await m?.dispose();
+  },
+};
+
+self.onmessage = async ({ data }) => {
+  const { id, op, args } = data ?? {};
+  if (op === 'abort') {
+    running.get(data.target)?.abort(new DOMException(data.reason ?? 'aborted', 'AbortError'));
+    return;
+  }
+  const handler = Object.hasOwn(HANDLERS, op) ? HANDLERS[op] : null;
+  if (!handler) {
+    self.postMessage({ id, done: true, error: { name: 'Error', message: `unknown worker call '${op}'` } });
+    return;
+  }
+  const controller = new AbortController();
+  running.set(id, controller);
+  try {
+    const value = await handler(args ?? {}, controller.signal, (event) => self.postMessage({ id, event }));
+    self.postMessage({ id, done: true, value });
+  } catch (e) {
+    self.postMessage({ id, done: true, error: { name: e?.name ?? 'Error', message: e?.message ?? String(e) } });
+  } finally {
+    running.delete(id);
+  }
+};
