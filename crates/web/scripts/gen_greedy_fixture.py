@@ -3,6 +3,9 @@
 
     python3 crates/web/scripts/gen_greedy_fixture.py [--kindling target/release/kindling]
 
+With `--all-prompts --max-tokens 32 --out tests/fixtures/dawn_greedy.json` it writes the
+larger set that bench/dawn_greedy.mjs checks on a real GPU through Dawn.
+
 For each model and prompt, the native CLI (CPU backend) generates MAX_TOKENS greedy
 tokens (`run --temperature 0 --json`); then `logits --token-ids` evaluates prompt +
 continuation in one pass and records, for every generated step, the margin between
@@ -34,21 +37,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kindling", default=os.path.join(ROOT, "target/release/kindling"))
     ap.add_argument("--out", default=os.path.join(ROOT, "tests/fixtures/browser_greedy.json"))
+    ap.add_argument("--max-tokens", type=int, default=MAX_TOKENS)
+    ap.add_argument("--all-prompts", action="store_true", help="every prompt of tests/scripts/prompts.json")
     args = ap.parse_args()
     prompts = {p["name"]: p["text"] for p in json.load(open(os.path.join(ROOT, "tests/scripts/prompts.json")))["prompts"]}
     fixture = {
         "_doc": "Native greedy ids (kindling run --backend cpu --temperature 0) and the top-1/top-2 logit margin "
         "at each generated step; written by crates/web/scripts/gen_greedy_fixture.py.",
-        "max_tokens": MAX_TOKENS,
+        "max_tokens": args.max_tokens,
         "models": {},
     }
     for key, (path, names) in MODELS.items():
         cases = []
-        for name in names:
+        for name in (list(prompts) if args.all_prompts else names):
             text = prompts[name]
             text = text[key] if isinstance(text, dict) else text
             run = run_json([args.kindling, "run", path, "--backend", "cpu", "--temperature", "0",
-                            "--max-tokens", str(MAX_TOKENS), "--prompt", text, "--json"])
+                            "--max-tokens", str(args.max_tokens), "--prompt", text, "--json"])
             prompt_ids, ids = run["prompt_token_ids"], run["token_ids"]
             seq = prompt_ids + ids
             margins = []
