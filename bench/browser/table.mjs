@@ -10,7 +10,7 @@ const range = (r) => (r ? `${fmt(r[0])}–${fmt(r[1])}` : '');
 
 /** Markdown table, so a run's output can go into bench/results/ as it is. */
 export function formatTable(rows) {
-  const head = ['engine', 'backend', 'model', 'load ms', 'prefill tok/s', '(range)', 'decode tok/s', '(range)', 'tokens p/g', 'note'];
+  const head = ['engine', 'backend', 'model', 'load ms', 'prefill tok/s', '(range)', 'decode tok/s', '(range)', 'tokens p/g', 'load 1m', 'note'];
   const lines = [head, head.map(() => '---')];
   for (const r of rows) {
     const ok = r.status === 'ok';
@@ -24,6 +24,7 @@ export function formatTable(rows) {
       ok ? fmt(r.decodeTokS) : '',
       ok ? range(r.decodeRange) : '',
       ok ? `${r.promptTokens}/${r.genTokens}` : '',
+      r.loadAverage ? fmt(r.loadAverage[0], 2) : '',
       ok ? '' : `${r.status}: ${r.reason}`,
     ]);
   }
