@@ -92,7 +92,7 @@ async function profileKernels(model, ids) {
   await model.complete(ids, { maxTokens: 1, temperature: 0 });
   profiler.enable(false);
   const prefill = await profiler.report(1);
-  const steps = 16;
+  const steps = Number(process.env.TRACE_STEPS ?? 16);
   let seen = 0;
   for await (const _ of model.generate(ids.slice(1), { maxTokens: steps + 1, temperature: 0, ignoreEos: true })) {
     // The prompt's prefill and first token unprofiled, then `steps` decode tokens.

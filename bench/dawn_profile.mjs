@@ -93,7 +93,10 @@ export async function installGpuProfiler() {
     const commands = [];
     return {
       setPipeline: (...args) => commands.push(['pipeline', args]),
-      setBindGroup: (...args) => commands.push(['group', args]),
+      // The dynamic offsets may be a view of the wasm memory, reused by the time the
+      // pass ends: keep a copy of the ones this call names.
+      setBindGroup: (index, group, offsets = [], start = 0, length = offsets.length) =>
+        commands.push(['group', [index, group, Array.from(offsets).slice(start, start + length)]]),
       dispatchWorkgroups: (...args) => commands.push(['dispatch', args]),
       end: () => replay(encoder, commands),
     };
