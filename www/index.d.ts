@@ -158,13 +158,16 @@ export declare class Model {
   applyChatTemplate(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean }): string;
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<Piece, void, undefined>;
   complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
-  readonly chat: {
-    completions: {
-      create(request: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
-      create(request: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
-    };
-  };
+  readonly chat: ChatApi;
   dispose(): Promise<void>;
+}
+
+/** `model.chat`: OpenAI-shaped chat completions rendered with the model's own template. */
+export interface ChatApi {
+  completions: {
+    create(request: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
+    create(request: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
+  };
 }
 
 export interface WorkerLoadOptions extends LoadOptions {
@@ -188,12 +191,7 @@ export declare class WorkerModel {
   applyChatTemplate(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean }): Promise<string>;
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<Piece, void, undefined>;
   complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
-  readonly chat: {
-    completions: {
-      create(request: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
-      create(request: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
-    };
-  };
+  readonly chat: ChatApi;
   /** Frees the model and terminates the worker. */
   dispose(): Promise<void>;
 }

@@ -3,10 +3,9 @@
 //! own WebAssembly instance, so its memory figure is that of a fresh engine.
 
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{get, log, server, webgpu_available};
+use crate::support::{run_js_suite, server, webgpu_available};
 
 #[wasm_bindgen(module = "/tests/browser/js_api.js")]
 extern "C" {
@@ -18,12 +17,5 @@ extern "C" {
 async fn js_api_load_generate_abort_errors() {
     let _ = webgpu_available().await; // checks KINDLING_WEBGPU against the browser
     let fixture = include_str!("../../../../tests/fixtures/browser_greedy.json");
-    let report = JsFuture::from(run_api_tests(server(), fixture)).await.unwrap_or_else(|e| {
-        panic!("the JS API tests threw: {}", crate::support::json(&e));
-    });
-    for line in js_sys::Array::from(&get(&report, "log")).iter() {
-        log(&format!("[js] {}", line.as_string().unwrap_or_default()));
-    }
-    let failures: Vec<String> = js_sys::Array::from(&get(&report, "failures")).iter().filter_map(|v| v.as_string()).collect();
-    assert!(failures.is_empty(), "JS API failures:\n{}", failures.join("\n"));
+    run_js_suite("JS API", run_api_tests(server(), fixture)).await;
 }
