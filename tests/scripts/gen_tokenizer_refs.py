@@ -2,10 +2,10 @@
 """Reference tokenizations from llama.cpp (through llama-cpp-python) for the Rust
 tokenizer tests.
 
-    python3 tests/scripts/gen_tokenizer_refs.py [MODELS_DIR]
+    python3 tests/scripts/gen_tokenizer_refs.py [MODELS_DIR [KEY,KEY...]]
 
 Reads tests/fixtures/tokenizer_corpus.json and writes, for each real model,
-tests/fixtures/tokenizer_ref_<smollm2|gemma3>.json:
+tests/fixtures/tokenizer_ref_<smollm2|gemma3|qwen2.5-0.5b|qwen2.5-1.5b>.json:
 
 - `ids`: llama_tokenize(text, add_special=true, parse_special=false) per corpus string;
 - `ids_special`: the same with parse_special=true, `null` where it equals `ids`;
@@ -22,6 +22,17 @@ tests/fixtures/tokenizer_ref_<smollm2|gemma3>.json:
 - `chat`: what Python's jinja2, set up as transformers' apply_chat_template sets it
   up, renders the model's own chat template to (SmolLM2 only), and what llama.cpp's
   built-in `chatml` and `gemma` formats give (llama_chat_apply_template).
+- for the Qwen2.5-Coder models, `chat.template` instead holds what transformers'
+  own `apply_chat_template(messages, tools=tools, tokenize=False)` gives, on the
+  tokenizer transformers builds from the GGUF itself (`AutoTokenizer.from_pretrained(
+  dir, gguf_file=...)`): `messages_json` / `tools_json` are the inputs as JSON text
+  (key order matters: the template prints tool schemas and call arguments with
+  `tojson`), `bos_token` / `eos_token` the tokenizer's special-token texts.
+- The 1.5B's tokenizer arrays (tokens, types, merges, special ids) are checked equal
+  to the 0.5B's and llama.cpp's tokenization of the corpus with them is checked
+  identical; its fixture then holds only the vocabulary facts, `"tokenization":
+  "qwen2.5-0.5b"` (the fixture whose ids it shares) and its own chat renderings (its
+  template differs from the 0.5B's by one string literal).
 
 Only ids and short strings are stored, so the fixtures stay small.
 """
@@ -43,7 +54,17 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 MODELS = {
     "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
     "gemma3": "gemma-3-270m-q4_k_m.gguf",
+    "qwen2.5-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "qwen2.5-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
 }
+QWEN = ("qwen2.5-0.5b", "qwen2.5-1.5b")
+# The GGUF keys that define a tokenizer: equal across two files means equal tokenization.
+TOKENIZER_KEYS = [
+    "tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.tokens",
+    "tokenizer.ggml.token_type", "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id",
+    "tokenizer.ggml.eos_token_id", "tokenizer.ggml.padding_token_id",
+    "tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token",
+]
 PRE_VARIANTS = ["gpt-2", "llama-bpe", "qwen2", "default", "falcon"]
 
 CHAT_CASES = [
@@ -64,6 +85,108 @@ CHAT_CASES = [
     {
         "messages": [{"role": "user", "content": "  spaced  "}],
         "add_generation_prompt": False,
+    },
+]
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather in a city. Returns <json> & 'units' as \"text\".",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "City name, e.g. Zürich or 東京"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "default": "celsius"},
+                "days": {"type": "integer", "minimum": 1, "maximum": 16},
+                "threshold": {"type": "number", "default": 0.5},
+                "hourly": {"type": "boolean", "default": False},
+                "fields": {"type": "array", "items": {"type": "string"}},
+                "extra": {"type": "object", "properties": {}},
+            },
+            "required": ["city"],
+        },
+    },
+}
+SEARCH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "search_code",
+        "description": "Search the repository.\nTabs\tand newlines are escaped.",
+        "parameters": {
+            "type": "object",
+            "properties": {"query": {"type": "string"}, "limit": {"type": "integer", "default": None}},
+            "required": [],
+        },
+    },
+}
+# transformers' apply_chat_template on the Qwen models.
+QWEN_CHAT_CASES = [
+    {   # a plain conversation with a system message
+        "messages": [
+            {"role": "system", "content": "You are a concise coding assistant."},
+            {"role": "user", "content": "Write hello world in Rust."},
+            {"role": "assistant", "content": "fn main() {\n    println!(\"Hello, world!\");\n}"},
+        ],
+        "add_generation_prompt": False,
+    },
+    {   # the same, asking for the next assistant turn
+        "messages": [
+            {"role": "system", "content": "You are a concise coding assistant."},
+            {"role": "user", "content": "Write hello world in Rust."},
+        ],
+        "add_generation_prompt": True,
+    },
+    {   # no system message: the template inserts Qwen's default one
+        "messages": [
+            {"role": "user", "content": "Hi! 你好 👋"},
+            {"role": "assistant", "content": "Hello! How can I help?"},
+            {"role": "user", "content": "  Explain `Box<dyn Fn()>`.\n"},
+        ],
+        "add_generation_prompt": True,
+    },
+    {   # a system message that is not the first one
+        "messages": [
+            {"role": "user", "content": "Hi"},
+            {"role": "system", "content": "Answer in French."},
+            {"role": "user", "content": "Hello?"},
+        ],
+        "add_generation_prompt": False,
+    },
+    {   # tools: a call (content None, arguments a dict), a second call in OpenAI's shape
+        # (arguments a JSON string, an id), two tool responses in a row, then the answer
+        "messages": [
+            {"role": "system", "content": "You can call tools."},
+            {"role": "user", "content": "Weather in Zürich for 3 days, and find `fn main`?"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"type": "function", "function": {"name": "get_weather", "arguments": {
+                    "city": "Zürich", "unit": "celsius", "days": 3, "threshold": 1.5e-05,
+                    "hourly": True, "fields": ["temp", "wind"], "extra": {"note": "<b>&'\""}, "none": None}}},
+                {"id": "call_2", "type": "function", "function": {
+                    "name": "search_code", "arguments": "{\"query\": \"fn main\", \"limit\": 5}"}},
+            ]},
+            {"role": "tool", "name": "get_weather", "content": "{\"temp\": 21.5, \"sky\": \"clear\"}"},
+            {"role": "tool", "name": "search_code", "content": "src/main.rs:1: fn main() {}"},
+            {"role": "assistant", "content": "It is 21.5 °C and clear; `fn main` is in src/main.rs."},
+            {"role": "user", "content": "Thanks!"},
+        ],
+        "tools": [WEATHER_TOOL, SEARCH_TOOL],
+        "add_generation_prompt": True,
+    },
+    {   # tools without a system message (the default one goes in the tools header), an
+        # assistant message with both text and a call given without the `function` wrapper
+        "messages": [
+            {"role": "user", "content": "Tokyo?"},
+            {"role": "assistant", "content": "Let me check.", "tool_calls": [
+                {"name": "get_weather", "arguments": {"city": "東京", "days": 1}}]},
+            {"role": "tool", "content": "{\"temp\": 18}"},
+        ],
+        "tools": [WEATHER_TOOL],
+        "add_generation_prompt": True,
+    },
+    {   # an empty tools list is no tools
+        "messages": [{"role": "user", "content": "No tools here."}],
+        "tools": [],
+        "add_generation_prompt": True,
     },
 ]
 BUILTIN_CASE = [
@@ -173,6 +296,35 @@ def render_hf(template, case, bos, eos):
     )
 
 
+def render_transformers(models_dir, file_name):
+    """transformers' apply_chat_template on the tokenizer it builds from the GGUF."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(models_dir, gguf_file=file_name)
+    special = tok.special_tokens_map
+    out = []
+    for case in QWEN_CHAT_CASES:
+        rendered = tok.apply_chat_template(
+            case["messages"], tools=case.get("tools"), tokenize=False,
+            add_generation_prompt=case["add_generation_prompt"],
+        )
+        out.append({
+            "messages_json": json.dumps(case["messages"], ensure_ascii=False),
+            "tools_json": None if case.get("tools") is None else json.dumps(case["tools"], ensure_ascii=False),
+            "add_generation_prompt": case["add_generation_prompt"],
+            "bos_token": special.get("bos_token", ""),
+            "eos_token": special.get("eos_token", ""),
+            "rendered": rendered,
+        })
+    import transformers
+    return {"transformers": transformers.__version__, "template": out}
+
+
+def tokenizer_fields(path):
+    reader = gguf.GGUFReader(path)
+    return {k: reader.fields[k].contents() if k in reader.fields else None for k in TOKENIZER_KEYS}
+
+
 def builtin_chat(name, messages, add_ass):
     arr = (llama_cpp.llama_chat_message * len(messages))()
     keep = []
@@ -206,33 +358,74 @@ def write_variant(src_path, dst_path, pre):
     w.close()
 
 
+def write_fixture(key, ref, corpus):
+    out = os.path.join(FIXTURES, f"tokenizer_ref_{key}.json")
+    with open(out, "w", encoding="utf-8") as f:
+        # One corpus entry per line keeps diffs readable and the file small.
+        f.write("{\n")
+        items = list(ref.items())
+        for i, (k, v) in enumerate(items):
+            sep = "," if i + 1 < len(items) else ""
+            if isinstance(v, list) and len(v) == len(corpus):
+                f.write(f" {json.dumps(k)}: [\n")
+                for j, x in enumerate(v):
+                    f.write("  " + json.dumps(x, ensure_ascii=False, separators=(",", ":")))
+                    f.write(",\n" if j + 1 < len(v) else "\n")
+                f.write(f" ]{sep}\n")
+            else:
+                f.write(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False, separators=(',', ':'))}{sep}\n")
+        f.write("}\n")
+    print(f"{out}: {os.path.getsize(out)} bytes")
+
+
 def main():
     models_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".cache", "models")
+    only = sys.argv[2].split(",") if len(sys.argv) > 2 else list(MODELS)
     with open(os.path.join(FIXTURES, "tokenizer_corpus.json"), encoding="utf-8") as f:
         corpus = json.load(f)["strings"]
     version = llama_version()
+    tokenized = {}
     for key, file_name in MODELS.items():
+        if key not in only:
+            continue
         path = os.path.join(models_dir, file_name)
         llm = Llama(model_path=path, vocab_only=True, verbose=False)
         ref = {"llama_cpp": version, "model": file_name, "corpus_size": len(corpus)}
         ref.update(vocab_facts(llm))
-        ref.update(tokenize_all(llm, corpus))
+        toks = tokenize_all(llm, corpus)
+        tokenized[key] = toks
+        if key == "qwen2.5-1.5b":
+            # Same tokenizer as the 0.5B: say so rather than storing the same ids twice.
+            base = "qwen2.5-0.5b"
+            same = tokenizer_fields(path) == tokenizer_fields(os.path.join(models_dir, MODELS[base]))
+            if base not in tokenized:
+                bllm = Llama(model_path=os.path.join(models_dir, MODELS[base]), vocab_only=True, verbose=False)
+                tokenized[base] = tokenize_all(bllm, corpus)
+                del bllm
+            if not same or tokenized[base] != toks:
+                raise SystemExit(f"{key}: tokenizer differs from {base}; store its ids too")
+            ref["tokenization"] = base
+        else:
+            ref.update(toks)
         chat = {}
         template = llm.metadata.get("tokenizer.chat_template")
-        if template is not None:
-            bos = "<|im_start|>" if key == "smollm2" else "<bos>"
-            eos = "<|im_end|>" if key == "smollm2" else "<eos>"
-            chat["template"] = [
-                dict(case, bos_token=bos, eos_token=eos, rendered=render_hf(template, case, bos, eos))
-                for case in CHAT_CASES
-            ]
-        chat["builtin"] = {
-            name: {"messages": BUILTIN_CASE, "add_generation_prompt": True,
-                   "rendered": builtin_chat(name, BUILTIN_CASE, True)}
-            for name in ("chatml", "gemma")
-        }
-        ref["chat"] = chat
         del llm
+        if key in QWEN:
+            chat = render_transformers(models_dir, file_name)
+        else:
+            if template is not None:
+                bos = "<|im_start|>" if key == "smollm2" else "<bos>"
+                eos = "<|im_end|>" if key == "smollm2" else "<eos>"
+                chat["template"] = [
+                    dict(case, bos_token=bos, eos_token=eos, rendered=render_hf(template, case, bos, eos))
+                    for case in CHAT_CASES
+                ]
+            chat["builtin"] = {
+                name: {"messages": BUILTIN_CASE, "add_generation_prompt": True,
+                       "rendered": builtin_chat(name, BUILTIN_CASE, True)}
+                for name in ("chatml", "gemma")
+            }
+        ref["chat"] = chat
         if key == "smollm2":
             variants = {}
             with tempfile.TemporaryDirectory() as tmp:
@@ -247,23 +440,7 @@ def main():
                     }
                     del vllm
             ref["pre_variants"] = variants
-        out = os.path.join(FIXTURES, f"tokenizer_ref_{key}.json")
-        with open(out, "w", encoding="utf-8") as f:
-            # One corpus entry per line keeps diffs readable and the file small.
-            f.write("{\n")
-            items = list(ref.items())
-            for i, (k, v) in enumerate(items):
-                sep = "," if i + 1 < len(items) else ""
-                if isinstance(v, list) and len(v) == len(corpus):
-                    f.write(f" {json.dumps(k)}: [\n")
-                    for j, x in enumerate(v):
-                        f.write("  " + json.dumps(x, ensure_ascii=False, separators=(",", ":")))
-                        f.write(",\n" if j + 1 < len(v) else "\n")
-                    f.write(f" ]{sep}\n")
-                else:
-                    f.write(f" {json.dumps(k)}: {json.dumps(v, ensure_ascii=False, separators=(',', ':'))}{sep}\n")
-            f.write("}\n")
-        print(f"{out}: {os.path.getsize(out)} bytes")
+        write_fixture(key, ref, corpus)
 
 
 if __name__ == "__main__":

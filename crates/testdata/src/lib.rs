@@ -14,15 +14,27 @@ pub enum RealModel {
     SmolLm2,
     /// Gemma 3 270M, Q4_K_M (gemma3 architecture, SentencePiece tokenizer).
     Gemma3,
+    /// Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (qwen2 architecture, gpt2 BPE tokenizer with
+    /// the `qwen2` pre-tokenizer, 151,936 tokens; 491 MB).
+    Qwen25Coder05B,
+    /// Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (the same tokenizer as the 0.5B; 1.1 GB).
+    Qwen25Coder15B,
 }
 
 impl RealModel {
+    /// The two small models every real-model test runs (Qwen is not in it: its files
+    /// are 0.5 and 1.1 GB; tests that want it name [`RealModel::QWEN`]).
     pub const ALL: [RealModel; 2] = [RealModel::SmolLm2, RealModel::Gemma3];
+
+    /// The two Qwen2.5-Coder models.
+    pub const QWEN: [RealModel; 2] = [RealModel::Qwen25Coder05B, RealModel::Qwen25Coder15B];
 
     pub fn file_name(self) -> &'static str {
         match self {
             RealModel::SmolLm2 => "SmolLM2-135M-Instruct.Q4_1.gguf",
             RealModel::Gemma3 => "gemma-3-270m-q4_k_m.gguf",
+            RealModel::Qwen25Coder05B => "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            RealModel::Qwen25Coder15B => "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         }
     }
 
@@ -31,10 +43,12 @@ impl RealModel {
         match self {
             RealModel::SmolLm2 => "smollm2",
             RealModel::Gemma3 => "gemma3",
+            RealModel::Qwen25Coder05B => "qwen2.5-0.5b",
+            RealModel::Qwen25Coder15B => "qwen2.5-1.5b",
         }
     }
 
-    /// Path to the model file, fetching both models on first use.
+    /// Path to the model file, fetching the models on first use.
     pub fn path(self) -> PathBuf {
         models_dir().join(self.file_name())
     }

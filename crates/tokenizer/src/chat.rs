@@ -1,8 +1,16 @@
 //! Chat templates: the GGUF's `tokenizer.chat_template` (a Hugging Face Jinja
 //! template) rendered with MiniJinja, set up the way `transformers`'
 //! `apply_chat_template` sets up Jinja: `trim_blocks`, `lstrip_blocks`, loop controls,
-//! `raise_exception`, `strftime_now`, and Python string/dict methods (`.strip()`,
-//! `.startswith()`, `.items()`, ...) through `minijinja-contrib`'s pycompat callback.
+//! `raise_exception`, `strftime_now`, its `tojson` (Python's `json.dumps`: `", "` and
+//! `": "` separators, insertion-ordered keys, no HTML escaping, non-ASCII kept), Python
+//! string/dict methods (`.strip()`, `.startswith()`, `.items()`, ...) through
+//! `minijinja-contrib`'s pycompat callback, and `None`/`True`/`False` printed as Python
+//! prints them.
+//!
+//! [`ChatTemplate::render`] takes plain role/content messages;
+//! [`ChatTemplate::render_json`] takes the conversation (and a tools list) as JSON text
+//! in the shape `transformers` takes: messages with `tool_calls`, `tool` messages, and
+//! JSON-schema function descriptions, with their key order kept.
 //!
 //! A GGUF without a template (Gemma 3's here) gets `None` from
 //! [`ChatTemplate::from_metadata`]. llama.cpp's chat layer then falls back to ChatML,
@@ -12,7 +20,8 @@
 //! produce, and [`ChatTemplate::fallback_for`] picks `gemma` for a vocabulary that
 //! has `<start_of_turn>`, otherwise ChatML when it has `<|im_start|>`.
 
-use minijinja::{context, Environment, Error, ErrorKind};
+use minijinja::value::ValueKind;
+use minijinja::{context, Environment, Error, ErrorKind, Value};
 use serde::Serialize;
 
 use crate::vocab::{get_str, key};
@@ -84,6 +93,8 @@ impl ChatTemplate {
         env.set_lstrip_blocks(true);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_function("raise_exception", raise_exception);
+        env.add_filter("tojson", crate::pyjson::tojson);
+        env.set_formatter(python_formatter);
         env.add_template_owned(NAME, source.clone()).map_err(template_error)?;
         Ok(ChatTemplate { env, source, now_unix: None })
     }
@@ -137,18 +148,134 @@ impl ChatTemplate {
         bos_token: &str,
         eos_token: &str,
     ) -> Result<String, TokenizerError> {
+        self.render_values(messages, None::<&()>, add_generation_prompt, bos_token, eos_token)
+    }
+
+    /// Renders a conversation given as JSON text, as `transformers`'
+    /// `apply_chat_template(messages, tools=tools)` does: `messages_json` is an array
+    /// of message objects (`role`, `content`, and whatever else the template reads:
+    /// `tool_calls`, `name`, ...), `tools_json` an array of tool descriptions (JSON
+    /// schemas) or `None` (the template sees `tools` as `None`). Object keys keep the
+    /// order they have in the text, as Python dicts keep theirs, so `tojson` prints
+    /// them as `transformers` would. Messages are normalized as `apply_chat_template`
+    /// normalizes them: keys whose value is `null` are dropped (OpenAI's
+    /// `"content": null` beside `tool_calls` becomes undefined), and reasoning given
+    /// as `reasoning_content`, `thinking` or `reasoning` is also offered as
+    /// `thinking` and `reasoning_content`.
+    pub fn render_json(
+        &self,
+        messages_json: &str,
+        tools_json: Option<&str>,
+        add_generation_prompt: bool,
+        bos_token: &str,
+        eos_token: &str,
+    ) -> Result<String, TokenizerError> {
+        let parse = |what: &str, text: &str| -> Result<Value, TokenizerError> {
+            serde_json::from_str::<Value>(text).map_err(|e| TokenizerError::Template(format!("{what} JSON: {e}")))
+        };
+        let messages = parse("messages", messages_json)?;
+        if messages.kind() != ValueKind::Seq {
+            return Err(TokenizerError::Template("messages JSON: expected an array".into()));
+        }
+        let messages = normalize_messages(&messages).map_err(template_error)?;
+        let tools = tools_json.map(|t| parse("tools", t)).transpose()?;
+        self.render_values(&messages, tools.as_ref(), add_generation_prompt, bos_token, eos_token)
+    }
+
+    /// Renders any serializable messages and tools (your own structs, MiniJinja or
+    /// `serde_json` values). Map keys come in the order the value serializes them:
+    /// `serde_json::Value` without its `preserve_order` feature sorts them, which
+    /// changes what `tojson` prints; [`render_json`](Self::render_json) keeps a JSON
+    /// text's order.
+    pub fn render_values<M, T>(
+        &self,
+        messages: &M,
+        tools: Option<&T>,
+        add_generation_prompt: bool,
+        bos_token: &str,
+        eos_token: &str,
+    ) -> Result<String, TokenizerError>
+    where
+        M: Serialize + ?Sized,
+        T: Serialize + ?Sized,
+    {
         let mut env = self.env.clone();
         let now = self.now_unix.unwrap_or_else(now_unix);
         env.add_function("strftime_now", move |fmt: String| -> String { strftime(now, &fmt) });
         let tmpl = env.get_template(NAME).map_err(template_error)?;
+        let tools = match tools {
+            Some(t) => Value::from_serialize(t),
+            None => Value::from(()),
+        };
+        // transformers always passes `tools` and `documents`, as None when not given.
         tmpl.render(context! {
-            messages => messages,
+            messages => Value::from_serialize(messages),
+            tools => tools,
+            documents => Value::from(()),
             add_generation_prompt => add_generation_prompt,
             bos_token => bos_token,
             eos_token => eos_token,
         })
         .map_err(template_error)
     }
+}
+
+/// `apply_chat_template`'s message clean-up: drop the keys whose value is `None`, then
+/// (`_alias_reasoning_fields`) a message with reasoning under `reasoning_content`,
+/// `thinking` or `reasoning` (the first one set) becomes
+/// `{"thinking": r, **message, "reasoning_content": r}`.
+fn normalize_messages(messages: &Value) -> Result<Value, Error> {
+    const REASONING: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+    let mut out = Vec::new();
+    for m in messages.try_iter()? {
+        if m.kind() != ValueKind::Map {
+            return Err(Error::new(ErrorKind::InvalidOperation, format!("chat messages must be objects, got {m}")));
+        }
+        let mut entries: Vec<(Value, Value)> = Vec::new();
+        for k in m.try_iter()? {
+            let v = m.get_item(&k)?;
+            if !v.is_none() {
+                entries.push((k, v));
+            }
+        }
+        let get = |entries: &[(Value, Value)], key: &str| {
+            entries.iter().find(|(k, _)| k.as_str() == Some(key)).map(|(_, v)| v.clone())
+        };
+        if let Some(r) = REASONING.iter().find_map(|key| get(&entries, key)) {
+            // Python: {"thinking": r, **message, "reasoning_content": r}
+            let mut aliased: Vec<(Value, Value)> = vec![(Value::from("thinking"), r.clone())];
+            for (k, v) in entries {
+                match aliased.iter_mut().find(|(ak, _)| *ak == k) {
+                    Some(slot) => slot.1 = v,
+                    None => aliased.push((k, v)),
+                }
+            }
+            match aliased.iter_mut().find(|(k, _)| k.as_str() == Some("reasoning_content")) {
+                Some(slot) => slot.1 = r,
+                None => aliased.push((Value::from("reasoning_content"), r)),
+            }
+            entries = aliased;
+        }
+        out.push(Value::from_iter(entries));
+    }
+    Ok(Value::from(out))
+}
+
+/// Prints values as Python's `str()` does where MiniJinja differs: `None`, `True`,
+/// `False`, and floats (`1e-05`, `1e+16`). Everything else as MiniJinja prints it.
+fn python_formatter(out: &mut minijinja::Output<'_>, state: &minijinja::State<'_, '_>, value: &Value) -> Result<(), Error> {
+    let text = match value.kind() {
+        ValueKind::None => "None".to_string(),
+        ValueKind::Bool => (if value.is_true() { "True" } else { "False" }).to_string(),
+        ValueKind::Number if !value.is_integer() => match f64::try_from(value.clone()) {
+            Ok(f) if f.is_finite() => crate::pyjson::float_repr(f),
+            Ok(f) if f.is_nan() => "nan".to_string(),
+            Ok(f) => (if f > 0.0 { "inf" } else { "-inf" }).to_string(),
+            Err(_) => return minijinja::escape_formatter(out, state, value),
+        },
+        _ => return minijinja::escape_formatter(out, state, value),
+    };
+    out.write_str(&text).map_err(Error::from)
 }
 
 fn raise_exception(msg: String) -> Result<String, Error> {
@@ -277,6 +404,32 @@ mod tests {
         let err = t.render(&[], false, "", "").unwrap_err();
         assert!(err.to_string().contains("nope"), "{err}");
         assert!(ChatTemplate::new("{% for %}").is_err());
+    }
+
+    #[test]
+    fn json_messages_like_transformers() {
+        let t = ChatTemplate::new(
+            "{% for m in messages %}{{ m.role }}:{{ m.content is defined }}:{{ m.keys() | list | join(',') }}\n{% endfor %}\
+             {{ tools | tojson }}|{{ tools[0] | tojson(indent=2) }}|{{ tools | tojson(separators=(',', ':'), sort_keys=true) }}\
+             |{{ none }}|{{ true }}|{{ 1e-5 }}|{{ 2.0 }}",
+        )
+        .unwrap();
+        let messages = r#"[
+            {"role": "assistant", "content": null, "tool_calls": []},
+            {"role": "assistant", "content": "x", "reasoning": "think", "thinking": null}
+        ]"#;
+        let tools = r#"[{"z": "é<>&'", "a": [1, 2.5, true, null], "m": {}}]"#;
+        let out = t.render_json(messages, Some(tools), false, "", "").unwrap();
+        assert_eq!(
+            out,
+            "assistant:False:role,tool_calls\n\
+             assistant:True:thinking,role,content,reasoning,reasoning_content\n\
+             [{\"z\": \"é<>&'\", \"a\": [1, 2.5, true, null], \"m\": {}}]|\
+             {\n  \"z\": \"é<>&'\",\n  \"a\": [\n    1,\n    2.5,\n    true,\n    null\n  ],\n  \"m\": {}\n}|\
+             [{\"a\":[1,2.5,true,null],\"m\":{},\"z\":\"é<>&'\"}]|None|True|1e-05|2.0"
+        );
+        assert!(t.render_json("{}", None, false, "", "").is_err());
+        assert!(t.render_json("[1]", None, false, "", "").is_err());
     }
 
     #[test]

@@ -1,14 +1,15 @@
 //! The tokenizer against llama.cpp on the real models: every corpus string encodes to
 //! the ids llama.cpp gives (with and without special-token parsing), decodes to the
 //! text llama.cpp gives, streams without splitting characters, and the chat template
-//! renders as Python's jinja2 renders it. References come from
+//! renders as Python's jinja2 (SmolLM2) and transformers' apply_chat_template (Qwen2.5-Coder,
+//! tools included) render it. References come from
 //! `tests/scripts/gen_tokenizer_refs.py`.
 
 mod common;
 
 use std::time::Instant;
 
-use common::{corpus, ids, metadata, reference, tokenizer, with_key};
+use common::{corpus, ids, metadata, reference, token_reference, tokenizer, with_key, MODELS};
 use kindling_gguf::Value;
 use kindling_testdata::RealModel;
 use kindling_tokenizer::{ChatMessage, ChatTemplate, StreamDecoder, Tokenizer, TokenizerKind};
@@ -38,7 +39,7 @@ fn compare_encode(name: &str, tok: &Tokenizer, refs: &[Json], parse_special: boo
 
 fn model_parity(model: RealModel) {
     let tok = tokenizer(model);
-    let r = reference(model);
+    let r = token_reference(model);
     let plain = r["ids"].as_array().expect("ids");
     let special = r["ids_special"].as_array().expect("ids_special");
     let name = model.key();
@@ -65,6 +66,39 @@ fn smollm2_encode_matches_llama_cpp() {
 #[test]
 fn gemma3_encode_matches_llama_cpp() {
     model_parity(RealModel::Gemma3);
+}
+
+/// Qwen2.5-Coder: gpt2 BPE with the `qwen2` pre-tokenizer (digits one at a time),
+/// 151,936 tokens, ~151k merges, control tokens (`<|im_start|>`, `<|endoftext|>`,
+/// `<|fim_*|>`, ...) and the user-defined `<tool_call>`/`</tool_call>`, which split
+/// out even without special parsing.
+#[test]
+fn qwen25_05b_encode_matches_llama_cpp() {
+    model_parity(RealModel::Qwen25Coder05B);
+    let tok = tokenizer(RealModel::Qwen25Coder05B);
+    assert_eq!(tok.kind(), TokenizerKind::Bpe { pre: "qwen2".into() });
+    let call = tok.token_id("<tool_call>").expect("<tool_call>");
+    assert!(!tok.is_control(call));
+    assert_eq!(tok.encode("<tool_call>", true, false), [call], "user-defined tokens split out without parse_special");
+    let im_start = tok.token_id("<|im_start|>").expect("<|im_start|>");
+    assert!(tok.is_control(im_start));
+    assert_ne!(tok.encode("<|im_start|>", true, false), [im_start]);
+    assert_eq!(tok.encode("<|im_start|>", true, true), [im_start]);
+    assert_eq!(tok.encode("2024", false, false).len(), 4, "qwen2 splits digits one by one");
+}
+
+/// The 1.5B has the 0.5B's tokenizer (the generator checks the GGUF arrays and
+/// llama.cpp's ids are equal): the same corpus ids, from the 0.5B's fixture.
+#[test]
+fn qwen25_15b_encode_matches_llama_cpp() {
+    assert_eq!(reference(RealModel::Qwen25Coder15B)["tokenization"].as_str(), Some(RealModel::Qwen25Coder05B.key()));
+    for k in ["tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges", "tokenizer.ggml.pre"] {
+        assert!(
+            metadata(RealModel::Qwen25Coder15B).get(k) == metadata(RealModel::Qwen25Coder05B).get(k),
+            "{k} differs between the Qwen models"
+        );
+    }
+    model_parity(RealModel::Qwen25Coder15B);
 }
 
 /// SmolLM2's vocabulary under other `tokenizer.ggml.pre` values, against llama.cpp
@@ -103,7 +137,7 @@ fn pre_tokenizer_variants_match_llama_cpp() {
 
 fn decode_parity(model: RealModel) {
     let tok = tokenizer(model);
-    let r = reference(model);
+    let r = token_reference(model);
     let plain = r["ids"].as_array().expect("ids");
     let special = r["ids_special"].as_array().expect("ids_special");
     let mut bad = 0;
@@ -124,15 +158,16 @@ fn decode_parity(model: RealModel) {
 
 #[test]
 fn decode_matches_llama_cpp() {
-    decode_parity(RealModel::SmolLm2);
-    decode_parity(RealModel::Gemma3);
+    for model in MODELS {
+        decode_parity(model);
+    }
 }
 
-/// decode(encode(s)) gives s back: neither model adds a space prefix or cleans
+/// decode(encode(s)) gives s back: no model here adds a space prefix or cleans
 /// spaces, and BOS renders as nothing unless special tokens are rendered.
 #[test]
 fn decode_round_trips() {
-    for model in RealModel::ALL {
+    for model in MODELS {
         let tok = tokenizer(model);
         for text in corpus() {
             assert_eq!(&tok.decode(&tok.encode(text, true, false), false), text, "{}", model.key());
@@ -145,7 +180,7 @@ fn decode_round_trips() {
 
 #[test]
 fn vocabulary_facts_match_llama_cpp() {
-    for model in RealModel::ALL {
+    for model in MODELS {
         let tok = tokenizer(model);
         let r = reference(model);
         let name = model.key();
@@ -180,6 +215,18 @@ fn vocabulary_facts_match_llama_cpp() {
     assert_eq!(gemma.kind(), TokenizerKind::SentencePiece);
     assert_eq!(gemma.eot(), gemma.token_id("<end_of_turn>"));
     assert!(gemma.is_end_of_generation(gemma.token_id("<end_of_turn>").unwrap()));
+    // Both Qwen models: the same facts, so the same fixture values.
+    let (a, b) = (reference(RealModel::Qwen25Coder05B), reference(RealModel::Qwen25Coder15B));
+    for k in ["n_tokens", "bos", "eos", "eot", "add_bos", "eog", "pieces_fnv1a"] {
+        assert_eq!(a[k], b[k], "qwen {k}");
+    }
+    let qwen = tokenizer(RealModel::Qwen25Coder05B);
+    assert_eq!(qwen.vocab_size(), 151_936);
+    assert_eq!(qwen.eot(), qwen.token_id("<|im_end|>"));
+    assert!(!qwen.add_bos());
+    for t in ["<|im_end|>", "<|endoftext|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>"] {
+        assert!(qwen.is_end_of_generation(qwen.token_id(t).unwrap()), "{t}");
+    }
 }
 
 fn fnv1a(mut h: u64, data: &[u8]) -> u64 {
@@ -199,8 +246,9 @@ fn stream_decoder_never_splits_characters() {
         "中文字符测试：你好世界。日本語のテキスト。한국어 텍스트.",
         "🙂🙃😉😊😇🥰😍🤩😘😗☺️😚😙🥲",
         "mixed: é ü ñ ç ß Ω ж ש ع ह ก 字 😀",
+        "Qwen: 通义千问，阿里云。𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𠀀𠀁 ﷽ 🧑🏾‍💻 e\u{301}\u{302}",
     ];
-    for model in RealModel::ALL {
+    for model in MODELS {
         let tok = tokenizer(model);
         let mut split_chars = 0;
         for text in corpus().iter().map(String::as_str).chain(extra) {
@@ -228,6 +276,49 @@ fn stream_decoder_never_splits_characters() {
     assert_eq!(d.push_bytes(&[0xE4, 0xB8]), "");
     assert_eq!(d.push_bytes(&[0xAD, b'a', 0xFF, 0xF0, 0x9F]), "中a\u{FFFD}");
     assert_eq!(d.flush(), "\u{FFFD}");
+}
+
+/// Qwen's vocabulary has thousands of tokens that are pieces of a UTF-8 character
+/// (byte-level BPE over CJK and emoji). Random sequences mixing them with whole
+/// tokens: every `push` returns whole characters only (U+FFFD only for bytes that can
+/// never complete, exactly where a whole-text lossy decode puts them), nothing waits
+/// longer than an incomplete character, and the stream adds up to that decode.
+#[test]
+fn qwen25_stream_decoder_on_partial_characters() {
+    let tok = tokenizer(RealModel::Qwen25Coder05B);
+    let n = tok.vocab_size() as u32;
+    let partial: Vec<u32> = (0..n).filter(|&id| std::str::from_utf8(tok.token_bytes(id)).is_err()).collect();
+    eprintln!("qwen2.5: {} of {n} tokens are not whole UTF-8", partial.len());
+    assert!(partial.len() > 1000);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |m: u32| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        ((seed >> 33) % u64::from(m)) as u32
+    };
+    let mut held = 0;
+    for _ in 0..3000 {
+        let len = 1 + next(12);
+        let ids: Vec<u32> =
+            (0..len).map(|_| if next(3) == 0 { next(n) } else { partial[next(partial.len() as u32) as usize] }).collect();
+        let mut all = Vec::new();
+        let mut dec = StreamDecoder::new(false);
+        let mut out = String::new();
+        for &id in &ids {
+            all.extend_from_slice(tok.token_bytes(id));
+            let piece = dec.push(tok, id);
+            // What came out so far is exactly the lossy decode of the bytes so far,
+            // minus an incomplete character at the end.
+            let done = all.len() - dec.pending().len();
+            assert!(dec.pending().len() < 4);
+            out.push_str(&piece);
+            assert_eq!(out, String::from_utf8_lossy(&all[..done]), "{ids:?}");
+            held += usize::from(!dec.pending().is_empty());
+        }
+        out.push_str(&dec.flush());
+        assert_eq!(out, String::from_utf8_lossy(&all), "{ids:?}");
+        assert_eq!(out, tok.decode(&ids, false), "{ids:?}");
+    }
+    assert!(held > 1000, "the decoder held an incomplete character only {held} times");
 }
 
 #[test]
@@ -269,6 +360,61 @@ fn smollm2_chat_template_matches_jinja2() {
     assert_eq!(ids.iter().filter(|&&id| id == 1).count(), 4, "<|im_start|> x4");
 }
 
+/// Qwen2.5-Coder's own template (ChatML with a default system prompt and tool calls)
+/// against transformers' `apply_chat_template` on the tokenizer transformers builds
+/// from the same GGUF: plain conversations, no system message, a second system
+/// message, tools (schemas and call arguments printed with transformers' `tojson`),
+/// tool calls in both shapes, consecutive tool responses, an empty tools list.
+#[test]
+fn qwen25_chat_template_matches_transformers() {
+    for model in RealModel::QWEN {
+        let name = model.key();
+        let tmpl = ChatTemplate::from_metadata(metadata(model)).expect("parse").expect("Qwen has a template");
+        let r = reference(model);
+        let cases = r["chat"]["template"].as_array().expect("chat cases");
+        assert!(cases.len() >= 7, "{name}");
+        let mut with_tools = 0;
+        for (i, case) in cases.iter().enumerate() {
+            let tools = case["tools_json"].as_str();
+            with_tools += usize::from(tools.is_some_and(|t| t != "[]"));
+            let got = tmpl
+                .render_json(
+                    case["messages_json"].as_str().unwrap(),
+                    tools,
+                    case["add_generation_prompt"].as_bool().unwrap(),
+                    case["bos_token"].as_str().unwrap(),
+                    case["eos_token"].as_str().unwrap(),
+                )
+                .unwrap_or_else(|e| panic!("{name} case {i}: {e}"));
+            let want = case["rendered"].as_str().unwrap();
+            if got != want {
+                let at = got.bytes().zip(want.bytes()).take_while(|(a, b)| a == b).count();
+                panic!(
+                    "{name} case {i} differs from transformers at byte {at}:\n  transformers: {:?}\n  ours:         {:?}",
+                    &want[at.saturating_sub(40)..(at + 60).min(want.len())],
+                    &got[at.saturating_sub(40)..(at + 60).min(got.len())]
+                );
+            }
+        }
+        assert!(with_tools >= 2, "{name}: the cases must include tools");
+    }
+    // The role/content API renders the same as JSON messages for plain conversations.
+    let tmpl = ChatTemplate::from_metadata(metadata(RealModel::Qwen25Coder05B)).unwrap().unwrap();
+    let got = tmpl.render(&[ChatMessage::new("user", "Hi")], true, "", "").unwrap();
+    assert_eq!(
+        got,
+        "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n\
+         <|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    );
+    // The rendered tool conversation tokenizes into the control and tool tokens.
+    let tok = tokenizer(RealModel::Qwen25Coder05B);
+    let case = &reference(RealModel::Qwen25Coder05B)["chat"]["template"][4];
+    let ids = tok.encode(case["rendered"].as_str().unwrap(), false, true);
+    let count = |t: &str| ids.iter().filter(|&&id| Some(id) == tok.token_id(t)).count();
+    assert_eq!((count("<|im_start|>"), count("<|im_end|>")), (7, 6), "six turns and the generation prompt");
+    assert_eq!((count("<tool_call>"), count("</tool_call>")), (4, 4), "two in the tools header, two calls");
+}
+
 #[test]
 fn builtin_templates_match_llama_cpp() {
     let r = reference(RealModel::Gemma3);
@@ -298,13 +444,17 @@ fn builtin_templates_match_llama_cpp() {
 #[test]
 fn timing() {
     let (gemma_md, smol_md) = (metadata(RealModel::Gemma3), metadata(RealModel::SmolLm2));
+    let qwen_md = metadata(RealModel::Qwen25Coder05B);
+    let t = Instant::now();
+    let qwen = Tokenizer::from_metadata(qwen_md).unwrap();
+    let build_qwen = t.elapsed();
     let t = Instant::now();
     let gemma = Tokenizer::from_metadata(gemma_md).unwrap();
     let build_gemma = t.elapsed();
     let t = Instant::now();
     let smol = Tokenizer::from_metadata(smol_md).unwrap();
     let build_smol = t.elapsed();
-    eprintln!("build: gemma3 {build_gemma:?}, smollm2 {build_smol:?}");
+    eprintln!("build: gemma3 {build_gemma:?}, smollm2 {build_smol:?}, qwen2.5 {build_qwen:?}");
     assert!(build_gemma.as_secs_f64() < 5.0, "building took {build_gemma:?}");
 
     let mut mixed = String::new();
@@ -323,7 +473,7 @@ fn timing() {
         ("emoji", "👨‍👩‍👧‍👦🙂".repeat(68)),
     ];
     for (name, text) in &texts {
-        for (model, tok) in [("gemma3", &gemma), ("smollm2", &smol)] {
+        for (model, tok) in [("gemma3", &gemma), ("smollm2", &smol), ("qwen2.5", &qwen)] {
             let runs = 10;
             let t = Instant::now();
             let mut n = 0;

@@ -29,24 +29,21 @@ pub fn read_metadata(model: RealModel) -> Metadata {
     }
 }
 
+/// One cell per real model, indexed by `model as usize`.
+type Cells<T> = [OnceLock<T>; 4];
+
+const fn cells<T>() -> Cells<T> {
+    [OnceLock::new(), OnceLock::new(), OnceLock::new(), OnceLock::new()]
+}
+
 pub fn metadata(model: RealModel) -> &'static Metadata {
-    static SMOL: OnceLock<Metadata> = OnceLock::new();
-    static GEMMA: OnceLock<Metadata> = OnceLock::new();
-    let cell = match model {
-        RealModel::SmolLm2 => &SMOL,
-        RealModel::Gemma3 => &GEMMA,
-    };
-    cell.get_or_init(|| read_metadata(model))
+    static CELLS: Cells<Metadata> = cells();
+    CELLS[model as usize].get_or_init(|| read_metadata(model))
 }
 
 pub fn tokenizer(model: RealModel) -> &'static Tokenizer {
-    static SMOL: OnceLock<Tokenizer> = OnceLock::new();
-    static GEMMA: OnceLock<Tokenizer> = OnceLock::new();
-    let cell = match model {
-        RealModel::SmolLm2 => &SMOL,
-        RealModel::Gemma3 => &GEMMA,
-    };
-    cell.get_or_init(|| Tokenizer::from_metadata(metadata(model)).expect("tokenizer from metadata"))
+    static CELLS: Cells<Tokenizer> = cells();
+    CELLS[model as usize].get_or_init(|| Tokenizer::from_metadata(metadata(model)).expect("tokenizer from metadata"))
 }
 
 pub fn corpus() -> &'static [String] {
@@ -63,13 +60,8 @@ pub fn corpus() -> &'static [String] {
 }
 
 pub fn reference(model: RealModel) -> &'static Json {
-    static SMOL: OnceLock<Json> = OnceLock::new();
-    static GEMMA: OnceLock<Json> = OnceLock::new();
-    let cell = match model {
-        RealModel::SmolLm2 => &SMOL,
-        RealModel::Gemma3 => &GEMMA,
-    };
-    cell.get_or_init(|| {
+    static CELLS: Cells<Json> = cells();
+    CELLS[model as usize].get_or_init(|| {
         let r = read_json(&format!("tokenizer_ref_{}.json", model.key()));
         assert_eq!(
             r["corpus_size"].as_u64(),
@@ -79,6 +71,23 @@ pub fn reference(model: RealModel) -> &'static Json {
         );
         r
     })
+}
+
+/// The real models these tests cover: the two small ones and both Qwen2.5-Coder.
+pub const MODELS: [RealModel; 4] =
+    [RealModel::SmolLm2, RealModel::Gemma3, RealModel::Qwen25Coder05B, RealModel::Qwen25Coder15B];
+
+/// The fixture holding `model`'s corpus ids and decodings: its own, or the one its
+/// `"tokenization"` key names (the Qwen 1.5B shares the 0.5B's tokenizer).
+pub fn token_reference(model: RealModel) -> &'static Json {
+    let r = reference(model);
+    match r["tokenization"].as_str() {
+        None => r,
+        Some(key) => {
+            let base = MODELS.into_iter().find(|m| m.key() == key).unwrap_or_else(|| panic!("no model {key}"));
+            token_reference(base)
+        }
+    }
 }
 
 pub fn read_json(name: &str) -> Json {
