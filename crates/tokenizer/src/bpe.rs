@@ -64,21 +64,81 @@ const BYTE_CHARS: [char; 256] = {
     t
 };
 
-/// Symbols the merge table knows, by interned id.
-const NO_SYMBOL: u32 = u32::MAX;
-
 pub(crate) struct Bpe {
     pre: PreTokenizer,
     /// Interned symbol id of each single byte (as its GPT-2 character).
     byte_symbol: [u32; 256],
     /// `(left symbol, right symbol)` → `(rank, merged symbol)`.
-    merges: HashMap<u64, (u32, u32)>,
-    /// Token id of each interned symbol, or `NO_SYMBOL` when it is not a token.
-    symbol_token: Vec<u32>,
+    merges: HashMap<u64, (u32, u32), BuildPairHasher>,
+    /// Symbols below this are the vocabulary's own token ids; symbols from it up are
+    /// merge parts that are not tokens (rare: a merges entry whose halves or result
+    /// the vocabulary lacks).
+    n_tokens: u32,
     /// The byte-level token for each byte, looked up as a one-byte string (llama.cpp's
     /// fallback for a merged symbol that is not a token).
     single_byte_token: [Option<u32>; 256],
     ignore_merges: bool,
+}
+
+/// Interns merge symbols without copying them: a symbol that is a token is its token
+/// id (the vocabulary's index finds it), any other gets the next id past the
+/// vocabulary. Building Qwen2.5's 151k merges this way allocates a few times instead of
+/// once per string (an interning map of owned strings peaked at +36 MiB there).
+struct Symbols<'v> {
+    vocab: &'v Vocab,
+    extra: HashMap<Box<[u8]>, u32>,
+    next: u32,
+}
+
+impl Symbols<'_> {
+    fn intern(&mut self, s: &[u8]) -> u32 {
+        if let Some(id) = self.vocab.find(s) {
+            return id;
+        }
+        if let Some(&id) = self.extra.get(s) {
+            return id;
+        }
+        let id = self.next;
+        self.next += 1;
+        self.extra.insert(s.into(), id);
+        id
+    }
+}
+
+/// Hashing for the `(left, right)` symbol-pair keys: one 64-bit word, mixed with
+/// MurmurHash3's finalizer (SipHash, the std default, is several times slower on the
+/// merge lookups that dominate encoding; a bare multiply leaves the low bits, which
+/// pick the bucket, depending on the right symbol only).
+#[derive(Clone, Copy, Default)]
+struct BuildPairHasher;
+
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl std::hash::BuildHasher for BuildPairHasher {
+    type Hasher = PairHasher;
+    fn build_hasher(&self) -> PairHasher {
+        PairHasher(0)
+    }
+}
+
+impl std::hash::Hasher for PairHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 ^= x;
+    }
+    fn finish(&self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        x ^ (x >> 33)
+    }
 }
 
 /// A mergeable pair on the queue; the derived order (rank, then left index) is
@@ -118,44 +178,38 @@ impl Bpe {
             }
         };
 
-        let mut interner: HashMap<String, u32> = HashMap::with_capacity(lines.len() * 2 + 256);
-        let mut names: Vec<String> = Vec::with_capacity(lines.len() * 2 + 256);
-        let mut intern = |s: &str, names: &mut Vec<String>| -> u32 {
-            if let Some(&id) = interner.get(s) {
-                return id;
-            }
-            let id = names.len() as u32;
-            interner.insert(s.to_string(), id);
-            names.push(s.to_string());
-            id
-        };
+        let n_tokens = u32::try_from(vocab.len()).map_err(|_| TokenizerError::BadVocabSize(vocab.len()))?;
+        let mut symbols = Symbols { vocab, extra: HashMap::new(), next: n_tokens };
         let mut byte_symbol = [0u32; 256];
         for b in 0..=255u8 {
-            byte_symbol[b as usize] = intern(byte_to_char(b).encode_utf8(&mut [0; 4]), &mut names);
+            byte_symbol[b as usize] = symbols.intern(byte_to_char(b).encode_utf8(&mut [0; 4]).as_bytes());
         }
-        let mut merges = HashMap::with_capacity(lines.len());
+        let mut merges = HashMap::with_capacity_and_hasher(lines.len(), BuildPairHasher);
+        let mut joined: Vec<u8> = Vec::new();
         for (rank, line) in lines.iter().enumerate() {
             // llama.cpp splits at the first space after the first byte.
             let split = line.as_bytes().iter().skip(1).position(|&b| b == b' ').map(|p| p + 1);
             let Some(at) = split else {
                 return Err(TokenizerError::BadMerge { index: rank, entry: line.clone() });
             };
-            let (left, right) = (&line[..at], &line[at + 1..]);
+            let (left, right) = (&line.as_bytes()[..at], &line.as_bytes()[at + 1..]);
             if right.is_empty() {
                 return Err(TokenizerError::BadMerge { index: rank, entry: line.clone() });
             }
-            let l = intern(left, &mut names);
-            let r = intern(right, &mut names);
-            let m = intern(&format!("{left}{right}"), &mut names);
+            let l = symbols.intern(left);
+            let r = symbols.intern(right);
+            joined.clear();
+            joined.extend_from_slice(left);
+            joined.extend_from_slice(right);
+            let m = symbols.intern(&joined);
             // The first entry for a pair wins, as with llama.cpp's `emplace`.
             merges.entry(pair(l, r)).or_insert((rank as u32, m));
         }
-        let symbol_token = names.iter().map(|s| vocab.find(s.as_bytes()).unwrap_or(NO_SYMBOL)).collect();
         let mut single_byte_token = [None; 256];
         for b in 0..=255u8 {
             single_byte_token[b as usize] = vocab.find(&[b]);
         }
-        Ok(Bpe { pre, byte_symbol, merges, symbol_token, single_byte_token, ignore_merges: vocab.ignore_merges })
+        Ok(Bpe { pre, byte_symbol, merges, n_tokens, single_byte_token, ignore_merges: vocab.ignore_merges })
     }
 
     /// Tokenizes one fragment of plain text (no special tokens in it).
@@ -218,9 +272,8 @@ impl Bpe {
                 push(&syms, &mut heap, l, next);
             }
             for s in syms.iter().filter(|s| s.len > 0) {
-                let tok = self.symbol_token.get(s.id as usize).copied().unwrap_or(NO_SYMBOL);
-                if tok != NO_SYMBOL {
-                    out.push(tok);
+                if s.id < self.n_tokens {
+                    out.push(s.id);
                     continue;
                 }
                 // Not a token: llama.cpp looks up each byte of the symbol's GPT-2 text
