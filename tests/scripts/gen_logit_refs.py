@@ -5,12 +5,17 @@
     -> tests/fixtures/logits_<MODEL_KEY>.json
 
 MODEL_KEY:
-  smollm2      SmolLM2-135M-Instruct.Q4_1.gguf   } from tests/scripts/fetch_models.sh (run by this
-  gemma3       gemma-3-270m-q4_k_m.gguf          } script; KINDLING_MODELS_DIR overrides the dir)
+  smollm2       SmolLM2-135M-Instruct.Q4_1.gguf          } from tests/scripts/fetch_models.sh (run
+  gemma3        gemma-3-270m-q4_k_m.gguf                 } by this script; KINDLING_MODELS_DIR
+  qwen2.5-0.5b  qwen2.5-coder-0.5b-instruct-q4_k_m.gguf  } overrides the dir)
+  qwen2.5-1.5b  qwen2.5-coder-1.5b-instruct-q4_k_m.gguf  }
   tiny-llama   tiny-llama.gguf    } synthetic, random weights: make_synthetic.py is run into a temp
   tiny-gemma3  tiny-gemma3.gguf   } dir (deterministic bytes; sha256 recorded in the fixture)
+  tiny-qwen2, tiny-qwen3, tiny-llama3, tiny-phi3, tiny-gemma2   } (the same)
 Prompts come from tests/scripts/prompts.json (the synthetic models skip long_paragraph, which
-their tiny vocabs turn into > 512 tokens).
+their tiny vocabs turn into > 512 tokens). The "chat" prompt is in each model's chat format:
+prompts.json's ChatML entry for the Qwen models, its Gemma entry for gemma2, and CHAT_EXTRA below
+for Llama 3 and Phi-3.
 
 The two references (see "Judging fidelity" in DESIGN.md):
 
@@ -53,13 +58,22 @@ Checking the HF reference itself:
   5.23 maps gemma3 fully, incl. per-layer-type rope 1e6/1e4 and the every-6th global layer);
   tiny-gemma3 needs query_pre_attn_scalar 256 -> 64 (no GGUF key carries it; transformers
   defaults to 256, llama.cpp scales by 1/sqrt(head_dim); equal for gemma-3-270m only by luck).
+  transformers 5.23's GGUF mapping also leaves out (config default kept instead):
+  qwen3.attention.key_length (Qwen3Config head_dim 128), gemma2.attn_logit_softcapping /
+  final_logit_softcapping (50 / 30), phi3.rope.scaling.original_context_length (4096), and it
+  reads no rope factor tensor (rope_freqs, rope_factors_short/long): tiny-qwen3, tiny-gemma2,
+  tiny-phi3 and tiny-llama3 get those as fixups ("gguf:NAME" values in EXPECTED_CONFIG are read
+  from the file). check_rope() then compares HF's inv_freq and cos/sin scaling with what
+  llama.cpp derives from the GGUF (base^(-2i/d) / factors; phi3.rope.scaling.attn_factor).
 * a few loaded tensors are compared with gguf-py's dequantization of the GGUF
   (`hf_tensor_checks`): llama Q/K un-permuted correctly; Gemma norms stored as (1 + w) by
-  llama.cpp's converter, HF holds w and adds 1 in Gemma3RMSNorm.
+  llama.cpp's converter, HF holds w and adds 1 in Gemma3RMSNorm; qwen2 biases, qwen3 q/k norms,
+  phi3's fused qkv_proj / gate_up_proj taken as they are; lm_head == output.weight when untied.
 * unless --no-f32-check: an all-F32 copy of the GGUF is written to a temp dir and run through
   llama.cpp (F32 KV cache), which removes llama.cpp's activation quantization; its full-vocab
   logits must then match HF closely (`hf_validation_f32_llama_cpp`). Seen: max 2e-4 (smollm2),
-  1e-5 (tiny-llama), 0.06 (gemma3, logits up to ~45), 0.003 (tiny-gemma3); the gemma residual is
+  1e-5 (tiny-llama, tiny-qwen2, tiny-qwen3), 3e-5 (tiny-phi3), 1.3e-4 (tiny-llama3), 0.06 (gemma3,
+  logits up to ~45), 0.003 (tiny-gemma3), 0.0045 (tiny-gemma2); the gemma residual is
   about half ggml's f16 GELU lookup table (measured on tiny-gemma3), the rest unattributed
   llama.cpp f32 rounding -- either way 1-2 orders below the quantized gaps.
 
@@ -84,13 +98,45 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 MODELS = {
     "smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf",
     "gemma3": "gemma-3-270m-q4_k_m.gguf",
+    "qwen2.5-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "qwen2.5-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     # synthetic (random weights), written by make_synthetic.py into a temp dir at run time
     "tiny-llama": "tiny-llama.gguf",
     "tiny-gemma3": "tiny-gemma3.gguf",
+    "tiny-qwen2": "tiny-qwen2.gguf",
+    "tiny-qwen3": "tiny-qwen3.gguf",
+    "tiny-llama3": "tiny-llama3.gguf",
+    "tiny-phi3": "tiny-phi3.gguf",
+    "tiny-gemma2": "tiny-gemma2.gguf",
 }
-SYNTHETIC = {"tiny-llama", "tiny-gemma3"}
+SYNTHETIC = {k for k in MODELS if k.startswith("tiny-")}
 # Prompts skipped for the synthetic models: their tiny vocabs make this one > 512 tokens.
 SYNTHETIC_SKIP = {"long_paragraph"}
+# Prompts skipped per model (too slow on the shared 2-core box); see tests/fixtures/README.md.
+MODEL_SKIP = {}
+
+# The "chat" prompt is written out in each model's own chat format. prompts.json holds the
+# ChatML (smollm2) and Gemma turns; a model without its own entry there uses its family's.
+CHAT_FAMILY = {"tiny-llama": "smollm2", "tiny-gemma3": "gemma3", "tiny-gemma2": "gemma3",
+               # Qwen2.5 / Qwen3 use ChatML, the same markup as smollm2's entry
+               "qwen2.5-0.5b": "smollm2", "qwen2.5-1.5b": "smollm2", "tiny-qwen2": "smollm2",
+               "tiny-qwen3": "smollm2", "tiny-llama3": "llama3", "tiny-phi3": "phi3"}
+# Chat turns for the families prompts.json lacks (the same conversation as its ChatML entry).
+CHAT_EXTRA = {
+    # Llama 3 format without the leading <|begin_of_text|>: tokenize(add_bos=True) adds that BOS
+    "llama3": "<|start_header_id|>system<|end_header_id|>\n\nYou are a helpful assistant.<|eot_id|>"
+              "<|start_header_id|>user<|end_header_id|>\n\nGive me three tips for learning a new language.<|eot_id|>"
+              "<|start_header_id|>assistant<|end_header_id|>\n\n",
+    "phi3": "<|system|>\nYou are a helpful assistant.<|end|>\n<|user|>\nGive me three tips for learning a new "
+            "language.<|end|>\n<|assistant|>\n",
+}
+
+# Extra facts recorded in a fixture (llama.cpp behaviour that depends on the run settings).
+FIXTURE_NOTES = {
+    "tiny-phi3": {"rope_factors_used": "short: llama.cpp picks rope_factors_short.weight because n_ctx (1024) <= "
+                                       "phi3.rope.scaling.original_context_length (2048); HF picks short_factor "
+                                       "because every sequence is shorter than original_max_position_embeddings"},
+}
 
 N_GREEDY = 32
 TOP_K = 8
@@ -171,6 +217,129 @@ EXPECTED_CONFIG = {
         "vocab_size": 673,
         "rope": {"full_attention": 1000000.0, "sliding_attention": 10000.0},
     },
+    "qwen2.5-0.5b": {
+        "model_type": "qwen2",
+        "hidden_size": 896,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 14,
+        "num_key_value_heads": 2,
+        "intermediate_size": 4864,
+        "hidden_act": "silu",
+        "rms_norm_eps": 1e-6,
+        "tie_word_embeddings": False,  # output.weight (Q8_0) is in the file
+        "vocab_size": 151936,
+        "layer_types": ["full_attention"] * 24,  # llama.cpp qwen2: no sliding window
+        "rope": {"default": 1000000.0},  # NEOX rope (llama.cpp) == HF rotate_half
+    },
+    "qwen2.5-1.5b": {
+        "model_type": "qwen2",
+        "hidden_size": 1536,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 2,
+        "intermediate_size": 8960,
+        "hidden_act": "silu",
+        "rms_norm_eps": 1e-6,
+        "tie_word_embeddings": False,  # output.weight (Q6_K) is in the file
+        "vocab_size": 151936,
+        "layer_types": ["full_attention"] * 28,
+        "rope": {"default": 1000000.0},
+    },
+    "tiny-qwen2": {
+        "model_type": "qwen2",
+        "hidden_size": 256,
+        "num_hidden_layers": 3,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "intermediate_size": 512,
+        "hidden_act": "silu",
+        "rms_norm_eps": 1e-6,
+        "tie_word_embeddings": False,
+        "vocab_size": 400,
+        "layer_types": ["full_attention"] * 3,
+        "rope": {"default": 1000000.0},
+    },
+    "tiny-qwen3": {
+        "model_type": "qwen3",
+        "hidden_size": 256,
+        "num_hidden_layers": 3,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        # qwen3.attention.key_length: transformers' GGUF mapping for qwen3 does not read it and
+        # keeps Qwen3Config's default 128 (right for the real Qwen3 models only by luck).
+        "head_dim": 64,
+        "intermediate_size": 512,
+        "hidden_act": "silu",
+        "rms_norm_eps": 1e-6,
+        "tie_word_embeddings": True,
+        "vocab_size": 400,
+        "layer_types": ["full_attention"] * 3,
+        "rope": {"default": 1000000.0},
+    },
+    "tiny-llama3": {
+        "model_type": "llama",
+        "hidden_size": 256,
+        "num_hidden_layers": 3,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 1,
+        "head_dim": 64,
+        "intermediate_size": 512,
+        "hidden_act": "silu",
+        "rms_norm_eps": 1e-5,
+        "tie_word_embeddings": True,
+        "vocab_size": 420,
+        "rope": {"default": 500000.0},
+        # llama.cpp divides each pair's angle by rope_freqs.weight; transformers does not read that
+        # tensor, so HF gets the Llama 3 rope_scaling that generated it (make_synthetic.py), and
+        # check_rope() compares HF's resulting inv_freq with base^(-2i/d) / rope_freqs.
+        "rope_scaling": {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 512},
+    },
+    "tiny-phi3": {
+        "model_type": "phi3",
+        "hidden_size": 256,
+        "num_hidden_layers": 3,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "intermediate_size": 512,
+        "hidden_act": "silu",
+        "rms_norm_eps": 1e-5,
+        "tie_word_embeddings": False,
+        "vocab_size": 672,
+        "max_position_embeddings": 131072,
+        # phi3.rope.scaling.original_context_length; transformers does not map it (Phi3Config's
+        # default is 4096)
+        "original_max_position_embeddings": 2048,
+        "sliding_window": None,  # llama.cpp disables SWA for phi3
+        "rope": {"default": 10000.0},
+        # LongRoPE: the factor lists come from the file's rope_factors_{short,long}.weight
+        # (transformers reads neither); check_rope() compares HF's inv_freq / attention scaling with
+        # base^(-2i/d) / rope_factors_short and phi3.rope.scaling.attn_factor.
+        "rope_scaling": {"rope_type": "longrope", "short_factor": "gguf:rope_factors_short.weight",
+                         "long_factor": "gguf:rope_factors_long.weight", "original_max_position_embeddings": 2048},
+    },
+    "tiny-gemma2": {
+        "model_type": "gemma2",
+        "hidden_size": 256,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 64,
+        "intermediate_size": 512,
+        "sliding_window": 4,
+        # llama.cpp gemma2: swa pattern 2, even layers sliding
+        "layer_types": ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(4)],
+        "query_pre_attn_scalar": 64,  # llama.cpp: 1/sqrt(head_dim) (not the 27B's n_embd/n_head)
+        "rms_norm_eps": 1e-6,
+        "hidden_activation": "gelu_pytorch_tanh",
+        # gemma2.{attn,final}_logit_softcapping: transformers' GGUF mapping reads neither and keeps
+        # Gemma2Config's defaults (50 / 30, the real Gemma 2 values)
+        "attn_logit_softcapping": "gguf:gemma2.attn_logit_softcapping",
+        "final_logit_softcapping": "gguf:gemma2.final_logit_softcapping",
+        "tie_word_embeddings": True,
+        "vocab_size": 673,
+        "rope": {"default": 10000.0},  # no rope.freq_base key: llama.cpp's default
+    },
 }
 
 
@@ -211,13 +380,18 @@ def load_prompts(key):
     for p in prompts:
         if key in SYNTHETIC and p["name"] in SYNTHETIC_SKIP:
             continue
+        if p["name"] in MODEL_SKIP.get(key, ()):
+            continue
         text = p["text"]
         if isinstance(text, dict):
-            # synthetic models share their family's chat format
-            fam = {"tiny-llama": "smollm2", "tiny-gemma3": "gemma3"}.get(key, key)
-            if fam not in text:
+            # a model uses its family's chat format
+            fam = CHAT_FAMILY.get(key, key)
+            if fam in text:
+                text = text[fam]
+            elif fam in CHAT_EXTRA:
+                text = CHAT_EXTRA[fam]
+            else:
                 continue
-            text = text[fam]
         out.append((p["name"], text))
     return out
 
@@ -273,14 +447,49 @@ def same(a, b):
     if isinstance(a, float) or isinstance(b, float):
         return a is not None and b is not None and abs(float(a) - float(b)) <= 1e-6 * max(1.0, abs(float(b)))
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return list(a) == list(b)
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     return a == b
 
 
-def check_and_fix_config(key, cfg):
+def resolve_expected(key, gguf_path):
+    """EXPECTED_CONFIG[key] with "gguf:NAME" values read from the GGUF (a metadata key, or an F32
+    tensor as a list), so that such values are the file's own."""
+    import copy
+    import gguf
+
+    reader = gguf.GGUFReader(gguf_path)
+    tensors = {t.name: t for t in reader.tensors}
+
+    def res(v):
+        if isinstance(v, str) and v.startswith("gguf:"):
+            name = v[5:]
+            if name in tensors:
+                return [float(x) for x in np.asarray(tensors[name].data, dtype=np.float32)]
+            return float(reader.fields[name].contents())
+        if isinstance(v, dict):
+            return {k: res(x) for k, x in v.items()}
+        return v
+
+    return {k: res(copy.deepcopy(v)) for k, v in EXPECTED_CONFIG[key].items()}
+
+
+def check_and_fix_config(expected, cfg):
     """Compare the HF config with what llama.cpp uses; override what is wrong. Returns fixups."""
     fixups = []
-    for field, want in EXPECTED_CONFIG[key].items():
+    for field, want in expected.items():
+        if field == "rope_scaling":
+            rp = cfg.rope_parameters
+            for k, v in want.items():
+                if not same(rp.get(k), v):
+                    old = rp.get(k)
+                    if isinstance(old, list) or isinstance(v, list):
+                        old = f"<list of {len(old)}>" if isinstance(old, list) else old
+                        shown = f"<{len(v)} values from the GGUF>"
+                    else:
+                        shown = v
+                    fixups.append(f"rope_parameters[{k!r}]: {old!r} -> {shown}")
+                    rp[k] = v
+            continue
         if field == "rope":
             got = rope_of(cfg)
             if got != want:
@@ -299,6 +508,10 @@ def config_summary(key, cfg):
     for field in EXPECTED_CONFIG[key]:
         if field == "rope":
             out["rope_theta"] = rope_of(cfg)
+        elif field == "rope_scaling":
+            rp = cfg.rope_parameters
+            out["rope_parameters"] = {k: (f"<{len(v)} values>" if isinstance(v, list) else v)
+                                      for k, v in rp.items() if k in EXPECTED_CONFIG[key]["rope_scaling"]}
         elif field == "layer_types":
             lt = getattr(cfg, "layer_types", None)
             out["global_layers"] = [i for i, t in enumerate(lt) if t == "full_attention"] if lt else None
@@ -311,9 +524,9 @@ def config_summary(key, cfg):
 def check_tensors(key, model, gguf_path):
     """Cross-check a few HF tensors against gguf-py's dequantization of the same GGUF tensors."""
     import gguf
-    import torch
 
     reader = gguf.GGUFReader(gguf_path)
+    arch = str(reader.fields["general.architecture"].contents())
     tensors = {t.name: t for t in reader.tensors}
 
     def deq(name):
@@ -333,19 +546,25 @@ def check_tensors(key, model, gguf_path):
     cmp("embed_tokens == token_embd", sd["model.embed_tokens.weight"], deq("token_embd.weight"))
     tied = model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
     checks.append({"check": "lm_head tied to embed_tokens", "ok": bool(tied)})
+    if tied == ("output.weight" in tensors):
+        raise SystemExit(f"tensor check failed: HF tied={tied} but output.weight in GGUF={'output.weight' in tensors}")
     if not tied:
-        cmp("lm_head == token_embd", sd["lm_head.weight"], deq("token_embd.weight"))
-    if "gemma3" in key:
+        src = "output.weight" if "output.weight" in tensors else "token_embd.weight"
+        cmp(f"lm_head == {src[:-len('.weight')]}", sd["lm_head.weight"], deq(src))
+    L = f"model.layers.{n}."
+    if arch in ("gemma2", "gemma3"):
         # llama.cpp's converter stores Gemma norms as (1 + w); HF keeps w and adds 1 itself.
         cmp("norm.weight + 1 == output_norm", sd["model.norm.weight"] + 1, deq("output_norm.weight"))
         for hf_name, gg in [("input_layernorm", "attn_norm"), ("post_attention_layernorm", "post_attention_norm"),
                             ("pre_feedforward_layernorm", "ffn_norm"), ("post_feedforward_layernorm", "post_ffw_norm"),
                             ("self_attn.q_norm", "attn_q_norm"), ("self_attn.k_norm", "attn_k_norm")]:
-            cmp(f"layers.{n}.{hf_name} + 1 == blk.{n}.{gg}", sd[f"model.layers.{n}.{hf_name}.weight"] + 1,
+            if f"blk.{n}.{gg}.weight" not in tensors:
+                continue  # gemma2 has no q/k norms
+            cmp(f"layers.{n}.{hf_name} + 1 == blk.{n}.{gg}", sd[L + hf_name + ".weight"] + 1,
                 deq(f"blk.{n}.{gg}.weight"))
-        cmp(f"q_proj == attn_q (no permutation for gemma), layer {n}", sd[f"model.layers.{n}.self_attn.q_proj.weight"],
+        cmp(f"q_proj == attn_q (no permutation for gemma), layer {n}", sd[L + "self_attn.q_proj.weight"],
             deq(f"blk.{n}.attn_q.weight"))
-    else:
+    elif arch == "llama":
         cmp("norm.weight == output_norm", sd["model.norm.weight"], deq("output_norm.weight"))
         # llama.cpp's converter permutes Q/K rows for its rope layout (HF rotates halves, ggml
         # adjacent pairs): gguf = hf.reshape(nh, 2, hd/2, n).swapaxes(1, 2). Undo it and compare.
@@ -354,9 +573,69 @@ def check_tensors(key, model, gguf_path):
             w = deq(f"blk.{n}.{gg}.weight")
             hd = w.shape[0] // nh
             unperm = w.reshape(nh, hd // 2, 2, w.shape[1]).swapaxes(1, 2).reshape(w.shape)
-            cmp(f"{proj} == unpermute(blk.{n}.{gg})", sd[f"model.layers.{n}.self_attn.{proj}.weight"], unperm)
-    del torch
+            cmp(f"{proj} == unpermute(blk.{n}.{gg})", sd[L + f"self_attn.{proj}.weight"], unperm)
+    elif arch in ("qwen2", "qwen3"):
+        cmp("norm.weight == output_norm", sd["model.norm.weight"], deq("output_norm.weight"))
+        # NEOX rope in both: the converter does not permute Q/K
+        for x in "qkv":
+            cmp(f"{x}_proj == blk.{n}.attn_{x} (no permutation)", sd[L + f"self_attn.{x}_proj.weight"],
+                deq(f"blk.{n}.attn_{x}.weight"))
+            if arch == "qwen2":
+                cmp(f"{x}_proj.bias == blk.{n}.attn_{x}.bias", sd[L + f"self_attn.{x}_proj.bias"],
+                    deq(f"blk.{n}.attn_{x}.bias"))
+        if arch == "qwen3":
+            for x in "qk":
+                cmp(f"{x}_norm == blk.{n}.attn_{x}_norm (plain RMSNorm weight)", sd[L + f"self_attn.{x}_norm.weight"],
+                    deq(f"blk.{n}.attn_{x}_norm.weight"))
+    elif arch == "phi3":
+        cmp("norm.weight == output_norm", sd["model.norm.weight"], deq("output_norm.weight"))
+        cmp(f"qkv_proj == blk.{n}.attn_qkv (q, k, v rows; no permutation)", sd[L + "self_attn.qkv_proj.weight"],
+            deq(f"blk.{n}.attn_qkv.weight"))
+        cmp(f"gate_up_proj == blk.{n}.ffn_up (gate rows, then up rows)", sd[L + "mlp.gate_up_proj.weight"],
+            deq(f"blk.{n}.ffn_up.weight"))
+    else:
+        raise SystemExit(f"no tensor checks for arch {arch}")
     return checks
+
+
+def check_rope(model, gguf_path):
+    """Compare HF's rotary inverse frequencies (and cos/sin scaling) with what llama.cpp computes
+    from the GGUF: base^(-2i/d) / factor_i, with factor_i from rope_freqs.weight (Llama 3) or
+    rope_factors_short.weight (Phi-3 LongRoPE at n_ctx <= original context; else 1), and the cos/sin
+    scale phi3.rope.scaling.attn_factor (else 1). Only for models with a single rotary embedding."""
+    import gguf
+
+    rot = getattr(model.model, "rotary_emb", None)
+    if rot is None or not hasattr(rot, "inv_freq"):
+        return None
+    reader = gguf.GGUFReader(gguf_path)
+    arch = str(reader.fields["general.architecture"].contents())
+    tensors = {t.name: t for t in reader.tensors}
+
+    def field(k, default=None):
+        f = reader.fields.get(f"{arch}.{k}")
+        return default if f is None else f.contents()
+
+    n_embd, n_head = int(field("embedding_length")), int(field("attention.head_count"))
+    d = int(field("rope.dimension_count", field("attention.key_length", n_embd // n_head)))
+    base = float(field("rope.freq_base", 10000.0))
+    factors, src = np.ones(d // 2), "none"
+    if "rope_freqs.weight" in tensors:
+        factors, src = np.asarray(tensors["rope_freqs.weight"].data, dtype=np.float64), "rope_freqs.weight"
+    elif "rope_factors_short.weight" in tensors:
+        orig = int(field("rope.scaling.original_context_length", field("context_length")))
+        name = "rope_factors_short.weight" if N_CTX <= orig else "rope_factors_long.weight"
+        factors, src = np.asarray(tensors[name].data, dtype=np.float64), name
+    want = base ** (-np.arange(0, d, 2, dtype=np.float64) / d) / factors
+    got = rot.inv_freq.detach().double().numpy()
+    rel = float(np.max(np.abs(got - want) / want))
+    want_scale = float(field("rope.scaling.attn_factor", 1.0))
+    got_scale = float(rot.attention_scaling)
+    out = {"check": f"HF inv_freq == base^(-2i/d) / factors ({src}), cos/sin scale == {want_scale:.6f}",
+           "max_rel_err_inv_freq": rel, "hf_attention_scaling": got_scale}
+    if rel > 1e-5 or abs(got_scale - want_scale) > 1e-6:
+        raise SystemExit(f"rope check failed: {out}")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,7 +645,8 @@ def check_tensors(key, model, gguf_path):
 def write_f32_copy(src, dst):
     """Same metadata, every tensor dequantized (gguf-py) to F32. With F32 weights llama.cpp's CPU
     matmuls take f32 activations (no 8-bit activation quantization), so llama.cpp then computes
-    (almost) the f32 forward pass, and must agree closely with HF if HF maps the model right."""
+    (almost) the f32 forward pass, and must agree closely with HF if HF maps the model right.
+    Tensors are dequantized and written one at a time (the 1.5B model's copy is 6 GB)."""
     import gguf
 
     r = gguf.GGUFReader(src)
@@ -378,12 +658,17 @@ def write_f32_copy(src, dst):
         sub = f.types[-1] if vtype == gguf.GGUFValueType.ARRAY else None
         w.add_key_value(name, f.contents(), vtype, sub)
     w.add_file_type(0)  # LLAMA_FTYPE_ALL_F32
+    shapes = []
     for t in r.tensors:
-        a = gguf.quants.dequantize(t.data, t.tensor_type).reshape([int(x) for x in reversed(t.shape)])
-        w.add_tensor(t.name, np.ascontiguousarray(a, dtype=np.float32))
+        shape = [int(x) for x in reversed(t.shape)]
+        shapes.append(shape)
+        w.add_tensor_info(t.name, shape, np.dtype(np.float32), int(np.prod(shape)) * 4)
     w.write_header_to_file()
     w.write_kv_data_to_file()
-    w.write_tensors_to_file()
+    w.write_ti_data_to_file()
+    for t, shape in zip(r.tensors, shapes):
+        a = gguf.quants.dequantize(t.data, t.tensor_type).reshape(shape)
+        w.write_tensor_data(np.ascontiguousarray(a, dtype=np.float32))
     w.close()
 
 
@@ -494,19 +779,23 @@ def main():
     # ---- HF (f32 reference)
     t0 = time.time()
     cfg = AutoConfig.from_pretrained(mdir, gguf_file=name)
-    fixups = check_and_fix_config(key, cfg)
+    expected = resolve_expected(key, path)
+    fixups = check_and_fix_config(expected, cfg)
     for f in fixups:
         log(f"HF config fix-up: {f}")
     hf = AutoModelForCausalLM.from_pretrained(mdir, gguf_file=name, config=cfg, dtype=torch.float32,
                                               attn_implementation="eager")
     hf.eval()
     assert next(hf.parameters()).dtype == torch.float32
-    post = check_and_fix_config(key, hf.config)
+    post = check_and_fix_config(expected, hf.config)
     if post:
         raise SystemExit(f"HF model config differs from the fixed config: {post}")
     hf_cfg = config_summary(key, hf.config)
     log("HF config:", json.dumps(hf_cfg))
     tensor_checks = check_tensors(key, hf, path)
+    rope_check = check_rope(hf, path)
+    if rope_check is not None and (key not in ("smollm2", "gemma3", "tiny-llama", "tiny-gemma3")):
+        tensor_checks.append(rope_check)  # (not recorded for the four older fixtures, made before it)
     for c in tensor_checks:
         log("tensor check:", c)
     log(f"HF load {time.time() - t0:.1f}s")
@@ -662,6 +951,7 @@ def main():
                         "token_ids; GGUF tensors dequantized to f32 by transformers (gguf-py)",
         "hf_config": hf_cfg,
         "hf_config_fixups": fixups,
+        **({"notes": FIXTURE_NOTES[key]} if key in FIXTURE_NOTES else {}),
         "hf_tensor_checks": tensor_checks,
         "hf_validation_f32_llama_cpp": f32_summary,
         "summary_doc": "abs diffs are over the union of both top-8 id sets at every position; margins are "
