@@ -12,7 +12,8 @@
 // Params: n (rows), start (first position), width (kv_heads × head_dim: cache row),
 // q_cols (heads × head_dim: row stride of q and out), heads, kv_heads, head_dim,
 // window (0: none), scale, k_stride / v_stride (row strides of the k and v batches),
-// splits (workgroups per (row, head)).
+// splits (workgroups per (row, head)), softcap (> 0: scores become
+// softcap * tanh(score / softcap) before the softmax, Gemma 2).
 @group(0) @binding(0) var<uniform> p: Params;
 // q: [n, q_cols] queries (attention).
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -168,6 +169,9 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
             var s = s4.x + s4.y + s4.z + s4.w;
             for (var d = hd4; d < hd; d++) {
                 s += k_at(kb + d) * qs[d];
+            }
+            if (p.softcap > 0.0) {
+                s = p.softcap * tanh_safe(s / p.softcap);
             }
             sc[i] = s;
             lmax = max(lmax, s);

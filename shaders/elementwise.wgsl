@@ -1,12 +1,12 @@
 // Elementwise kernels over the first `len` values of row-major activations; one
 // invocation per value (select_row: per column). Params: EwParams.
 
-// Params: len (values), cols (row width), src_row (select_row), act (gated: 0 SiLU,
-// 1 GELU-tanh), cap (softcap).
+// Params: len (values), cols (row width; add: y's length, which repeats along x),
+// src_row (select_row), act (gated: 0 SiLU, 1 GELU-tanh), cap (softcap).
 @group(0) @binding(0) var<uniform> p: Params;
 // x: [len] updated in place (add, softcap).
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
-// y: [len] (add).
+// y: [cols] (add; cols = len for an elementwise add, one row for a bias).
 @group(0) @binding(2) var<storage, read> y: array<f32>;
 // gate, up: [len] (gated).
 @group(0) @binding(3) var<storage, read> gate: array<f32>;
@@ -25,7 +25,7 @@ fn add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3
        @builtin(local_invocation_index) lid: u32) {
     let i = index(wid, nwg, lid);
     if (i < p.len) {
-        x[i] = x[i] + y[i];
+        x[i] = x[i] + y[i % p.cols];
     }
 }
 

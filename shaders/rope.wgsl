@@ -2,17 +2,21 @@
 // on the host in f64 exactly as the CPU backend does (long positions stay exact) and
 // travel in the per-submission parameter blob. Two entry points:
 //   rope     one activation, one invocation per (row, head, pair)
-//   qk_rope  q and k together, one workgroup per (row, head of either): optionally a
-//            per-head RMS norm first (Gemma 3's q/k norms), then the rotation, and
-//            optionally the k row and the v row stored into the layer's KV cache, so
-//            everything between the projections and attention is one dispatch
+//   qk_rope  q and k together, one workgroup per (row, head of either): optionally the
+//            projection biases first (Qwen2; v's too, in place, by the k heads'
+//            workgroups), optionally a per-head RMS norm (Qwen3's and Gemma 3's q/k
+//            norms), then the rotation, and optionally the k row and the v row stored
+//            into the layer's KV cache, so everything between the projections and
+//            attention is one dispatch
 // Params: RopeParams.
 
 // Params: n (rows in this dispatch), row0 (first row of x), cols (row stride of x),
 // heads, head_dim, half (= n_rot / 2), neox (1: pairs (i, i + half); 0: (2i, 2i + 1));
 // qk_rope also: heads2 / cols2 (k's heads and row stride), norm (1: RMS-normalise each
 // head first, weights qn / kn, epsilon eps), store (1: write k and v rows to the cache
-// at position start + row0 + r), width (cache row), v_stride.
+// at position start + row0 + r), width (cache row), v_stride, bias (1: add the biases:
+// qn / kn hold the q and k biases [heads × head_dim] then, and v_bias() reads v's,
+// declared by the host only in the bias variant).
 @group(0) @binding(0) var<uniform> p: Params;
 // x: [rows, cols]; the first heads × head_dim columns of each row are rotated.
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
@@ -20,12 +24,14 @@
 @group(0) @binding(2) var<storage, read> table: array<vec2<f32>>;
 // qk_rope: x holds q; x2: [rows, cols2] k (heads2 heads, same table).
 @group(0) @binding(3) var<storage, read_write> x2: array<f32>;
-// v: [rows, v_stride] the batch's values (stored with store == 1).
-@group(0) @binding(4) var<storage, read> v: array<f32>;
+// v: [rows, v_stride] the batch's values (biased in place with bias == 1, stored with
+// store == 1).
+@group(0) @binding(4) var<storage, read_write> v: array<f32>;
 // The layer's cache [capacity, width], written with store == 1 through kv_put2()
 // (bindings 9, 10, and 3, 4 unused here: shaders/kv_f32.wgsl or kv_f16.wgsl, prepended;
 // dummies without a store).
-// qn, kn: [head_dim] the q and k norm weights (norm == 1; else a dummy).
+// qn, kn: [head_dim] the q and k norm weights (norm == 1), or [heads × head_dim] the q
+// and k biases (bias == 1); else dummies.
 @group(0) @binding(7) var<storage, read> qn: array<f32>;
 @group(0) @binding(8) var<storage, read> kn: array<f32>;
 
@@ -87,8 +93,14 @@ fn qk_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         var e = 0.0;
         if (is_k) {
             e = x2[base + d];
+            if (p.bias != 0u) {
+                e += kn[(h - p.heads) * hd + d];
+            }
         } else {
             e = x[base + d];
+            if (p.bias != 0u) {
+                e += qn[h * hd + d];
+            }
         }
         hv[d] = e;
         ss += e * e;
@@ -136,17 +148,25 @@ fn qk_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     for (var d = lid; d < hd; d += QK_WG) {
         x2[base + d] = hv[d];
     }
-    if (p.store != 0u) {
+    if (p.store != 0u || p.bias != 0u) {
         // By pairs (an f16 cache packs two values per word; the host keeps heads even).
         for (var d = 2u * lid; d < hd; d += 2u * QK_WG) {
             let both = d + 1u < hd;
-            var vv = vec2<f32>(v[vb + d], 0.0);
+            var vv = vec2<f32>(v[vb + d] + v_bias(kh + d), 0.0);
             var kv = vec2<f32>(hv[d], 0.0);
             if (both) {
-                vv.y = v[vb + d + 1u];
+                vv.y = v[vb + d + 1u] + v_bias(kh + d + 1u);
                 kv.y = hv[d + 1u];
             }
-            kv_put2(at + d, kv, vv, both);
+            if (p.bias != 0u) {
+                v[vb + d] = vv.x;
+                if (both) {
+                    v[vb + d + 1u] = vv.y;
+                }
+            }
+            if (p.store != 0u) {
+                kv_put2(at + d, kv, vv, both);
+            }
         }
     }
 }

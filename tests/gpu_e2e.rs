@@ -364,7 +364,7 @@ fn bad_ops_fail_cleanly_at_the_next_read() {
     let out = b.alloc_activation(2, 8).expect("alloc");
     let mut cache = b.alloc_kv_cache(kindling_model::KvSpec { capacity: 1, width: 8 }).expect("cache");
     b.begin_batch(&[1, 2], 0).expect("batch");
-    let p = kindling_model::AttentionParams { head_count: 1, head_count_kv: 1, head_dim: 8, scale: 1.0, sliding_window: None };
+    let p = kindling_model::AttentionParams { head_count: 1, head_count_kv: 1, head_dim: 8, scale: 1.0, sliding_window: None, softcap: None };
     b.attention(x, x, x, &mut cache, &p, out); // 2 positions into a cache of 1
     let e = pollster::block_on(b.read_rows(out, 2)).expect_err("must fail");
     assert!(e.to_string().contains("cache of 1"), "{e}");

@@ -545,10 +545,20 @@ fn rope_script<B: Backend>(b: &mut B, c: &RopeCase, x: &[f32]) -> Vec<f32> {
 fn rope_matches_cpu_normal_neox_partial_scaled_with_factors_and_long_batches() {
     let mut rng = Rng(13);
     let mut b = gpu();
-    let cfg = |style, n_rot, base, freq_scale| RopeConfig { style, n_rot, base, freq_scale };
+    let cfg = |style, n_rot, base, freq_scale| RopeConfig { style, n_rot, base, freq_scale, attn_factor: 1.0 };
     let cases = [
         RopeCase { n: 5, start: 1000, heads: 3, head_dim: 10, cols: 34, rope: cfg(RopeStyle::Normal, 8, 10000.0, 1.0), factors: None },
         RopeCase { n: 5, start: 7, heads: 3, head_dim: 10, cols: 30, rope: cfg(RopeStyle::Neox, 10, 500000.0, 0.25), factors: None },
+        // LongRoPE: factors and an attention factor scaling cos and sin.
+        RopeCase {
+            n: 4,
+            start: 9,
+            heads: 2,
+            head_dim: 8,
+            cols: 16,
+            rope: RopeConfig { attn_factor: 1.19, ..cfg(RopeStyle::Neox, 8, 10000.0, 1.0) },
+            factors: Some(vec![1.0, 1.5, 2.5, 3.0]),
+        },
         RopeCase {
             n: 3,
             start: 4097,
@@ -573,25 +583,38 @@ fn rope_matches_cpu_normal_neox_partial_scaled_with_factors_and_long_batches() {
 
 /// `rope(q)` then `rope(k)` with the same table (the GPU joins them into one dispatch);
 /// returns (q, k, dispatches of the two ropes).
-/// What `qk_script` runs: `rope_qk` with or without the per-head norms, alone or
-/// followed by an attention over the prepared q and k.
+/// What `qk_script` runs: `rope_qk` with or without the q/k/v biases and the per-head
+/// norms, alone or followed by an attention over the prepared q and k.
 struct QkCase<'a> {
     rope: &'a RopeCase,
     heads_k: usize,
     cols_k: usize,
+    bias: bool,
     norm: bool,
     attend: bool,
 }
 
-/// Runs `rope_qk` (and an attention when asked) and returns q, k, the attention output
-/// (empty without) and the dispatches recorded.
-fn qk_script<B: Backend>(b: &mut B, t: &QkCase, q: &[f32], k: &[f32], v: &[f32], nq: &[f32], nk: &[f32]) -> (Vec<f32>, Vec<f32>, Vec<f32>, u64) {
+/// The random inputs of a `qk_script`: q, k, v, the q and k norm weights, and the q, k
+/// and v biases.
+struct QkData {
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    nq: Vec<f32>,
+    nk: Vec<f32>,
+    bias: [Vec<f32>; 3],
+}
+
+/// Runs `rope_qk` (and an attention when asked) and returns q, k, v, the attention
+/// output (empty without) and the dispatches recorded.
+fn qk_script<B: Backend>(b: &mut B, t: &QkCase, x: &QkData) -> (Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>, u64) {
     let c = t.rope;
     let hd = c.head_dim;
     let ff = c.factors.as_ref().map(|f| weight(b, "rope_freqs", GgmlType::F32, 1, f.len(), &f32_bytes(f)));
-    let qn = weight(b, "q_norm", GgmlType::F32, 1, hd, &f32_bytes(nq));
-    let kn = weight(b, "k_norm", GgmlType::F32, 1, hd, &f32_bytes(nk));
-    let (qt, kt, vt) = (table(b, q, c.cols), table(b, k, t.cols_k), table(b, v, t.cols_k));
+    let qn = weight(b, "q_norm", GgmlType::F32, 1, hd, &f32_bytes(&x.nq));
+    let kn = weight(b, "k_norm", GgmlType::F32, 1, hd, &f32_bytes(&x.nk));
+    let biases = x.bias.each_ref().map(|v| weight(b, "bias", GgmlType::F32, 1, v.len(), &f32_bytes(v)));
+    let (qt, kt, vt) = (table(b, &x.q, c.cols), table(b, &x.k, t.cols_k), table(b, &x.v, t.cols_k));
     let qa = b.alloc_activation(c.n, c.cols).expect("alloc");
     let ka = b.alloc_activation(c.n, t.cols_k).expect("alloc");
     let va = b.alloc_activation(c.n, t.cols_k).expect("alloc");
@@ -603,24 +626,26 @@ fn qk_script<B: Backend>(b: &mut B, t: &QkCase, q: &[f32], k: &[f32], v: &[f32],
     b.embed(&vt, 1.0, va);
     let d0 = b.counters().dispatches;
     let norm = if t.norm { Some((&qn, &kn, 1e-6)) } else { None };
-    let p = QkRope { heads: c.heads, kv_heads: t.heads_k, head_dim: hd, rope: &c.rope, freq_factors: ff.as_ref(), norm };
-    b.rope_qk(qa, ka, &p);
-    let ap = AttentionParams { head_count: c.heads, head_count_kv: t.heads_k, head_dim: hd, scale: 0.125, sliding_window: None };
+    let bias = if t.bias { Some(&biases) } else { None };
+    let p = QkRope { bias, heads: c.heads, kv_heads: t.heads_k, head_dim: hd, rope: &c.rope, freq_factors: ff.as_ref(), norm };
+    b.rope_qk(qa, ka, va, &p);
+    let ap = AttentionParams { head_count: c.heads, head_count_kv: t.heads_k, head_dim: hd, scale: 0.125, sliding_window: None, softcap: None };
     if t.attend {
         b.attention(qa, ka, va, &mut cache, &ap, out);
     }
     let qo = read(b, qa, c.n);
     let d = b.counters().dispatches - d0;
     let ko = read(b, ka, c.n);
+    let vo = read(b, va, c.n);
     let ao = if t.attend { read(b, out, c.n) } else { Vec::new() };
-    (qo, ko, ao, d)
+    (qo, ko, vo, ao, d)
 }
 
 #[test]
-fn rope_qk_is_one_dispatch_with_norms_and_kv_store_and_matches_cpu() {
+fn rope_qk_is_one_dispatch_with_biases_norms_and_kv_store_and_matches_cpu() {
     let mut rng = Rng(17);
     let mut b = gpu();
-    let cfg = |style, n_rot, base, freq_scale| RopeConfig { style, n_rot, base, freq_scale };
+    let cfg = |style, n_rot, base, freq_scale| RopeConfig { style, n_rot, base, freq_scale, attn_factor: 1.0 };
     let cases = [
         (RopeCase { n: 5, start: 1000, heads: 3, head_dim: 10, cols: 34, rope: cfg(RopeStyle::Normal, 8, 10000.0, 1.0), factors: None }, 1, 13),
         (RopeCase { n: 1, start: 7, heads: 9, head_dim: 64, cols: 576, rope: cfg(RopeStyle::Normal, 64, 100000.0, 1.0), factors: None }, 3, 192),
@@ -641,36 +666,48 @@ fn rope_qk_is_one_dispatch_with_norms_and_kv_store_and_matches_cpu() {
         (RopeCase { n: 70, start: 3, heads: 2, head_dim: 256, cols: 512, rope: cfg(RopeStyle::Neox, 200, 1e6, 0.5), factors: None }, 1, 256),
     ];
     for (c, heads_k, cols_k) in &cases {
-        let q = rng.vec(c.n * c.cols, -2.0, 2.0);
-        let k = rng.vec(c.n * cols_k, -2.0, 2.0);
-        let v = rng.vec(c.n * cols_k, -2.0, 2.0);
-        let nq = rng.vec(c.head_dim, 0.5, 1.5);
-        let nk = rng.vec(c.head_dim, 0.5, 1.5);
-        // Norms and attention need rows of whole heads (k rows exactly one cache row).
+        let x = QkData {
+            q: rng.vec(c.n * c.cols, -2.0, 2.0),
+            k: rng.vec(c.n * cols_k, -2.0, 2.0),
+            v: rng.vec(c.n * cols_k, -2.0, 2.0),
+            nq: rng.vec(c.head_dim, 0.5, 1.5),
+            nk: rng.vec(c.head_dim, 0.5, 1.5),
+            bias: [rng.vec(c.cols, -1.0, 1.0), rng.vec(*cols_k, -1.0, 1.0), rng.vec(*cols_k, -1.0, 1.0)],
+        };
+        // Biases, norms and attention need rows of whole heads (k rows exactly one
+        // cache row).
         let whole_heads = *cols_k == heads_k * c.head_dim && c.cols == c.heads * c.head_dim;
         let can_attend = whole_heads && c.heads % heads_k == 0;
-        for norm in [false, true].into_iter().filter(|&n| !n || whole_heads) {
+        for (bias, norm) in [(false, false), (false, true), (true, false), (true, true)] {
+            if (bias || norm) && !whole_heads {
+                continue;
+            }
             for attend in [false, true].into_iter().filter(|&a| !a || can_attend) {
-                let t = QkCase { rope: c, heads_k: *heads_k, cols_k: *cols_k, norm, attend };
-                let (wq, wk, wa, _) = qk_script(&mut CpuBackend::new(), &t, &q, &k, &v, &nq, &nk);
-                let (gq, gk, ga, d) = qk_script(&mut b, &t, &q, &k, &v, &nq, &nk);
+                let t = QkCase { rope: c, heads_k: *heads_k, cols_k: *cols_k, bias, norm, attend };
+                let (wq, wk, wv, wa, _) = qk_script(&mut CpuBackend::new(), &t, &x);
+                let (gq, gk, gv, ga, d) = qk_script(&mut b, &t, &x);
                 let (dq, iq) = max_abs_diff(&gq, &wq);
                 let (dk, ik) = max_abs_diff(&gk, &wk);
+                let (dv, iv) = max_abs_diff(&gv, &wv);
                 let (da, ia) = max_abs_diff(&ga, &wa);
-                let what = format!("rope_qk {:?} n={} heads {}+{heads_k} norm={norm} attend={attend}", c.rope.style, c.n, c.heads);
+                let what = format!("rope_qk {:?} n={} heads {}+{heads_k} bias={bias} norm={norm} attend={attend}", c.rope.style, c.n, c.heads);
                 // Norms: a few ulps of the 1/rms scale on values up to ~3 after scaling.
                 let tol = if norm { 1e-5 } else { 4e-6 };
                 assert!(dq <= tol && dk <= tol, "{what}: max |Δ| q {dq} at {iq}, k {dk} at {ik}");
+                assert!(dv <= 1e-6, "{what}: v (biased in place) max |Δ| {dv} at {iv}");
                 assert!(da <= 2e-5, "{what}: attention max |Δ| {da} at {ia}");
+                // Biases join the dispatch unless a norm is there too (then they are
+                // three dispatches of their own).
+                let own = if bias && norm { 3 } else { 0 };
                 if attend {
                     // The k/v store rides in the q/k dispatch: as many dispatches as an
                     // attention alone (whose own store is one dispatch).
                     let alone = attention_dispatches(&mut b, c, *heads_k);
-                    assert_eq!(d, alone, "{what}: dispatches");
+                    assert_eq!(d, alone + own, "{what}: dispatches");
                 } else {
-                    assert_eq!(d, 1, "{what}: dispatches");
+                    assert_eq!(d, 1 + own, "{what}: dispatches");
                 }
-                eprintln!("{what}: max |Δ| q {dq:.2e} k {dk:.2e} attention {da:.2e}, {d} dispatch(es)");
+                eprintln!("{what}: max |Δ| q {dq:.2e} k {dk:.2e} v {dv:.2e} attention {da:.2e}, {d} dispatch(es)");
             }
         }
     }
@@ -684,7 +721,7 @@ fn attention_dispatches(b: &mut GpuBackend, c: &RopeCase, heads_k: usize) -> u64
     let (k, v) = (b.alloc_activation(c.n, width).expect("alloc"), b.alloc_activation(c.n, width).expect("alloc"));
     let out = b.alloc_activation(c.n, c.cols).expect("alloc");
     let mut cache = b.alloc_kv_cache(KvSpec { capacity: c.start + c.n, width }).expect("cache");
-    let ap = AttentionParams { head_count: c.heads, head_count_kv: heads_k, head_dim: c.head_dim, scale: 0.125, sliding_window: None };
+    let ap = AttentionParams { head_count: c.heads, head_count_kv: heads_k, head_dim: c.head_dim, scale: 0.125, sliding_window: None, softcap: None };
     b.begin_batch(&ids(c.n), c.start).expect("batch");
     let d0 = b.counters().dispatches;
     b.attention(q, k, v, &mut cache, &ap, out);
@@ -723,12 +760,21 @@ fn attention_script<B: Backend>(b: &mut B, p: &AttentionParams, batches: &[(usiz
 fn attention_matches_cpu_gqa_windows_and_long_histories() {
     let mut rng = Rng(17);
     let mut b = gpu();
-    // (heads, kv heads, head_dim, window)
-    let cases = [(6, 2, 72, None), (6, 2, 72, Some(7)), (4, 1, 256, Some(4)), (3, 3, 16, None), (2, 1, 64, Some(100))];
+    // (heads, kv heads, head_dim, window, soft cap)
+    let cases = [
+        (6, 2, 72, None, None),
+        (6, 2, 72, Some(7), None),
+        (4, 1, 256, Some(4), None),
+        (3, 3, 16, None, None),
+        (2, 1, 64, Some(100), None),
+        // Gemma 2: soft-capped scores (a cap the random scores reach), windowed or not.
+        (4, 2, 64, None, Some(1.5)),
+        (4, 2, 64, Some(5), Some(1.5)),
+    ];
     // Prompt chunks then decode steps; the 70-row chunk crosses the 64-position chunk of the kernel.
     let batches = [(0, 5), (5, 1), (6, 70), (76, 1), (77, 2)];
-    for (heads, kv, hd, window) in cases {
-        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window };
+    for (heads, kv, hd, window, softcap) in cases {
+        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window, softcap };
         let data: Vec<_> = batches
             .iter()
             .map(|&(_, n)| (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0)))
@@ -736,8 +782,8 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
         let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
         let got = attention_script(&mut b, &p, &batches, &data);
         let (d, i) = max_abs_diff(&got, &want);
-        assert!(d <= 2e-5, "attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d} at {i}");
-        eprintln!("attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d:.2e}");
+        assert!(d <= 2e-5, "attention heads {heads}/{kv} × {hd}, window {window:?}, cap {softcap:?}: max |Δ| {d} at {i}");
+        eprintln!("attention heads {heads}/{kv} × {hd}, window {window:?}, cap {softcap:?}: max |Δ| {d:.2e}");
     }
 }
 
@@ -750,7 +796,7 @@ fn attention_over_histories_longer_than_one_chunk() {
     let mut b = gpu();
     let batches = [(0, 1030), (1030, 1), (1031, 3)];
     for (heads, kv, hd, window) in [(2, 1, 16, None), (2, 1, 18, Some(1026))] {
-        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window };
+        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window, softcap: None };
         let data: Vec<_> = batches
             .iter()
             .map(|&(_, n)| (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0)))
@@ -767,6 +813,7 @@ fn attention_over_histories_longer_than_one_chunk() {
 
 fn elementwise_script<B: Backend>(b: &mut B, n: usize, cols: usize, g: &[f32], u: &[f32]) -> Vec<Vec<f32>> {
     let (gt, ut) = (table(b, g, cols), table(b, u, cols));
+    let bias = weight(b, "bias", GgmlType::F32, 1, cols, &f32_bytes(&u[..cols]));
     let (ga, ua, out, row) = (
         b.alloc_activation(n + 1, cols).expect("alloc"),
         b.alloc_activation(n + 1, cols).expect("alloc"),
@@ -787,11 +834,13 @@ fn elementwise_script<B: Backend>(b: &mut B, n: usize, cols: usize, g: &[f32], u
     res.push(read(b, row, 1));
     b.softcap(ga, 30.0);
     res.push(read(b, ga, n));
+    b.add_bias(ga, &bias);
+    res.push(read(b, ga, n));
     res
 }
 
 #[test]
-fn gated_activations_add_select_row_and_softcap_match_cpu() {
+fn gated_activations_add_select_row_softcap_and_bias_match_cpu() {
     let mut rng = Rng(19);
     let mut b = gpu();
     let (n, cols) = (7, 333);
@@ -807,7 +856,7 @@ fn gated_activations_add_select_row_and_softcap_match_cpu() {
         for (i, (x, y)) in gv.iter().zip(cv).enumerate() {
             assert!((x - y).abs() <= 2e-6 * y.abs() + 1e-6, "elementwise step {k} [{i}]: gpu {x} cpu {y}");
         }
-        let step = ["silu", "gelu-tanh", "add", "select_row", "softcap"][k];
+        let step = ["silu", "gelu-tanh", "add", "select_row", "softcap", "add_bias"][k];
         eprintln!("{step}: max |Δ| {:.2e}", max_abs_diff(gv, cv).0);
     }
 }

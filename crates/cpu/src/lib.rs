@@ -242,6 +242,15 @@ impl Backend for CpuBackend {
         self.put(gate, g);
     }
 
+    fn add_bias(&mut self, x: CpuActivation, bias: &CpuWeight) {
+        let (n, cols) = (self.rows(x), self.cols(x));
+        // The loader checked the bias is one row of x's width.
+        let b = bias.dense();
+        for row in self.acts[x.0].data[..n * cols].chunks_exact_mut(cols) {
+            row.iter_mut().zip(b).for_each(|(v, b)| *v += b);
+        }
+    }
+
     fn add(&mut self, x: CpuActivation, y: CpuActivation) {
         let len = self.rows(x) * self.cols(x);
         let ys = self.take(y);

@@ -81,11 +81,11 @@ fn main() {
         let k = b.alloc_activation(big, kv * hd).expect("k");
         let o = b.alloc_activation(big, heads * hd).expect("o");
         let mut cache = b.alloc_kv_cache(KvSpec { capacity: 2 * m + 8, width: kv * hd }).expect("cache");
-        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 0.125, sliding_window: None };
+        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 0.125, sliding_window: None, softcap: None };
         for (start, n) in [(0usize, m), (0, 1), (136, 1), (m, 1), (2 * m, 1)] {
             time(&mut b, &format!("attention {heads}/{kv}x{hd}"), n, start, sink, |b| b.attention(q, k, k, &mut cache, &p, o));
         }
-        let rope = kindling_model::RopeConfig { n_rot: hd, base: 10000.0, freq_scale: 1.0, style: kindling_model::RopeStyle::Neox };
+        let rope = kindling_model::RopeConfig { n_rot: hd, base: 10000.0, freq_scale: 1.0, style: kindling_model::RopeStyle::Neox, attn_factor: 1.0 };
         time(&mut b, &format!("rope {heads}x{hd}"), m, 0, sink, |b| b.rope(q, heads, hd, &rope, None));
         time(&mut b, &format!("rope {heads}x{hd}"), 1, 0, sink, |b| b.rope(q, heads, hd, &rope, None));
     }

@@ -63,6 +63,8 @@ pub(crate) enum Pending {
 pub(crate) struct PendingQkRope {
     pub(crate) q: GpuActivation,
     pub(crate) k: GpuActivation,
+    /// The batch's values: biased in place (with `bias`) and stored (with a store).
+    pub(crate) v: GpuActivation,
     pub(crate) heads: usize,
     pub(crate) kv_heads: usize,
     pub(crate) head_dim: usize,
@@ -71,11 +73,12 @@ pub(crate) struct PendingQkRope {
     pub(crate) ff: Option<(BufId, Arc<[f32]>)>,
     /// The q and k norm weight buffers and the epsilon.
     pub(crate) norm: Option<(BufId, BufId, f32)>,
+    /// The q, k and v bias buffers (never together with `norm`).
+    pub(crate) bias: Option<(BufId, BufId, BufId)>,
 }
 
-/// Where `qk_rope` also stores the batch's k and v rows: v, the cache and its row width.
+/// Where `qk_rope` also stores the batch's k and v rows: the cache and its row width.
 pub(crate) struct KvStoreTarget {
-    pub(crate) v: GpuActivation,
     pub(crate) k_cache: BufId,
     pub(crate) v_cache: BufId,
     pub(crate) width: usize,
@@ -306,9 +309,18 @@ impl GpuBackend {
         let (qa, ka) = (self.act(r.q), self.act(r.k));
         let (qb, q_cols, kb, k_cols) = (qa.buf, qa.cols, ka.buf, ka.cols);
         let (qn, kn, eps) = r.norm.unwrap_or((self.dummy_read, self.dummy_read, 0.0));
-        let (vb, v_stride, kc, vc, width) = match &store {
-            Some(s) => (self.act(s.v).buf, self.act(s.v).cols, s.k_cache, s.v_cache, s.width),
-            None => (self.dummy_read, 0, self.dummy, self.dummy, 0),
+        let (qn, kn, vbias) = match r.bias {
+            Some((bq, bk, bv)) => (bq, bk, bv),
+            None => (qn, kn, self.dummy_read),
+        };
+        let (kc, vc, width) = match &store {
+            Some(s) => (s.k_cache, s.v_cache, s.width),
+            None => (self.dummy, self.dummy, 0),
+        };
+        // v is written (biased in place) or read (stored) only when needed.
+        let (vb, v_stride) = match store.is_some() || r.bias.is_some() {
+            true => (self.act(r.v).buf, self.act(r.v).cols),
+            false => (self.dummy, 0),
         };
         let half = r.rope.n_rot / 2;
         let mut row0 = 0;
@@ -331,9 +343,13 @@ impl GpuBackend {
                 start: self.start_pos as u32,
                 width: width as u32,
                 v_stride: v_stride as u32,
+                bias: r.bias.is_some() as u32,
             };
-            let bufs = [qb, kb, vb, qn, kn, kc, vc];
-            self.record(Op::QkRope, None, &bufs, &p, Some(offset), (rows * (r.heads + r.kv_heads)) as u32);
+            let groups = (rows * (r.heads + r.kv_heads)) as u32;
+            match r.bias {
+                Some(_) => self.record(Op::QkRopeBias, None, &[qb, kb, vb, vbias, qn, kn, kc, vc], &p, Some(offset), groups),
+                None => self.record(Op::QkRope, None, &[qb, kb, vb, qn, kn, kc, vc], &p, Some(offset), groups),
+            }
             row0 += rows;
         }
     }

@@ -39,6 +39,8 @@ pub enum Op {
     RmsNormAdd,
     Rope,
     QkRope,
+    /// `qk_rope` adding the q/k/v projection biases first (Qwen2).
+    QkRopeBias,
     KvStore,
     Attention,
     AttnCombine,
@@ -67,7 +69,7 @@ pub enum Slot {
 use Slot::{Params, Read, Table, Write};
 
 impl Op {
-    pub const ALL: [Op; 24] = [
+    pub const ALL: [Op; 25] = [
         Op::Embed,
         Op::Matvec,
         Op::MatvecTall,
@@ -82,6 +84,7 @@ impl Op {
         Op::RmsNormAdd,
         Op::Rope,
         Op::QkRope,
+        Op::QkRopeBias,
         Op::KvStore,
         Op::Attention,
         Op::AttnCombine,
@@ -106,7 +109,7 @@ impl Op {
             | Op::MatvecMultiNormed
             | Op::MatmulTiled => Family::Matmul,
             Op::RmsNorm | Op::RmsNormInPlace | Op::RmsNormAdd => Family::RmsNorm,
-            Op::Rope | Op::QkRope => Family::Rope,
+            Op::Rope | Op::QkRope | Op::QkRopeBias => Family::Rope,
             Op::KvStore | Op::Attention | Op::AttnCombine => Family::Attention,
             Op::Add | Op::Gated | Op::Softcap | Op::SelectRow => Family::Elementwise,
             Op::Argmax => Family::Argmax,
@@ -128,7 +131,9 @@ impl Op {
             Op::RmsNormInPlace => "rms_norm_in_place",
             Op::RmsNormAdd => "rms_norm_add",
             Op::Rope => "rope",
-            Op::QkRope => "qk_rope",
+            // The bias variant is the same entry point in a module that binds the v
+            // bias (see `shaders::assemble`).
+            Op::QkRope | Op::QkRopeBias => "qk_rope",
             Op::KvStore => "kv_store",
             Op::Attention => "attention",
             Op::AttnCombine => "attn_combine",
@@ -190,12 +195,16 @@ impl Op {
             // x, (cos, sin) table
             Op::Rope => &[(0, Params), (1, Write), (2, Table)],
             // q, k, v, q norm, k norm, k cache, v cache ((cos, sin) table after q)
-            Op::QkRope => &[
+            Op::QkRope => &[(0, Params), (1, Write), (2, Table), (3, Write), (4, Write), (7, Read), (8, Read), (9, Write), (10, Write)],
+            // q, k, v, v bias, q bias, k bias (in the norm weights' bindings), k cache, v
+            // cache: nine storage buffers, used where the device allows that many.
+            Op::QkRopeBias => &[
                 (0, Params),
                 (1, Write),
                 (2, Table),
                 (3, Write),
-                (4, Read),
+                (4, Write),
+                (5, Read),
                 (7, Read),
                 (8, Read),
                 (9, Write),
@@ -287,9 +296,10 @@ impl KernelKey {
         self
     }
 
-    /// The module a kernel lives in: entry points of one family and type share it.
+    /// The module a kernel lives in: entry points of one family and type share it,
+    /// except those assembled with an extra binding (the fused norm's, the v bias).
     fn module_key(self) -> ModuleKey {
-        (self.op.family(), self.ty, self.features, self.op.normed())
+        (self.op.family(), self.ty, self.features, self.op.normed() || self.op == Op::QkRopeBias)
     }
 
     /// The WGSL module source of this kernel.

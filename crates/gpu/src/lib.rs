@@ -664,20 +664,13 @@ impl GpuBackend {
 
 
 /// (cos, sin) of every pair of `rows` rows starting at position `pos0`, exactly as the
-/// CPU backend computes them (f64 angles).
+/// CPU backend computes them (`RopeConfig::cos_sin`).
 fn rope_table(rope: &RopeConfig, freq_factors: Option<&[f32]>, pos0: usize, rows: usize, out: &mut Vec<f32>) {
-    let half = rope.n_rot / 2;
     out.clear();
     for r in 0..rows {
-        let p = (pos0 + r) as f64 * rope.freq_scale as f64;
-        for i in 0..half {
-            let mut theta = p * (rope.base as f64).powf(-2.0 * i as f64 / rope.n_rot as f64);
-            if let Some(ff) = freq_factors.and_then(|f| f.get(i)) {
-                theta /= *ff as f64;
-            }
-            let (sin, cos) = theta.sin_cos();
-            out.push(cos as f32);
-            out.push(sin as f32);
+        for i in 0..rope.n_rot / 2 {
+            let (cos, sin) = rope.cos_sin(pos0 + r, i, freq_factors.and_then(|f| f.get(i).copied()));
+            out.extend([cos, sin]);
         }
     }
 }

@@ -285,7 +285,7 @@ impl Backend for GpuBackend {
         self.record_rope(x, heads, head_dim, rope, ff);
     }
 
-    fn rope_qk(&mut self, q: GpuActivation, k: GpuActivation, p: &QkRope<'_, GpuWeight>) {
+    fn rope_qk(&mut self, q: GpuActivation, k: GpuActivation, v: GpuActivation, p: &QkRope<'_, GpuWeight>) {
         let hd = p.head_dim;
         if !self.rope_fits(q, p.heads, hd, p.rope) || !self.rope_fits(k, p.kv_heads, hd, p.rope) {
             return;
@@ -301,9 +301,26 @@ impl Backend for GpuBackend {
             },
             None => None,
         };
+        // The biases join the dispatch through the norm weights' bindings (and one more
+        // for v's): where the model has both, or the device allows fewer than nine
+        // storage buffers, they are added on their own first.
+        let mut bias = None;
+        if let Some([bq, bk, bv]) = p.bias {
+            if norm.is_none() && self.gpu.limits.max_storage_buffers_per_shader_stage >= 9 {
+                let (qw, kw) = (self.act(q).cols, self.act(k).cols);
+                match (self.dense_f32(bq, "q bias", qw), self.dense_f32(bk, "k bias", kw), self.dense_f32(bv, "v bias", kw)) {
+                    (Some(a), Some(b), Some(c)) => bias = Some((a, b, c)),
+                    _ => return,
+                }
+            } else {
+                self.add_bias(q, bq);
+                self.add_bias(k, bk);
+                self.add_bias(v, bv);
+            }
+        }
         self.flush_pending();
         let (heads, kv_heads, rope) = (p.heads, p.kv_heads, *p.rope);
-        self.pending = Some(Pending::QkRope(PendingQkRope { q, k, heads, kv_heads, head_dim: hd, rope, ff, norm }));
+        self.pending = Some(Pending::QkRope(PendingQkRope { q, k, v, heads, kv_heads, head_dim: hd, rope, ff, norm, bias }));
     }
 
     fn attention(
@@ -376,17 +393,18 @@ impl Backend for GpuBackend {
             k_stride: width as u32,
             v_stride: width as u32,
             splits: splits as u32,
+            softcap: params.softcap.unwrap_or(0.0),
         };
         // q and k just prepared by `rope_qk`: the store joins that dispatch.
         let joins = match &self.pending {
             Some(Pending::QkRope(r)) => {
-                r.q == q && r.k == k && r.heads == params.head_count && r.kv_heads == params.head_count_kv && r.head_dim == hd
+                r.q == q && r.k == k && r.v == v && r.heads == params.head_count && r.kv_heads == params.head_count_kv && r.head_dim == hd
             }
             _ => false,
         };
         match self.pending.take() {
             Some(Pending::QkRope(r)) if joins => {
-                self.record_qk_rope(r, Some(KvStoreTarget { v, k_cache: cache.k, v_cache: cache.v, width }));
+                self.record_qk_rope(r, Some(KvStoreTarget { k_cache: cache.k, v_cache: cache.v, width }));
             }
             other => {
                 self.pending = other;
@@ -465,9 +483,17 @@ impl Backend for GpuBackend {
             return;
         }
         let len = self.rows(x) * self.act(x).cols;
-        let p = EwParams { len: len as u32, ..Default::default() };
+        let p = EwParams { len: len as u32, cols: len as u32, ..Default::default() };
         let bufs = [self.act(x).buf, self.act(y).buf];
         self.elementwise(Op::Add, &bufs, p, len);
+    }
+
+    fn add_bias(&mut self, x: GpuActivation, bias: &GpuWeight) {
+        let cols = self.act(x).cols;
+        let Some(b) = self.dense_f32(bias, "add_bias", cols) else { return };
+        let len = self.rows(x) * cols;
+        let p = EwParams { len: len as u32, cols: cols as u32, ..Default::default() };
+        self.elementwise(Op::Add, &[self.act(x).buf, b], p, len);
     }
 
     fn select_row(&mut self, src: GpuActivation, src_row: usize, dst: GpuActivation) {

@@ -111,6 +111,9 @@ params!(
         /// Cache row width and v's row stride.
         width: u32,
         v_stride: u32,
+        /// qk_rope: 1: add the q/k/v projection biases first (qn / kn hold the q and k
+        /// biases then, vb the v bias; v is updated in place).
+        bias: u32,
     }
 );
 
@@ -134,6 +137,8 @@ params!(
         v_stride: u32,
         /// Workgroups per (row, head) (> 1: partial results combined by attn_combine).
         splits: u32,
+        /// Soft cap of the scaled scores (0: none).
+        softcap: f32,
     }
 );
 
@@ -179,6 +184,6 @@ mod tests {
     #[test]
     fn wgsl_struct_lists_the_fields_in_order() {
         assert_eq!(ArgmaxParams::WGSL, "struct Params {\n    n: u32,\n    cols: u32,\n}\n");
-        assert_eq!(std::mem::size_of::<AttnParams>(), 12 * 4);
+        assert_eq!(std::mem::size_of::<AttnParams>(), 13 * 4);
     }
 }

@@ -5,7 +5,7 @@
 
 use kindling_gguf::GgmlType;
 
-use crate::kernels::{Family, KernelKey, MATVEC_LANES};
+use crate::kernels::{Family, KernelKey, Op, MATVEC_LANES};
 use crate::params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
@@ -103,6 +103,13 @@ pub fn assemble(key: KernelKey) -> String {
         Family::Rope => ("", if f16 { KV_WRITE_F16 } else { KV_WRITE_F32 }),
         _ => ("", ""),
     };
+    // qk_rope reads the v bias through v_bias(): a binding only in the bias variant,
+    // which the plain one must not declare (it would not fit its bind group layout).
+    let v_bias = match (key.op, key.op.family()) {
+        (Op::QkRopeBias, _) => "@group(0) @binding(5) var<storage, read> vbias: array<f32>;\nfn v_bias(i: u32) -> f32 { return vbias[i]; }",
+        (_, Family::Rope) => "fn v_bias(i: u32) -> f32 { return 0.0; }",
+        _ => "",
+    };
     let (second, third, input, reduce) = if key.op.family() == Family::Matmul {
         let input = if key.op.normed() { NORM_IN } else { NORM_OFF };
         let shape = format!("const MV_LANES: u32 = {MATVEC_LANES}u;\nconst MV_ROWS: u32 = {}u;\n", 256 / MATVEC_LANES);
@@ -115,7 +122,7 @@ pub fn assemble(key: KernelKey) -> String {
         (String::new(), String::new(), "", String::new())
     };
     let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + reduce.len() + body.len() + 4096);
-    for part in [params, PRELUDE, snippet, &second, &third, input, &reduce, kv_read, kv_write, body] {
+    for part in [params, PRELUDE, snippet, &second, &third, input, &reduce, kv_read, kv_write, v_bias, body] {
         s.push_str(part);
         s.push('\n');
     }

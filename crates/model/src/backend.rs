@@ -56,11 +56,16 @@ pub struct AttentionParams {
     pub scale: f32,
     /// Attend only to the last `w` positions (incl. the current one).
     pub sliding_window: Option<usize>,
+    /// Soft-cap the scaled scores, `cap * tanh(s / cap)`, before the softmax (Gemma 2).
+    pub softcap: Option<f32>,
 }
 
-/// The preparation of a batch's queries and keys for attention (`Backend::rope_qk`).
+/// The preparation of a batch's queries, keys and values for attention
+/// (`Backend::rope_qk`).
 #[derive(Clone, Copy, Debug)]
 pub struct QkRope<'a, W> {
+    /// Projection biases of q, k and v, added first (Qwen2).
+    pub bias: Option<&'a [W; 3]>,
     pub heads: usize,
     pub kv_heads: usize,
     pub head_dim: usize,
@@ -145,11 +150,19 @@ pub trait Backend {
     /// Rotates `heads` heads of `head_dim` in place by each row's position.
     /// `freq_factors` (`n_rot / 2` f32) divide the pair frequencies when given.
     fn rope(&mut self, x: Self::Activation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&Self::Weight>);
-    /// Optional per-head RMS norm of q and k, then RoPE of both, in place: what every
-    /// forward pass does between the projections and `attention`. The default records
-    /// the separate ops; a backend may do it in one pass (the GPU also stores k and v
-    /// into the cache in that pass when `attention` follows).
-    fn rope_qk(&mut self, q: Self::Activation, k: Self::Activation, p: &QkRope<'_, Self::Weight>) {
+    /// `x[r] += bias` for every row (`bias` is one row of x's width).
+    fn add_bias(&mut self, x: Self::Activation, bias: &Self::Weight);
+    /// Optional q/k/v biases, optional per-head RMS norm of q and k, then RoPE of q and
+    /// k, in place: what every forward pass does between the projections and
+    /// `attention`. The default records the separate ops; a backend may do it in one
+    /// pass (the GPU also stores k and v into the cache in that pass when `attention`
+    /// follows).
+    fn rope_qk(&mut self, q: Self::Activation, k: Self::Activation, v: Self::Activation, p: &QkRope<'_, Self::Weight>) {
+        if let Some([bq, bk, bv]) = p.bias {
+            self.add_bias(q, bq);
+            self.add_bias(k, bk);
+            self.add_bias(v, bv);
+        }
         if let Some((qn, kn, eps)) = p.norm {
             self.rms_norm(q, qn, p.head_dim, eps, q);
             self.rms_norm(k, kn, p.head_dim, eps, k);

@@ -3,25 +3,9 @@
 
 use kindling_gguf::Metadata;
 
+pub use crate::arch::Architecture;
+use crate::arch::{ArchSpec, EmbeddingScale, RopeFactors, Windows};
 use crate::error::{ModelError, Result};
-
-/// The architecture families we run. Each has one forward pass in `forward/`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Architecture {
-    /// Llama-style decoders: SmolLM2, TinyLlama, Llama 2/3.x.
-    Llama,
-    /// Gemma 3 (text): q/k norms, post norms, sliding-window layers, GELU-tanh.
-    Gemma3,
-}
-
-impl Architecture {
-    pub fn name(self) -> &'static str {
-        match self {
-            Architecture::Llama => "llama",
-            Architecture::Gemma3 => "gemma3",
-        }
-    }
-}
 
 /// How RoPE pairs up the dimensions of a head.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +35,23 @@ pub struct RopeConfig {
     pub base: f32,
     /// Linear position scaling (1 / scaling factor): positions are multiplied by it.
     pub freq_scale: f32,
+    /// Multiplies cos and sin, so q·k by its square (LongRoPE's attention factor;
+    /// 1.0 otherwise).
+    pub attn_factor: f32,
+}
+
+impl RopeConfig {
+    /// (cos, sin) of pair `i` at position `pos`, `factor` dividing its frequency (the
+    /// model's frequency factors). Angles in f64, so long positions stay exact; every
+    /// backend takes its rotations from here.
+    pub fn cos_sin(&self, pos: usize, i: usize, factor: Option<f32>) -> (f32, f32) {
+        let mut theta = pos as f64 * self.freq_scale as f64 * (self.base as f64).powf(-2.0 * i as f64 / self.n_rot as f64);
+        if let Some(f) = factor {
+            theta /= f as f64;
+        }
+        let (sin, cos) = theta.sin_cos();
+        ((cos * self.attn_factor as f64) as f32, (sin * self.attn_factor as f64) as f32)
+    }
 }
 
 /// Per-layer attention settings (Gemma 3 alternates local and global layers).
@@ -90,8 +91,12 @@ pub struct ModelConfig {
     pub embedding_scale: f32,
     /// Multiplies q·k before softmax.
     pub attention_scale: f32,
-    /// Logit soft-capping `cap * tanh(logit / cap)` (none for these families today).
+    /// Soft-capping `cap * tanh(s / cap)` of the scaled attention scores (Gemma 2).
+    pub attn_logit_softcap: Option<f32>,
+    /// Soft-capping of the output logits (Gemma 2).
     pub final_logit_softcap: Option<f32>,
+    /// LongRoPE: sessions of more positions than this use the long frequency factors.
+    pub rope_long_after: Option<usize>,
     /// One entry per block.
     pub layers: Vec<LayerConfig>,
 }
@@ -102,11 +107,8 @@ impl ModelConfig {
         let arch_name = md
             .get_str("general.architecture")
             .ok_or_else(|| ModelError::MissingMetadata("general.architecture".into()))?;
-        let architecture = match arch_name {
-            "llama" => Architecture::Llama,
-            "gemma3" => Architecture::Gemma3,
-            other => return Err(ModelError::UnsupportedArchitecture(other.to_string())),
-        };
+        let spec: &ArchSpec =
+            Architecture::from_name(arch_name).ok_or_else(|| ModelError::UnsupportedArchitecture(arch_name.to_string()))?;
         let m = Keys { md, arch: arch_name };
 
         let embedding_length = m.usize("embedding_length")?;
@@ -140,7 +142,14 @@ impl ModelConfig {
             return Err(m.bad("rope.dimension_count", format!("{n_rot} rotary dims for a head of {head_dim}")));
         }
         let rope_base = m.opt_f32("rope.freq_base")?.unwrap_or(10_000.0);
-        let freq_scale = rope_freq_scale(&m)?;
+        let freq_scale = rope_freq_scale(&m, spec)?;
+        let (attn_factor, rope_long_after) = match spec.rope_factors {
+            RopeFactors::LongRope => (
+                m.opt_f32("rope.scaling.attn_factor")?.unwrap_or(1.0),
+                m.opt_usize("rope.scaling.original_context_length")?,
+            ),
+            _ => (1.0, None),
+        };
         let rms_norm_eps = m.f32("attention.layer_norm_rms_epsilon")?;
         let vocab_size = match m.opt_usize("vocab_size")? {
             Some(v) => v,
@@ -166,43 +175,39 @@ impl ModelConfig {
             }
         }
 
-        let rope = |base: f32, freq_scale: f32, style| RopeConfig {
-            style,
-            n_rot,
-            base,
-            freq_scale,
-        };
-        let (activation, embedding_scale, attention_scale, layers) = match architecture {
-            Architecture::Llama => {
-                let layer = LayerConfig { sliding_window: None, rope: rope(rope_base, freq_scale, RopeStyle::Normal) };
-                (Activation::Silu, 1.0, 1.0 / (head_dim as f32).sqrt(), vec![layer; block_count])
-            }
-            Architecture::Gemma3 => {
-                // Gemma 3 interleaves 5 sliding-window ("local") layers with 1 global
-                // layer; local layers use θ = 10,000 without scaling, global ones the
-                // file's base and scaling.
+        let rope = |base: f32, freq_scale: f32| RopeConfig { style: spec.rope_style, n_rot, base, freq_scale, attn_factor };
+        let global = LayerConfig { sliding_window: None, rope: rope(rope_base, freq_scale) };
+        let layers = match spec.windows {
+            Windows::None => vec![global; block_count],
+            Windows::Pattern { default_pattern, local_rope_base } => {
                 let window = m.usize("attention.sliding_window")?;
-                let pattern = m.opt_usize("attention.sliding_window_pattern")?.unwrap_or(6).max(1);
-                let layers = (0..block_count)
-                    .map(|i| {
-                        if (i + 1) % pattern == 0 {
-                            LayerConfig { sliding_window: None, rope: rope(rope_base, freq_scale, RopeStyle::Neox) }
-                        } else {
-                            LayerConfig { sliding_window: Some(window), rope: rope(10_000.0, 1.0, RopeStyle::Neox) }
-                        }
-                    })
-                    .collect();
-                (
-                    Activation::GeluTanh,
-                    (embedding_length as f32).sqrt(),
-                    1.0 / (head_dim as f32).sqrt(),
-                    layers,
-                )
+                if window == 0 {
+                    return Err(m.bad("attention.sliding_window", "a window of 0 positions".into()));
+                }
+                let pattern = m.opt_usize("attention.sliding_window_pattern")?.unwrap_or(default_pattern).max(1);
+                let local = LayerConfig {
+                    sliding_window: Some(window),
+                    rope: local_rope_base.map_or(global.rope, |base| rope(base, 1.0)),
+                };
+                (0..block_count).map(|i| if (i + 1) % pattern == 0 { global } else { local }).collect()
+            }
+        };
+        let embedding_scale = match spec.embedding_scale {
+            EmbeddingScale::One => 1.0,
+            EmbeddingScale::SqrtWidth => (embedding_length as f32).sqrt(),
+        };
+        let softcap = |key: &str| -> Result<Option<f32>> {
+            if !spec.softcaps {
+                return Ok(None);
+            }
+            match m.opt_f32(key)? {
+                Some(c) if c < 0.0 => Err(m.bad(key, format!("a soft cap of {c}"))),
+                c => Ok(c.filter(|c| *c > 0.0)),
             }
         };
 
         Ok(ModelConfig {
-            architecture,
+            architecture: spec.arch,
             name: md.get_str("general.name").unwrap_or(arch_name).to_string(),
             vocab_size,
             embedding_length,
@@ -214,10 +219,12 @@ impl ModelConfig {
             value_head_dim,
             context_length,
             rms_norm_eps,
-            activation,
+            activation: spec.activation,
             embedding_scale,
-            attention_scale,
-            final_logit_softcap: m.opt_f32("final_logit_softcapping")?.filter(|c| *c > 0.0),
+            attention_scale: 1.0 / (head_dim as f32).sqrt(),
+            attn_logit_softcap: softcap("attn_logit_softcapping")?,
+            final_logit_softcap: softcap("final_logit_softcapping")?,
+            rope_long_after,
             layers,
         })
     }
@@ -233,16 +240,26 @@ impl ModelConfig {
     }
 }
 
-/// `1 / factor` for linear RoPE scaling; 1.0 when none. Other scaling kinds are refused
-/// rather than silently run wrong.
-fn rope_freq_scale(m: &Keys) -> Result<f32> {
+/// `1 / factor` for linear RoPE scaling; 1.0 when none. Llama 3 and LongRoPE scaling
+/// come as frequency-factor tensors (the factor key then only describes them); other
+/// scaling kinds (YaRN, ...) are refused rather than silently run wrong.
+fn rope_freq_scale(m: &Keys, spec: &ArchSpec) -> Result<f32> {
     let kind = m.opt_str("rope.scaling.type")?;
     let factor = m.opt_f32("rope.scaling.factor")?;
+    let by_factors = match spec.rope_factors {
+        RopeFactors::None => None,
+        RopeFactors::Freqs => Some("llama3"),
+        RopeFactors::LongRope => Some("longrope"),
+    };
     match (kind, factor) {
+        (Some(k), _) if Some(k) == by_factors => Ok(1.0),
         (None | Some("none"), None) => Ok(1.0),
         (None | Some("linear"), Some(f)) if f > 0.0 => Ok(1.0 / f),
         (Some("none"), Some(_)) => Ok(1.0),
-        (Some(k), _) => Err(m.bad("rope.scaling.type", format!("RoPE scaling '{k}' is not supported (linear is)"))),
+        (Some(k), _) => {
+            let known = by_factors.map_or(String::new(), |b| format!(", {b}"));
+            Err(m.bad("rope.scaling.type", format!("RoPE scaling '{k}' is not supported (none, linear{known} are)")))
+        }
         (_, Some(f)) => Err(m.bad("rope.scaling.factor", format!("{f} is not a positive factor"))),
     }
 }

@@ -197,6 +197,7 @@ impl<B: Backend> Model<B> {
                 w: &self.weights,
                 ws: &self.work,
                 caches: &mut session.caches,
+                capacity: session.capacity,
             };
             let logits = match rows {
                 Some(rows) => Some(pass.record(n, rows)?),
@@ -243,7 +244,14 @@ impl<B: Backend> Model<B> {
             return Err(ModelError::InvalidRequest(format!("context full: the session holds {} positions", session.capacity)));
         }
         self.backend.begin_chained_batch(session.tokens.len())?;
-        let mut pass = Pass { b: &mut self.backend, cfg: &self.config, w: &self.weights, ws: &self.work, caches: &mut session.caches };
+        let mut pass = Pass {
+            b: &mut self.backend,
+            cfg: &self.config,
+            w: &self.weights,
+            ws: &self.work,
+            caches: &mut session.caches,
+            capacity: session.capacity,
+        };
         let logits = pass.record(1, LogitRows::Last)?;
         session.tokens.push(UNRESOLVED);
         self.backend.submit_chained(logits).await

@@ -53,7 +53,7 @@ impl fmt::Display for ModelError {
             ModelError::Gguf(e) => write!(f, "invalid GGUF file: {e}"),
             ModelError::Tokenizer(e) => write!(f, "unusable tokenizer: {e}"),
             ModelError::UnsupportedArchitecture(a) => {
-                write!(f, "unsupported architecture '{a}' (supported: llama, gemma3)")
+                write!(f, "unsupported architecture '{a}' (supported: {})", crate::Architecture::supported())
             }
             ModelError::MissingMetadata(k) => write!(f, "missing required metadata key '{k}'"),
             ModelError::BadMetadata { key, why } => write!(f, "bad metadata '{key}': {why}"),

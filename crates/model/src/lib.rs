@@ -1,8 +1,9 @@
 //! The model layer: configuration resolved from GGUF metadata, the `Backend` trait,
-//! one forward pass per architecture, the streaming loader, sessions with their KV
+//! one description per architecture and the forward pass they share, the streaming loader, sessions with their KV
 //! caches, sampling and generation. No platform code: it runs wherever a `Backend`
 //! does (CPU natively and in WebAssembly, wgpu natively and in the browser).
 
+pub mod arch;
 pub mod backend;
 pub mod config;
 mod engine;
@@ -15,6 +16,7 @@ pub mod sampler;
 pub mod weights;
 
 pub use backend::{top_k, AttentionParams, Backend, Counters, KvSpec, QkRope, WeightSpec, CHAINED_STEPS};
+pub use arch::{ArchSpec, ARCHITECTURES};
 pub use config::{Activation, Architecture, LayerConfig, ModelConfig, RopeConfig, RopeStyle};
 pub use engine::{EvalOutput, Evaluated, Model, ModelOptions, Session};
 pub use error::{BackendFailure, ModelError, Result};

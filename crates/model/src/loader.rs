@@ -54,7 +54,8 @@ struct DataState<B: Backend> {
     chat_template: Option<ChatTemplate>,
     /// Absolute file offset of the data section.
     data_offset: u64,
-    /// Tensors to load, in file order, with their (absolute) byte ranges.
+    /// Weights to load (whole tensors, or row runs of fused ones), in file order, with
+    /// their (absolute) byte ranges.
     plan: Vec<(PlannedTensor, u64, u64)>,
     /// Backend handles, parallel to `plan`.
     slots: Vec<Option<B::Weight>>,
@@ -171,9 +172,8 @@ impl<B: Backend> DataState<B> {
         let mut plan = Vec::with_capacity(planned.len());
         let mut slots = Vec::with_capacity(planned.len());
         for p in planned {
-            let t = &header.tensors[p.index];
-            let begin = header.data_offset + t.offset;
-            let end = begin + t.n_bytes;
+            let begin = header.data_offset + header.tensors[p.index].offset + p.offset;
+            let end = begin + p.spec.n_bytes;
             slots.push(Some(backend.alloc_weight(&p.spec)?));
             plan.push((p, begin, end));
         }

@@ -22,6 +22,9 @@ pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, start: usize, n:
             let qh = &q[r * q_cols + h * hd..r * q_cols + (h + 1) * hd];
             scores.clear();
             scores.extend((lo..=pos).map(|t| p.scale * dot(qh, &k[t * width + kvh * hd..t * width + (kvh + 1) * hd])));
+            if let Some(cap) = p.softcap {
+                scores.iter_mut().for_each(|s| *s = cap * (*s / cap).tanh());
+            }
             let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
             let mut sum = 0.0f32;
             for s in scores.iter_mut() {
@@ -47,7 +50,7 @@ mod tests {
 
     #[test]
     fn single_position_returns_its_value_and_window_limits_history() {
-        let p = AttentionParams { head_count: 2, head_count_kv: 1, head_dim: 2, scale: 1.0, sliding_window: Some(1) };
+        let p = AttentionParams { head_count: 2, head_count_kv: 1, head_dim: 2, scale: 1.0, sliding_window: Some(1), softcap: None };
         // Two cached positions; with a window of 1 each row sees only itself.
         let k = vec![1.0, 0.0, 0.0, 1.0];
         let v = vec![5.0, 6.0, 7.0, 8.0];

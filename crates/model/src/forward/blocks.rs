@@ -5,9 +5,9 @@ use crate::backend::{AttentionParams, Backend, QkRope};
 use crate::config::{LayerConfig, ModelConfig};
 use crate::weights::LayerWeights;
 
-/// Self-attention of the normalised input `ws.h` into `ws.proj`: q/k/v projections,
-/// optional per-head q/k RMS norm, RoPE, cached grouped-query attention, output
-/// projection.
+/// Self-attention of the normalised input `ws.h` into `ws.proj`: q/k/v projections
+/// with optional biases, optional per-head q/k RMS norm, RoPE, cached grouped-query
+/// attention (optionally windowed and soft-capped), output projection.
 pub fn attention<B: Backend>(
     b: &mut B,
     cfg: &ModelConfig,
@@ -25,14 +25,23 @@ pub fn attention<B: Backend>(
         (Some(qn), Some(kn)) => Some((qn, kn, cfg.rms_norm_eps)),
         _ => None,
     };
-    let qk = QkRope { heads: cfg.head_count, kv_heads: cfg.head_count_kv, head_dim: hd, rope: &layer.rope, freq_factors, norm };
-    b.rope_qk(ws.q, ws.k, &qk);
+    let qk = QkRope {
+        bias: w.attn_qkv_bias.as_ref(),
+        heads: cfg.head_count,
+        kv_heads: cfg.head_count_kv,
+        head_dim: hd,
+        rope: &layer.rope,
+        freq_factors,
+        norm,
+    };
+    b.rope_qk(ws.q, ws.k, ws.v, &qk);
     let params = AttentionParams {
         head_count: cfg.head_count,
         head_count_kv: cfg.head_count_kv,
         head_dim: hd,
         scale: cfg.attention_scale,
         sliding_window: layer.sliding_window,
+        softcap: cfg.attn_logit_softcap,
     };
     b.attention(ws.q, ws.k, ws.v, cache, &params, ws.attn);
     b.matmul(ws.attn, &w.attn_output, ws.proj);

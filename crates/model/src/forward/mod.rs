@@ -1,14 +1,15 @@
-//! The forward passes, one per architecture, written once over `Backend`.
+//! The forward pass, written once over `Backend`: one file per block kind
+//! (`arch::Block`), shared by every architecture whose description names it.
 //!
 //! A forward pass only *records* ops for the current batch: it never reads anything
 //! back, so a GPU backend can put a whole token's work into one submission.
 
 mod blocks;
-mod gemma3;
-mod llama;
+mod decoder;
 
 use crate::backend::Backend;
-use crate::config::{Architecture, ModelConfig};
+use crate::arch::Block;
+use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::weights::Weights;
 
@@ -88,15 +89,16 @@ pub struct Pass<'a, B: Backend> {
     pub w: &'a Weights<B::Weight>,
     pub ws: &'a Workspace<B::Activation>,
     pub caches: &'a mut [B::KvCache],
+    /// Positions the session holds (LongRoPE picks its factors by it).
+    pub capacity: usize,
 }
 
 impl<B: Backend> Pass<'_, B> {
     /// Records the transformer blocks, leaving the final hidden states in `ws.x`
     /// (used alone for prompt chunks whose logits nobody needs).
     pub fn record_body(&mut self) -> Result<()> {
-        match self.cfg.architecture {
-            Architecture::Llama => llama::record(self),
-            Architecture::Gemma3 => gemma3::record(self),
+        match self.cfg.architecture.spec().block {
+            Block::PreNorm => decoder::record(self),
         }
     }
 
