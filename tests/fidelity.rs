@@ -89,6 +89,12 @@ fn gemma3_matches_llama_cpp_and_f32_reference() {
     check("gemma3");
 }
 
+/// Qwen2.5-Coder-0.5B-Instruct (qwen2: q/k/v biases; 151,936-token vocabulary).
+#[test]
+fn qwen25_05b_matches_llama_cpp_and_f32_reference() {
+    check("qwen2.5-0.5b");
+}
+
 /// Synthetic llama whose weights span every quant type from F32 to Q6_K.
 #[test]
 fn tiny_llama_every_type_matches_references() {
@@ -99,4 +105,37 @@ fn tiny_llama_every_type_matches_references() {
 #[test]
 fn tiny_gemma3_sliding_window_matches_references() {
     check("tiny-gemma3");
+}
+
+// One synthetic model per architecture in its real llama.cpp layout (tensor names,
+// metadata keys, a mix of quant types; `tests/scripts/make_synthetic.py`).
+
+/// qwen2: q/k/v projection biases, neox RoPE, untied output.
+#[test]
+fn tiny_qwen2_biases_match_references() {
+    check("tiny-qwen2");
+}
+
+/// qwen3: per-head q/k norms, q width ≠ d_model, tied embeddings.
+#[test]
+fn tiny_qwen3_qk_norms_match_references() {
+    check("tiny-qwen3");
+}
+
+/// llama with Llama 3.x RoPE scaling (`rope_freqs`) and tied embeddings.
+#[test]
+fn tiny_llama3_rope_scaling_matches_references() {
+    check("tiny-llama3");
+}
+
+/// phi3: fused attn_qkv and gate/up tensors, LongRoPE short factors and attention factor.
+#[test]
+fn tiny_phi3_fused_tensors_and_longrope_match_references() {
+    check("tiny-phi3");
+}
+
+/// gemma2: attention-logit and final-logit soft caps, alternate sliding windows, post-norms.
+#[test]
+fn tiny_gemma2_softcaps_and_windows_match_references() {
+    check("tiny-gemma2");
 }

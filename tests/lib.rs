@@ -30,7 +30,7 @@ pub struct Fixture {
     pub cases: Vec<Case>,
 }
 
-/// The logits fixture of a model key (`smollm2`, `gemma3`, `tiny-llama`, `tiny-gemma3`).
+/// The logits fixture of a model key (`smollm2`, `gemma3`, `qwen2.5-0.5b`, `tiny-llama`, ...).
 pub fn fixture(key: &str) -> Fixture {
     let path = kindling_testdata::fixture(&format!("logits_{key}.json"));
     let text = std::fs::read_to_string(&path)
@@ -49,6 +49,8 @@ pub fn fixture_model(key: &str) -> PathBuf {
     match key {
         "smollm2" => RealModel::SmolLm2.path(),
         "gemma3" => RealModel::Gemma3.path(),
+        "qwen2.5-0.5b" => RealModel::Qwen25Coder05B.path(),
+        "qwen2.5-1.5b" => RealModel::Qwen25Coder15B.path(),
         other => kindling_testdata::synthetic(&format!("{other}.gguf")),
     }
 }
