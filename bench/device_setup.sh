@@ -2,6 +2,7 @@
 # unpacks the Vulkan loader and glvnd carried in .gl/ (the machine lacks them), points
 # Vulkan at NVIDIA's driver, and rebuilds the two models from their carried headers as
 # noise weights of the real shapes (/tmp/smollm2.gguf, /tmp/gemma3.gguf): timing only.
+# MODELS (default "smollm2 gemma3") names the headers to expand (.bench/NAME.hdr -> /tmp/NAME.gguf).
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -9,6 +10,6 @@ if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRI
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
 nvidia-smi -L > "$OUT/gpu.txt" 2>&1
-for m in smollm2 gemma3; do
+for m in ${MODELS:-smollm2 gemma3}; do
   python3 .bench/gguf_stub.py expand .bench/$m.hdr /tmp/$m.gguf > /dev/null || exit 1
 done
