@@ -34,8 +34,10 @@ if ! need wasm-bindgen || [ "$(wasm-bindgen --version | awk '{print $2}')" != "$
 fi
 
 # --- inputs ------------------------------------------------------------------------
-[ -f .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf ] && [ -f .cache/models/gemma-3-270m-q4_k_m.gguf ] \
-  || bash tests/scripts/fetch_models.sh
+for model in SmolLM2-135M-Instruct.Q4_1 gemma-3-270m-q4_k_m qwen2.5-coder-0.5b-instruct-q4_k_m \
+  qwen2.5-coder-1.5b-instruct-q4_k_m; do
+  [ -f ".cache/models/$model.gguf" ] || { bash tests/scripts/fetch_models.sh; break; }
+done
 [ -f .cache/synthetic/tiny-llama.gguf ] || python3 tests/scripts/make_synthetic.py .cache/synthetic
 echo "== npm run build (wasm-pack, release)"
 npm run --silent build
@@ -50,9 +52,26 @@ for _ in $(seq 50); do
 done
 
 # --- the suites ----------------------------------------------------------------------
+# Each output line as it arrives, and at the end each test's time: from its "Invoking
+# test" line to its result line (the runner streams the page's output as it polls it,
+# so the figures are good to about a second).
+timed() {
+  local line name start=0 now
+  local -a times=()
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    now=$(date +%s.%N)
+    case $line in
+      "Invoking test: "*) name=${line#Invoking test: }; start=$now ;;
+      "test "*" ... "*) [ "$start" = 0 ] || times+=("$(awk -v a="$now" -v b="$start" -v n="$name" 'BEGIN { printf "%7.1f s  %s", a - b, n }')"); start=0 ;;
+    esac
+  done
+  [ ${#times[@]} -eq 0 ] || { echo "== per-test times"; printf '%s\n' "${times[@]}"; }
+}
 suite() {
   KINDLING_WEBGPU=$1 WASM_BINDGEN_TEST_WEBDRIVER_JSON="$2" \
-    wasm-pack test --headless --chrome crates/web --test browser -- --nocapture 2>&1 | tee "$3"
+    wasm-pack test --headless --chrome crates/web --test browser -- --nocapture 2>&1 | timed | tee "$3"
+  return "${PIPESTATUS[0]}"
 }
 run() {
   local mode=$1 config=$2 log

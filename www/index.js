@@ -54,7 +54,7 @@ async function loadOnce(source, backend, options) {
   let loader = null;
   const onAbort = () => src.cancel(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
-  const creating = engine.createLoader(backend, src.total ?? undefined);
+  const creating = engine.createLoader(backend, src.total ?? undefined, contextLength ?? undefined);
   let onGpu = false;
   try {
     loader = await raceAbort(creating, signal, 'the model load');

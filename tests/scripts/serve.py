@@ -11,6 +11,10 @@ make the failure cases the tests need without extra files:
   ?truncate=N   send only the first N bytes (Content-Length N): a file cut short
   ?delay_ms=M   sleep M ms before each 64 KiB chunk: a slow download to abort
   ?nolength=1   omit Content-Length (progress total comes from the GGUF header)
+  ?length=N     a file of N bytes: the file, then zeros up to N (a model too large for
+                the browser, without a file that large on disk; clients stop early)
+
+Files are read through symlinks (.cache/models links to ~/.cache/kindling/models).
 """
 
 import argparse
@@ -56,11 +60,12 @@ class Handler(SimpleHTTPRequestHandler):
             return super().do_GET()  # directory listings and 404s as usual
         size = os.path.getsize(path)
         length = min(size, int(query.get("truncate", size)))
+        padded = max(length, int(query.get("length", length)))
         delay = float(query.get("delay_ms", 0)) / 1000.0
         self.send_response(200)
         self.send_header("Content-Type", self.guess_type(path))
         if not query.get("nolength"):
-            self.send_header("Content-Length", str(length))
+            self.send_header("Content-Length", str(padded))
         self.end_headers()
         try:
             with open(path, "rb") as f:
@@ -73,6 +78,11 @@ class Handler(SimpleHTTPRequestHandler):
                         break
                     self.wfile.write(data)
                     left -= len(data)
+            zeros = bytes(CHUNK)
+            left = padded - length
+            while left > 0:
+                self.wfile.write(zeros[: min(CHUNK, left)])
+                left -= min(CHUNK, left)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client aborted: that is what some tests do
         if query.get("nolength"):

@@ -143,8 +143,25 @@ impl Backend for CpuBackend {
         Ok(CpuActivation(self.acts.len() - 1))
     }
 
+    /// Reserves the whole cache up front, fallibly: `attention` grows `k` and `v` into
+    /// this capacity without reallocating, so a cache that does not fit is an
+    /// `OutOfMemory` error here (in WebAssembly a failed infallible allocation would
+    /// abort the module). The pages are not touched until positions arrive.
     fn alloc_kv_cache(&mut self, spec: KvSpec) -> Result<CpuKvCache> {
-        Ok(CpuKvCache { k: Vec::new(), v: Vec::new(), spec })
+        let n = spec.capacity.checked_mul(spec.width).filter(|n| n.checked_mul(4).is_some());
+        let fail = || {
+            ModelError::out_of_memory(format!(
+                "cannot allocate a KV cache of {} positions x {} values ({} MiB for keys and values of one layer)",
+                spec.capacity,
+                spec.width,
+                (2 * spec.capacity as u64 * spec.width as u64 * 4) >> 20
+            ))
+        };
+        let n = n.ok_or_else(fail)?;
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        k.try_reserve_exact(n).map_err(|_| fail())?;
+        v.try_reserve_exact(n).map_err(|_| fail())?;
+        Ok(CpuKvCache { k, v, spec })
     }
 
     fn begin_batch(&mut self, tokens: &[u32], start_pos: usize) -> Result<()> {

@@ -6,9 +6,10 @@
 //! drives these exports:
 //!
 //! - `capabilities()`: what WebGPU offers here (`caps.rs`);
-//! - `createLoader(backend, fileLength)` → `WebLoader`: fed chunk by chunk, each chunk
-//!   going straight into the backend's weight buffers; `finish()` → `WebModel`
-//!   (`loader.rs`, backend choice and CPU fallback in `engine.rs`);
+//! - `createLoader(backend, fileLength, contextLength)` → `WebLoader`: fed chunk by
+//!   chunk, each chunk going straight into the backend's weight buffers; `finish()` →
+//!   `WebModel` (`loader.rs`, backend choice and CPU fallback in `engine.rs`, the CPU
+//!   backend's WebAssembly memory check in `memory.rs`);
 //! - `WebModel`: info, tokenize/detokenize, chat template, `generate()` →
 //!   `WebGeneration` with `next()`, `dispose()` (`model.rs`, `generation.rs`).
 
@@ -17,6 +18,7 @@ mod engine;
 mod error;
 mod generation;
 mod loader;
+mod memory;
 mod model;
 mod options;
 

@@ -2,7 +2,8 @@
 //! with each chunk as it arrives; the chunk is parsed and routed straight into the
 //! backend's weight buffers (WebGPU: `queue.writeBuffer`), so WebAssembly memory holds
 //! one chunk at a time plus the header and tokenizer. With the CPU backend the weights
-//! live in WebAssembly memory, once.
+//! live in WebAssembly memory, once, and a model that would not fit is refused before
+//! its weights download (`memory.rs`).
 
 use kindling_cpu::CpuBackend;
 use kindling_gpu::GpuBackend;
@@ -11,6 +12,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::engine::{open_backend, BackendKind, Opened};
 use crate::error::{ErrorName, JsResult, WebError};
+use crate::memory::{self, CpuNeed};
 use crate::model::WebModel;
 
 /// A loader with the backend its weights go to.
@@ -39,13 +41,21 @@ pub struct WebLoader {
     stream: Option<AnyStream>,
     adapter: JsValue,
     fallback_reason: Option<String>,
+    /// The session's positions asked for at creation (`finish` may still say).
+    context_length: Option<u32>,
 }
 
 /// Opens the backend (`'auto' | 'webgpu' | 'cpu'`) and returns a loader for a file of
 /// `file_length` bytes when known (it lets the header parser reject impossible sizes
-/// before allocating anything).
+/// before allocating anything). `context_length`: the session's positions, when the
+/// caller knows them now; the CPU backend checks that its KV cache fits WebAssembly
+/// memory as soon as the header has arrived (`memory.rs`).
 #[wasm_bindgen(js_name = createLoader)]
-pub async fn create_loader(backend: String, file_length: Option<f64>) -> JsResult<WebLoader> {
+pub async fn create_loader(
+    backend: String,
+    file_length: Option<f64>,
+    context_length: Option<u32>,
+) -> JsResult<WebLoader> {
     crate::init();
     let kind = BackendKind::parse(&backend)?;
     let file_len = match file_length {
@@ -57,32 +67,23 @@ pub async fn create_loader(backend: String, file_length: Option<f64>) -> JsResul
     let stream = match choice.opened {
         Opened::Gpu(backend) => AnyStream::Gpu(Box::new(Stream { backend: *backend, loader: Loader::new(file_len) })),
         Opened::Cpu(backend) => {
+            // Before a byte is read: the weights alone (≈ the file) must fit.
             if let Some(len) = file_len {
-                ensure_wasm_memory(len)?;
+                memory::reserve(len + memory::SLACK).map_err(|reached| memory::weights_do_not_fit(len, reached))?;
             }
             AnyStream::Cpu(Box::new(Stream { backend, loader: Loader::new(file_len) }))
         }
     };
-    Ok(WebLoader { stream: Some(stream), adapter: choice.adapter, fallback_reason: choice.fallback_reason })
+    Ok(WebLoader { stream: Some(stream), adapter: choice.adapter, fallback_reason: choice.fallback_reason, context_length })
 }
 
-/// The CPU backend keeps the weights in WebAssembly memory, whose allocation failure
-/// would abort the module: check up front, with a fallible reservation, that the
-/// model fits (the memory stays reserved for the weights that follow).
-fn ensure_wasm_memory(file_len: u64) -> JsResult<()> {
-    let need = usize::try_from(file_len).ok().and_then(|n| n.checked_add(16 << 20));
-    let mut probe: Vec<u8> = Vec::new();
-    match need.map(|n| probe.try_reserve_exact(n)) {
-        Some(Ok(())) => Ok(()),
-        _ => Err(WebError::new(
-            ErrorName::OutOfMemory,
-            format!(
-                "the model ({} MiB) does not fit in WebAssembly memory (4 GiB at most, less on some devices) \
-                 for the CPU backend; use a smaller model or WebGPU",
-                file_len >> 20
-            ),
-        )),
-    }
+/// Once the header is in (the CPU backend has allocated the weights): the KV cache of
+/// the session and the activations must fit too.
+fn check_cpu_memory(s: &Stream<CpuBackend>, context_length: Option<u32>) -> JsResult<()> {
+    let Some(cfg) = s.loader.config() else { return Ok(()) };
+    let positions = crate::model::cpu_context(cfg, context_length.map(|c| c as usize));
+    let need = CpuNeed::new(cfg, s.backend.weight_bytes(), positions, crate::model::CPU_OPTIONS.max_batch);
+    memory::reserve(need.after_weights()).map_err(|reached| memory::model_does_not_fit(&cfg.name, &need, reached))
 }
 
 impl WebLoader {
@@ -95,7 +96,16 @@ impl WebLoader {
 impl WebLoader {
     /// Consumes the next chunk of the file.
     pub fn feed(&mut self, chunk: &[u8]) -> JsResult<()> {
-        with_stream!(self.stream()?, s => s.loader.feed(&mut s.backend, chunk))?;
+        let context_length = self.context_length;
+        let stream = self.stream()?;
+        let had_header = with_stream!(&*stream, s => s.loader.config().is_some());
+        with_stream!(&mut *stream, s => s.loader.feed(&mut s.backend, chunk))?;
+        if let (false, AnyStream::Cpu(s)) = (had_header, &*stream) {
+            if let Err(e) = check_cpu_memory(s, context_length) {
+                self.abort(); // frees the weights allocated at the header
+                return Err(e);
+            }
+        }
         Ok(())
     }
 
@@ -139,12 +149,13 @@ impl WebLoader {
     }
 
     /// The stream has ended: builds the model and its session of `context_length`
-    /// positions (default: the model's trained length, capped — see `model.rs`).
+    /// positions (default: the one given at creation, else the model's trained length,
+    /// capped — see `model.rs`).
     pub fn finish(&mut self, context_length: Option<u32>) -> JsResult<WebModel> {
         let stream = self.stream.take().ok_or_else(|| WebError::new(ErrorName::Abort, "the load was aborted"))?;
         let adapter = std::mem::replace(&mut self.adapter, JsValue::NULL);
         let reason = self.fallback_reason.take();
-        let context = context_length.map(|c| c as usize);
+        let context = context_length.or(self.context_length).map(|c| c as usize);
         match stream {
             AnyStream::Gpu(s) => WebModel::build_gpu(s.backend, s.loader.finish()?, context, adapter, reason),
             AnyStream::Cpu(s) => WebModel::build_cpu(s.backend, s.loader.finish()?, context, adapter, reason),

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use kindling_cpu::CpuBackend;
 use kindling_gpu::GpuBackend;
-use kindling_model::{Backend, LoadedModel, Model, ModelOptions};
+use kindling_model::{Backend, LoadedModel, Model, ModelConfig, ModelOptions};
 use kindling_tokenizer::ChatMessage;
 use wasm_bindgen::prelude::*;
 
@@ -29,7 +29,18 @@ const DEFAULT_CONTEXT_CPU: usize = 2048;
 /// matmuls 78% of it). The activations of 512 rows take 12–22 MB of GPU memory for the
 /// models we test. The CPU keeps the engine's 64: wasm memory holds its activations.
 const GPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 512 };
-const CPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 64 };
+pub(crate) const CPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 64 };
+
+/// The session's positions: `context` when given, else the default cap, never more
+/// than the model was trained for.
+fn session_positions(cfg: &ModelConfig, context: Option<usize>, default_cap: usize) -> usize {
+    context.unwrap_or(default_cap).clamp(1, cfg.context_length)
+}
+
+/// The positions a CPU session of `context` gets (the memory check sizes its KV cache).
+pub(crate) fn cpu_context(cfg: &ModelConfig, context: Option<usize>) -> usize {
+    session_positions(cfg, context, DEFAULT_CONTEXT_CPU)
+}
 
 pub(crate) struct Core {
     pub engine: RefCell<Option<Engine>>,
@@ -82,9 +93,8 @@ fn build<B: Backend>(
     default_cap: usize,
     options: ModelOptions,
 ) -> JsResult<Loaded<B>> {
-    let trained = loaded.config.context_length;
+    let capacity = session_positions(&loaded.config, context, default_cap);
     let mut model = Model::new(backend, loaded, options)?;
-    let capacity = context.unwrap_or(default_cap).clamp(1, trained);
     let session = model.new_session(capacity)?;
     Ok(Loaded { model, session })
 }

@@ -26,6 +26,8 @@ mod errors;
 mod gpu_leaks;
 #[path = "browser/js_api.rs"]
 mod js_api;
+#[path = "browser/large_models.rs"]
+mod large_models;
 #[path = "browser/kernels.rs"]
 mod kernels;
 #[path = "browser/real_models.rs"]

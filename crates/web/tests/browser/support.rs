@@ -7,6 +7,7 @@ use wasm_bindgen_futures::JsFuture;
 
 pub const SMOLLM2: &str = ".cache/models/SmolLM2-135M-Instruct.Q4_1.gguf";
 pub const GEMMA3: &str = ".cache/models/gemma-3-270m-q4_k_m.gguf";
+pub const QWEN05: &str = ".cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 pub const TINY_LLAMA: &str = ".cache/synthetic/tiny-llama.gguf";
 pub const TINY_GEMMA3: &str = ".cache/synthetic/tiny-gemma3.gguf";
 
@@ -76,7 +77,7 @@ pub async fn stream_load(path: &str, backend: &str, context: Option<u32>) -> (We
     let start = now_ms();
     let response = fetch(&url(path)).await;
     let len = response.headers().get("content-length").ok().flatten().and_then(|s| s.parse::<f64>().ok());
-    let mut loader: WebLoader = match create_loader(backend.into(), len).await {
+    let mut loader: WebLoader = match create_loader(backend.into(), len, context).await {
         Ok(l) => l,
         Err(e) => panic!("createLoader({backend}): {e:?}"),
     };
