@@ -6,14 +6,21 @@
 # .dawn) and .bench/web/ (the wasm: npm run build's www/wasm). Writes under $OUT.
 # Results: $OUT/native.jsonl and $OUT/dawn.jsonl, one JSON line per run; stderr.txt.
 # ROUNDS (default 2): native and Dawn alternate, so drift on the machine hits both.
+# MODELS (default "smollm2 gemma3"): the carried headers (.bench/NAME.hdr) to run.
+# .bench/web/ may also hold the package's JS (index.js, errors.js, source.js) as built
+# with its wasm; else www/'s are used.
 set -u
+export MODELS=${MODELS:-smollm2 gemma3}
 source bench/device_setup.sh
 pkg=/tmp/kindling-pkg
 mkdir -p "$pkg/wasm"
-cp www/index.js www/errors.js www/source.js "$pkg/"
-cp .bench/web/* "$pkg/wasm/"
+for f in index.js errors.js source.js; do
+  if [ -f .bench/web/$f ]; then cp .bench/web/$f "$pkg/"; else cp www/$f "$pkg/"; fi
+done
+cp .bench/web/*.wasm .bench/web/kindling_web.js "$pkg/wasm/"
+specs=; for m in $MODELS; do specs="$specs $m=/tmp/$m.gguf"; done
 for round in $(seq "${ROUNDS:-2}"); do
-  for m in smollm2 gemma3; do
+  for m in $MODELS; do
     for pt in 8 512; do
       echo "== native $m p$pt round $round"
       timeout 120 .bench/kindling bench /tmp/$m.gguf --backend gpu --prompt-tokens $pt --gen-tokens 128 --json \
@@ -21,6 +28,6 @@ for round in $(seq "${ROUNDS:-2}"); do
     done
   done
   echo "== dawn round $round"
-  timeout 300 bash .dawn/run.sh .dawn bench/dawn.mjs "$pkg" smollm2=/tmp/smollm2.gguf gemma3=/tmp/gemma3.gguf \
+  timeout 300 bash .dawn/run.sh .dawn bench/dawn.mjs "$pkg" $specs \
     2>> "$OUT/stderr.txt" | tee -a "$OUT/dawn.jsonl"
 done

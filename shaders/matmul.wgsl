@@ -1,10 +1,12 @@
 // out[r, out_offset + j] = W[j] · x[r] for activation rows r < n and weight rows
 // j < rows of one weight part, reading the quantized weight directly: the type's
-// quant/*.wgsl snippet (prepended) provides dq4(), which dequantizes 4 values in
-// registers; sums are f32. Two entry points share the bindings:
-//   matvec        few rows (decode): MV_ROWS weight rows per workgroup, MV_LANES
-//                 invocations per row striding over its blocks, each keeping one sum
-//                 per activation row (n ≤ MV_MAX_B), reduced through workgroup memory
+// quant/*.wgsl snippet (prepended) provides dq4() and dq8(), which dequantize 4 or 8
+// values in registers; sums are f32. The entry points share the bindings:
+//   matvec        few rows (decode): mv_rows() weight rows per workgroup, p.lanes
+//                 invocations per row striding over it 8 values at a time (one row:
+//                 row_dot8, shaders/row_dot8.wgsl) or 4 (several rows: one sum per
+//                 activation row, n ≤ MV_MAX_B), reduced through row_sum()
+//   matvec_tall, matvec_gated, matvec_multi  decode variants, below
 //   matmul_tiled  batches (prefill): a TM × TN output tile per workgroup, the x tile and
 //                 the dequantized weight tile staged in workgroup memory TK columns at a
 //                 time, 4 × 4 outputs per invocation
@@ -17,10 +19,12 @@
 
 // Params: n (activation rows), k (values per row), rows (weight rows in this part),
 // row_words (u32 words per stored weight row), x_stride, out_stride, out_offset,
-// res_add (1: res += out), res_stride.
+// res_add (1: res += out), res_stride, act, rows2, rows3, lanes (decode: invocations
+// per weight row), eps.
 @group(0) @binding(0) var<uniform> p: Params;
-// x: [n, x_stride] f32 activations.
-@group(0) @binding(1) var<storage, read> x: array<f32>;
+// x: [n, x_stride] f32 activations, read as vec4s: a scalar load per value made the
+// input, not the weights, the busiest traffic of the decode matvecs (x1() reads one).
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
 // w: [rows, row_words] one weight part, rows repacked to aligned blocks.
 @group(0) @binding(2) var<storage, read> w: array<u32>;
 // out: [n, out_stride] f32.
@@ -86,37 +90,82 @@ fn w4_of(s: u32, row: u32, e: u32) -> vec4<f32> {
 // Values e..e+3 of activation row r (zero past the row's end).
 fn x4(r: u32, e: u32) -> vec4<f32> {
     let b = r * p.x_stride + e;
-    if (e + 4u <= p.k) {
-        return vec4<f32>(x[b], x[b + 1u], x[b + 2u], x[b + 3u]);
+    if (e + 4u <= p.k && (b & 3u) == 0u) {
+        return x[b >> 2u];
     }
     var v = vec4<f32>(0.0);
     for (var c = 0u; c < 4u; c++) {
         if (e + c < p.k) {
-            v[c] = x[b + c];
+            v[c] = x1(b + c);
         }
     }
     return v;
 }
 
+// Value i of the activation buffer.
+fn x1(i: u32) -> f32 {
+    return x[i >> 2u][i & 3u];
+}
+
+// Decode matvecs walk a row 8 values at a time where the weight type allows: lane l of
+// a row takes values 8l..8l+7, then 8 (l + p.lanes).., (consecutive lanes read
+// consecutive words), dequantized by the type's dq8: one decode of a block's scales
+// for all 8 where the snippet has its own (see shaders.rs). Every quantized type's
+// blocks are whole 8s; float weights, and rows that are not, take the 4-value path.
+fn by8() -> bool {
+    return BLOCK_ELEMS % 8u == 0u && p.k % 8u == 0u;
+}
+
+// First word of the block holding chunk c (values 8c..8c+7) of weight row `row`, and
+// the chunk's index within that block.
+fn chunk_block(row: u32, c: u32) -> u32 {
+    return row * p.row_words + (8u * c / BLOCK_ELEMS) * BLOCK_WORDS;
+}
+
+fn chunk_index(c: u32) -> u32 {
+    return c % max(BLOCK_ELEMS / 8u, 1u);
+}
+
+// dq8 of chunk c of weight row `row`.
+fn w8(row: u32, c: u32) -> mat2x4<f32> {
+    return dq8(chunk_block(row, c), chunk_index(c));
+}
+
+// The input values 8c..8c+7 (whole: by8() holds).
+fn in8(c: u32) -> mat2x4<f32> {
+    return mat2x4<f32>(in4(8u * c), in4(8u * c + 4u));
+}
+
+fn dot8(a: mat2x4<f32>, b: mat2x4<f32>) -> f32 {
+    return dot(a[0], b[0]) + dot(a[1], b[1]);
+}
+
 const MV_WG: u32 = 256u;
-// MV_LANES (invocations per weight row) and MV_ROWS (= MV_WG / MV_LANES) are prepended
-// by the host (crates/gpu/src/kernels.rs, MATVEC_LANES), which sizes dispatches by them.
+
+// Weight rows per workgroup of the decode matvecs: p.lanes invocations share a row
+// (chosen per dispatch by the host, matvec_lanes() in kernels.rs: enough rows × lanes
+// to fill the GPU, from 16 lanes for tall matrices to 256 for short wide ones).
+fn mv_rows() -> u32 {
+    return MV_WG / p.lanes;
+}
 const MV_MAX_B: u32 = 8u;
 var<workgroup> mv_red: array<f32, 2048>; // [MV_MAX_B][MV_WG]
 
 @compute @workgroup_size(256)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
-    let lane = lid % MV_LANES;
-    let row = wg_linear(wid, nwg) * MV_ROWS + lid / MV_LANES;
+    let lane = lid % p.lanes;
+    let row = wg_linear(wid, nwg) * mv_rows() + lid / p.lanes;
     if (p.n == 1u) {
         // Decode: one sum in a register (no per-row array), two groups per step.
         let sc = in_scale(lid, wg_linear(wid, nwg) == 0u);
         var a = 0.0;
-        if (row < p.rows) {
+        if (row < p.rows && by8()) {
+            a = row_dot8(row, lane);
+        } else if (row < p.rows) {
             var e = 4u * lane;
-            for (; e + 4u * MV_LANES < p.k; e += 8u * MV_LANES) {
-                let e2 = e + 4u * MV_LANES;
+            for (; e + 4u * p.lanes < p.k; e += 8u * p.lanes) {
+                let e2 = e + 4u * p.lanes;
                 a += dot(w4(row, e), in4(e)) + dot(w4(row, e2), in4(e2));
             }
             if (e < p.k) {
@@ -132,7 +181,7 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let nb = min(p.n, MV_MAX_B);
     var acc: array<f32, MV_MAX_B>;
     if (row < p.rows) {
-        for (var e = 4u * lane; e < p.k; e += 4u * MV_LANES) {
+        for (var e = 4u * lane; e < p.k; e += 4u * p.lanes) {
             let wv = w4(row, e);
             for (var b = 0u; b < nb; b++) {
                 acc[b] += dot(wv, x4(b, e));
@@ -143,7 +192,7 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         mv_red[b * MV_WG + lid] = acc[b];
     }
     workgroupBarrier();
-    for (var s = MV_LANES / 2u; s > 0u; s >>= 1u) {
+    for (var s = p.lanes / 2u; s > 0u; s >>= 1u) {
         if (lane < s) {
             for (var b = 0u; b < nb; b++) {
                 mv_red[b * MV_WG + lid] += mv_red[b * MV_WG + lid + s];
@@ -159,7 +208,7 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 }
 
 // matvec for vocabulary-sized weights (decode, one activation row, no fused norm):
-// each workgroup takes TALL_ITERS × MV_ROWS rows and each invocation walks the same
+// each workgroup takes TALL_ITERS × mv_rows() rows and each invocation walks the same
 // columns of TALL_ITERS rows at once, so several loads are in flight per invocation
 // and there are a quarter of the workgroups (one per four rows × 4 otherwise leaves
 // a 262k-row output matvec latency-bound). Same per-row summation as matvec.
@@ -168,22 +217,29 @@ const TALL_ITERS: u32 = 4u;
 @compute @workgroup_size(256)
 fn matvec_tall(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
-    let lane = lid % MV_LANES;
-    let r0 = wg_linear(wid, nwg) * MV_ROWS * TALL_ITERS + lid / MV_LANES;
+    let lane = lid % p.lanes;
+    let r0 = wg_linear(wid, nwg) * mv_rows() * TALL_ITERS + lid / p.lanes;
     // Rows past the end read the last row (a valid address) and are not written.
     let last = p.rows - 1u;
     let ra = min(r0, last);
-    let rb = min(r0 + MV_ROWS, last);
-    let rc = min(r0 + 2u * MV_ROWS, last);
-    let rd = min(r0 + 3u * MV_ROWS, last);
+    let rb = min(r0 + mv_rows(), last);
+    let rc = min(r0 + 2u * mv_rows(), last);
+    let rd = min(r0 + 3u * mv_rows(), last);
     var a = vec4<f32>(0.0);
-    for (var e = 4u * lane; e < p.k; e += 4u * MV_LANES) {
-        let xv = x4(0u, e);
-        a += vec4<f32>(dot(w4(ra, e), xv), dot(w4(rb, e), xv), dot(w4(rc, e), xv), dot(w4(rd, e), xv));
+    if (by8()) {
+        for (var c = lane; c < p.k / 8u; c += p.lanes) {
+            let xv = in8(c);
+            a += vec4<f32>(dot8(w8(ra, c), xv), dot8(w8(rb, c), xv), dot8(w8(rc, c), xv), dot8(w8(rd, c), xv));
+        }
+    } else {
+        for (var e = 4u * lane; e < p.k; e += 4u * p.lanes) {
+            let xv = x4(0u, e);
+            a += vec4<f32>(dot(w4(ra, e), xv), dot(w4(rb, e), xv), dot(w4(rc, e), xv), dot(w4(rd, e), xv));
+        }
     }
     for (var j = 0u; j < TALL_ITERS; j++) {
         let t = row_sum(lid, lane, a[j]);
-        let row = r0 + j * MV_ROWS;
+        let row = r0 + j * mv_rows();
         if (row < p.rows && lane == 0u) {
             put(0u, row, t);
         }
@@ -196,15 +252,35 @@ fn matvec_tall(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 @compute @workgroup_size(256)
 fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
-    let lane = lid % MV_LANES;
-    let row = wg_linear(wid, nwg) * MV_ROWS + lid / MV_LANES;
+    let lane = lid % p.lanes;
+    let row = wg_linear(wid, nwg) * mv_rows() + lid / p.lanes;
     let sc = in_scale(lid, wg_linear(wid, nwg) == 0u);
     var a = 0.0;
     var c = 0.0;
-    if (row < p.rows) {
+    if (row < p.rows && by8()) {
+        // Two chunks of each weight a step, loads first (as row_dot8 does with four).
+        let n8 = p.k / 8u;
+        var i = lane;
+        for (; i + p.lanes < n8; i += 2u * p.lanes) {
+            let i2 = i + p.lanes;
+            let g0 = w8(row, i);
+            let u0 = dq8_2(chunk_block(row, i), chunk_index(i));
+            let g1 = w8(row, i2);
+            let u1 = dq8_2(chunk_block(row, i2), chunk_index(i2));
+            let xa = in8(i);
+            let xb = in8(i2);
+            a += dot8(g0, xa) + dot8(g1, xb);
+            c += dot8(u0, xa) + dot8(u1, xb);
+        }
+        if (i < n8) {
+            let xa = in8(i);
+            a += dot8(w8(row, i), xa);
+            c += dot8(dq8_2(chunk_block(row, i), chunk_index(i)), xa);
+        }
+    } else if (row < p.rows) {
         var e = 4u * lane;
-        for (; e + 4u * MV_LANES < p.k; e += 8u * MV_LANES) {
-            let e2 = e + 4u * MV_LANES;
+        for (; e + 4u * p.lanes < p.k; e += 8u * p.lanes) {
+            let e2 = e + 4u * p.lanes;
             let xa = in4(e);
             let xb = in4(e2);
             a += dot(w4(row, e), xa) + dot(w4(row, e2), xb);
@@ -225,15 +301,15 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 
 // One activation row (decode) through up to three weights of one type and width
 // (q, k, v projections): out = w · x (p.rows rows), out2 = w2 · x (rows2), out3 = w3 · x
-// (rows3), each weight's rows in their own workgroups (MV_ROWS each), in one dispatch.
+// (rows3), each weight's rows in their own workgroups (mv_rows() each), in one dispatch.
 // Same work split and summation order as matvec.
 @compute @workgroup_size(256)
 fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
-    let lane = lid % MV_LANES;
+    let lane = lid % p.lanes;
     var g = wg_linear(wid, nwg);
-    let g1 = (p.rows + MV_ROWS - 1u) / MV_ROWS;
-    let g2 = (p.rows2 + MV_ROWS - 1u) / MV_ROWS;
+    let g1 = (p.rows + mv_rows() - 1u) / mv_rows();
+    let g2 = (p.rows2 + mv_rows() - 1u) / mv_rows();
     var s = 0u;
     var rows = p.rows;
     if (g >= g1) {
@@ -246,13 +322,21 @@ fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
             rows = p.rows3;
         }
     }
-    let row = g * MV_ROWS + lid / MV_LANES;
+    let row = g * mv_rows() + lid / p.lanes;
     let sc = in_scale(lid, wg_linear(wid, nwg) == 0u);
     var a = 0.0;
-    if (row < rows) {
+    if (row < rows && by8()) {
+        if (s == 0u) {
+            a = row_dot8(row, lane);
+        } else if (s == 1u) {
+            a = row_dot8_2(row, lane);
+        } else {
+            a = row_dot8_3(row, lane);
+        }
+    } else if (row < rows) {
         var e = 4u * lane;
-        for (; e + 4u * MV_LANES < p.k; e += 8u * MV_LANES) {
-            let e2 = e + 4u * MV_LANES;
+        for (; e + 4u * p.lanes < p.k; e += 8u * p.lanes) {
+            let e2 = e + 4u * p.lanes;
             a += dot(w4_of(s, row, e), in4(e)) + dot(w4_of(s, row, e2), in4(e2));
         }
         if (e < p.k) {

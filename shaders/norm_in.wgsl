@@ -5,17 +5,20 @@
 // the norm's output exists as if the norm had run on its own.
 // (shaders/norm_off.wgsl has the same functions for the plain kernels.)
 
-// nw: [k] f32 the norm weight.
-@group(0) @binding(9) var<storage, read> nw: array<f32>;
+// nw: [k] f32 the norm weight, read as vec4s (as x).
+@group(0) @binding(9) var<storage, read> nw: array<vec4<f32>>;
 // h: [k] f32 the normalised row (written by workgroup 0).
 @group(0) @binding(10) var<storage, read_write> h: array<f32>;
 
 // Values e..e+3 of the input row times the norm weight (zero past the row's end).
 fn in4(e: u32) -> vec4<f32> {
+    if (e + 4u <= p.k && (e & 3u) == 0u) {
+        return x4(0u, e) * nw[e >> 2u];
+    }
     var wv = vec4<f32>(0.0);
     for (var c = 0u; c < 4u; c++) {
         if (e + c < p.k) {
-            wv[c] = nw[e + c];
+            wv[c] = nw[(e + c) >> 2u][(e + c) & 3u];
         }
     }
     return x4(0u, e) * wv;
@@ -26,13 +29,13 @@ fn in4(e: u32) -> vec4<f32> {
 fn in_scale(lid: u32, first: bool) -> f32 {
     var ss = 0.0;
     for (var e = lid; e < p.k; e += MV_WG) {
-        let v = x[e];
+        let v = x1(e);
         ss += v * v;
     }
     let scale = 1.0 / sqrt(wg_sum(lid, ss) / f32(p.k) + p.eps);
     if (first) {
         for (var e = lid; e < p.k; e += MV_WG) {
-            h[e] = x[e] * scale * nw[e];
+            h[e] = x1(e) * scale * nw[e >> 2u][e & 3u];
         }
     }
     return scale;

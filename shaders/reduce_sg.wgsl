@@ -4,14 +4,14 @@
 // each subgroup sums in registers, then one pass over the few subgroup sums in
 // workgroup memory, instead of a barrier per halving.
 
-// A row's lanes are consecutive invocations: a butterfly over min(SG, MV_LANES) of
+// A row's lanes are consecutive invocations: a butterfly over min(SG, p.lanes) of
 // them, then (subgroups smaller than a row) the subgroups' sums through memory.
 fn row_sum(lid: u32, lane: u32, a: f32) -> f32 {
     var v = a;
-    for (var m = 1u; m < min(SG, MV_LANES); m <<= 1u) {
+    for (var m = 1u; m < min(SG, p.lanes); m <<= 1u) {
         v += subgroupShuffleXor(v, m);
     }
-    if (SG >= MV_LANES) {
+    if (SG >= p.lanes) {
         return v;
     }
     workgroupBarrier();
@@ -19,7 +19,7 @@ fn row_sum(lid: u32, lane: u32, a: f32) -> f32 {
     workgroupBarrier();
     var t = 0.0;
     if (lane == 0u) {
-        for (var j = 0u; j < MV_LANES; j += SG) {
+        for (var j = 0u; j < p.lanes; j += SG) {
             t += mv_red[lid + j];
         }
     }

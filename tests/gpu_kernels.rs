@@ -162,8 +162,12 @@ fn matmul_batches<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize,
 }
 
 fn check_matmul(gpu: &mut GpuBackend, ty: GgmlType, rows: usize, seed: u64) -> f32 {
+    check_matmul_cols(gpu, ty, rows, awkward_cols(ty), seed)
+}
+
+/// `check_matmul` with rows of `cols` values.
+fn check_matmul_cols(gpu: &mut GpuBackend, ty: GgmlType, rows: usize, cols: usize, seed: u64) -> f32 {
     let mut rng = Rng(seed);
-    let cols = awkward_cols(ty);
     let w = random_weight(&mut rng, ty, rows, cols);
     let cap = *BATCHES.iter().max().unwrap_or(&1);
     let x = rng.vec(cap * cols, -2.0, 2.0);
@@ -225,6 +229,22 @@ fn matmul_matches_cpu_for_every_type_and_batch_size() {
             report.push(format!("{ty:?}: max |Δ|/Σ|w·x| = {rel:.2e}"));
         }
         eprintln!("{}", report.join("\n"));
+    }
+}
+
+#[test]
+fn wide_decode_matvecs_share_a_row_among_many_lanes_and_match_cpu() {
+    // Few rows of many values (a down projection's shape, scaled down): the decode
+    // matvec gives each row 256 lanes (a whole workgroup), whose sums meet across
+    // subgroups.
+    assert_eq!(kindling_gpu::matvec_lanes(37, 4096), 256);
+    assert_eq!(kindling_gpu::matvec_lanes(8960, 1536), 16);
+    for allow_subgroups in [true, false] {
+        let mut b = gpu_with(GpuOptions { allow_subgroups, ..Default::default() });
+        for (i, ty) in [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::F16].into_iter().enumerate() {
+            let rel = check_matmul_cols(&mut b, ty, 37, 4096, 300 + i as u64);
+            eprintln!("{ty:?} 37 x 4096 (subgroups {allow_subgroups}): max |Δ|/Σ|w·x| = {rel:.2e}");
+        }
     }
 }
 

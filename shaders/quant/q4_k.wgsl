@@ -17,3 +17,17 @@ fn dq4(b: u32, i: u32) -> vec4<f32> {
     let sm = k4_scale_min(b, g);
     return (dm.x * f32(sm.x)) * vec4<f32>(q) - dm.y * f32(sm.y);
 }
+
+// Values 8i..8i+7 (one group: one decode of its scale and min for all eight).
+fn dq8(b: u32, i: u32) -> mat2x4<f32> {
+    let e = 8u * i;
+    let g = e >> 5u;
+    let at = b + 4u + ((32u * (e >> 6u) + (e & 31u)) >> 2u);
+    let sh = 4u * (g & 1u);
+    let dm = unpack2x16float(w[b]);
+    let sm = vec2<f32>(k4_scale_min(b, g));
+    let d = dm.x * sm.x;
+    let m = dm.y * sm.y;
+    let mask = vec4<u32>(0xfu);
+    return mat2x4<f32>(d * u2f(bytes4(w[at] >> sh) & mask) - m, d * u2f(bytes4(w[at + 1u] >> sh) & mask) - m);
+}

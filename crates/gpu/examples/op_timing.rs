@@ -54,6 +54,11 @@ fn main() {
     println!("{}", b.adapter());
     let big = m.max(1);
     let sink = b.alloc_activation(big, 64).expect("sink");
+    if std::env::var_os("QWEN_ONLY").is_some() {
+        qwen15_decode(&mut b, sink);
+        qwen15_prefill(&mut b, sink, m);
+        return;
+    }
     for (ty, rows, cols) in [
         (GgmlType::Q4_1, 576, 576),
         (GgmlType::Q4_1, 192, 576),
@@ -112,10 +117,128 @@ fn main() {
         time(&mut b, "gated 1536", n, 0, sink, |b| b.gated_activation(g, u, Activation::Silu, a));
         time(&mut b, "add 1536", n, 0, sink, |b| b.add(g, u));
     }
+    qwen15_decode(&mut b, sink);
     let nw = weight(&mut b, GgmlType::F32, 1, 576);
     let x = b.alloc_activation(big, 576).expect("x");
     let h = b.alloc_activation(big, 576).expect("h");
     for n in [1usize, m] {
         time(&mut b, "rms_norm 576", n, 0, sink, |b| b.rms_norm(x, &nw, 576, 1e-5, h));
+    }
+}
+
+/// Qwen2.5-1.5B's decode matvecs (Q4_K_M: q/k/gate/up Q4_K; v and down Q6_K in half the
+/// layers, Q4_K in the rest; a 151,936-row Q6_K output) as the decoder records them, so
+/// the backend fuses them as in a real token: the norm into the q/k/v and gate/up
+/// matvecs, the residual add into o and down. µs per group; weight bytes read and the
+/// rate beside it.
+fn qwen15_decode(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation) {
+    let (d, ff, kv, vocab) = (1536usize, 8960usize, 256usize, 151936usize);
+    let nw = weight(b, GgmlType::F32, 1, d);
+    let [x, h, q, k, v, att, g, u, a] = [d, d, d, kv, kv, d, ff, ff, ff].map(|c| b.alloc_activation(1, c).expect("act"));
+    let wq = weight(b, GgmlType::Q4K, d, d);
+    let wk = weight(b, GgmlType::Q4K, kv, d);
+    let wo = weight(b, GgmlType::Q4K, d, d);
+    let wgate = weight(b, GgmlType::Q4K, ff, d);
+    let wup = weight(b, GgmlType::Q4K, ff, d);
+    let logits = b.alloc_activation(1, vocab).expect("logits");
+    let bytes = |ty: GgmlType, rows: usize, cols: usize| match ty {
+        GgmlType::Q4K => rows * cols / 256 * 144,
+        GgmlType::Q6K => rows * cols / 256 * 210,
+        _ => rows * cols * 4,
+    };
+    let rate = |b: &mut GpuBackend, label: &str, n_bytes: usize, op: &mut dyn FnMut(&mut GpuBackend)| {
+        let t = time_us(b, sink, op);
+        println!("{label:<48} n=1    start=0    {t:8.1} µs  {:6.0} GB/s", n_bytes as f64 / t / 1e3);
+    };
+    for vty in [GgmlType::Q4K, GgmlType::Q6K] {
+        let wv = weight(b, vty, kv, d);
+        let wdown = weight(b, vty, d, ff);
+        let qkv = bytes(GgmlType::Q4K, d + kv, d) + bytes(vty, kv, d);
+        rate(b, &format!("qwen15 norm+qkv (v {vty:?})"), qkv, &mut |b| {
+            b.rms_norm(x, &nw, d, 1e-6, h);
+            b.matmul(h, &wq, q);
+            b.matmul(h, &wk, k);
+            b.matmul(h, &wv, v);
+        });
+        rate(b, &format!("qwen15 down+res {d}x{ff} {vty:?}"), bytes(vty, d, ff), &mut |b| {
+            b.matmul(a, &wdown, att);
+            b.add(x, att);
+        });
+    }
+    rate(b, "qwen15 o+res 1536x1536 Q4K", bytes(GgmlType::Q4K, d, d), &mut |b| {
+        b.matmul(att, &wo, q);
+        b.add(x, q);
+    });
+    rate(b, "qwen15 norm+gate/up+silu 2x8960x1536 Q4K", 2 * bytes(GgmlType::Q4K, ff, d), &mut |b| {
+        b.rms_norm(x, &nw, d, 1e-6, h);
+        b.matmul(h, &wgate, g);
+        b.matmul(h, &wup, u);
+        b.gated_activation(g, u, Activation::Silu, a);
+    });
+    rate(b, "qwen15 gate/up+silu (norm apart)", 2 * bytes(GgmlType::Q4K, ff, d), &mut |b| {
+        b.matmul(h, &wgate, g);
+        b.matmul(h, &wup, u);
+        b.gated_activation(g, u, Activation::Silu, a);
+    });
+    rate(b, "qwen15 gate alone 8960x1536 Q4K", bytes(GgmlType::Q4K, ff, d), &mut |b| b.matmul(h, &wgate, g));
+    // Attention of one token over 8 and 512 cached positions (12 heads, 2 KV heads of
+    // 128), the KV store included.
+    let mut cache = b.alloc_kv_cache(KvSpec { capacity: 1024, width: kv }).expect("cache");
+    let p = AttentionParams { head_count: 12, head_count_kv: 2, head_dim: 128, scale: 0.088, sliding_window: None, softcap: None };
+    for start in [8usize, 512] {
+        let us = time_at(b, sink, start, &mut |b| b.attention(q, k, v, &mut cache, &p, att));
+        println!("{:<48} n=1    start={start:<4} {us:8.1} µs", "qwen15 attention 12/2x128");
+    }
+    let wout = weight(b, GgmlType::Q6K, vocab, d);
+    rate(b, "qwen15 output 151936x1536 Q6K", bytes(GgmlType::Q6K, vocab, d), &mut |b| b.matmul(x, &wout, logits));
+}
+
+/// µs per call of `op` (as `time`, without printing).
+fn time_us(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, op: &mut dyn FnMut(&mut GpuBackend)) -> f64 {
+    time_at(b, sink, 0, op)
+}
+
+/// `time_us` for a one-token batch at position `start`.
+fn time_at(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, start: usize, op: &mut dyn FnMut(&mut GpuBackend)) -> f64 {
+    let mut empty = f64::MAX;
+    let mut full = f64::MAX;
+    for _ in 0..3 {
+        b.begin_batch(&[1], start).expect("batch");
+        let t = Instant::now();
+        pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
+        empty = empty.min(t.elapsed().as_secs_f64());
+        b.begin_batch(&[1], start).expect("batch");
+        let t = Instant::now();
+        for _ in 0..REPS {
+            op(b);
+        }
+        pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
+        full = full.min(t.elapsed().as_secs_f64());
+    }
+    (full - empty) / REPS as f64 * 1e6
+}
+
+/// Qwen2.5-1.5B's prefill matmuls over `m` rows: µs and TFLOP/s.
+fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usize) {
+    for (ty, rows, cols) in [(GgmlType::Q4K, 8960, 1536), (GgmlType::Q6K, 1536, 8960), (GgmlType::Q4K, 1536, 1536)] {
+        let w = weight(b, ty, rows, cols);
+        let x = b.alloc_activation(m, cols).expect("x");
+        let out = b.alloc_activation(m, rows).expect("out");
+        let ids = vec![1u32; m];
+        let mut best = [f64::MAX; 2];
+        for _ in 0..3 {
+            for (i, reps) in [0usize, 10].into_iter().enumerate() {
+                b.begin_batch(&ids, 0).expect("batch");
+                let t = Instant::now();
+                for _ in 0..reps {
+                    b.matmul(x, &w, out);
+                }
+                pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
+                best[i] = best[i].min(t.elapsed().as_secs_f64());
+            }
+        }
+        let us = (best[1] - best[0]) / 10.0 * 1e6;
+        let tflops = 2.0 * (rows * cols * m) as f64 / us / 1e6;
+        println!("{:<48} n={m:<4} start=0    {us:8.1} µs  {tflops:6.1} TFLOP/s", format!("qwen15 prefill {rows}x{cols} {ty:?}"));
     }
 }

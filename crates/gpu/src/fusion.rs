@@ -139,13 +139,13 @@ impl GpuBackend {
         let x_stride = self.act(first.x).cols as u32;
         let mut bufs = vec![xb];
         let mut rows = [0u32; 3];
-        let mut groups = 0;
         for (i, m) in g.iter().enumerate() {
             bufs.push(m.parts[0].buf);
             bufs.push(self.act(m.out).buf);
             rows[i] = m.parts[0].rows as u32;
-            groups += m.parts[0].rows.div_ceil(MATVEC_ROWS);
         }
+        let lanes = matvec_lanes(rows.iter().sum::<u32>() as usize, first.cols);
+        let groups: usize = rows.iter().map(|&r| (r as usize).div_ceil(matvec_rows(lanes))).sum();
         if g.len() == 2 {
             // No third weight: bind the second again (read only) and the dummy output.
             bufs.push(g[1].parts[0].buf);
@@ -159,6 +159,7 @@ impl GpuBackend {
             x_stride,
             rows2: rows[1],
             rows3: rows[2],
+            lanes,
             eps: norm.map_or(0.0, |nm| nm.eps),
             ..Default::default()
         };
@@ -190,10 +191,11 @@ impl GpuBackend {
                 out_stride,
                 out_offset: gp.row0 as u32,
                 act,
+                lanes: matvec_lanes(gp.rows, g.cols),
                 eps: g.norm.map_or(0.0, |nm| nm.eps),
                 ..Default::default()
             };
-            let groups = gp.rows.div_ceil(MATVEC_ROWS) as u32;
+            let groups = gp.rows.div_ceil(matvec_rows(p.lanes)) as u32;
             match g.norm {
                 Some(nm) => self.record(Op::MatvecGatedNormed, Some(g.ty), &[xb, gp.buf, ob, up.buf, nm.w, hb], &p, None, groups),
                 None => self.record(Op::MatvecGated, Some(g.ty), &[xb, gp.buf, ob, up.buf], &p, None, groups),
@@ -233,16 +235,18 @@ impl GpuBackend {
                 act: 0,
                 rows2: 0,
                 rows3: 0,
+                lanes: matvec_lanes(part.rows, pm.cols),
                 eps: pm.norm.map_or(0.0, |nm| nm.eps),
             };
+            let (rows, tall_rows) = (matvec_rows(p.lanes), matvec_tall_rows(p.lanes));
             let bufs = [xb, part.buf, ob, rb];
             if let Some(nm) = pm.norm {
                 let bufs = [xb, part.buf, ob, rb, nm.w, hb];
-                self.record(Op::MatvecNormed, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(MATVEC_ROWS) as u32);
+                self.record(Op::MatvecNormed, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else if n == 1 && part.rows >= TALL_MIN_ROWS {
-                self.record(Op::MatvecTall, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(MATVEC_TALL_ROWS) as u32);
+                self.record(Op::MatvecTall, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(tall_rows) as u32);
             } else if n <= MATVEC_MAX_ROWS {
-                self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(MATVEC_ROWS) as u32);
+                self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else {
                 let (gx, gy) = (part.rows.div_ceil(64) as u32, n.div_ceil(64) as u32);
                 self.record_grid(Op::MatmulTiled, Some(pm.ty), &bufs, &p, None, gx, gy);

@@ -242,13 +242,29 @@ impl Op {
     }
 }
 
-/// Invocations per weight row in the decode matvecs (of 256 per workgroup): few
-/// enough that each walks several blocks of a row (loads in flight, a short
-/// reduction), so a workgroup covers `MATVEC_ROWS` rows.
-pub const MATVEC_LANES: u32 = 64;
-pub const MATVEC_ROWS: usize = 256 / MATVEC_LANES as usize;
-/// Rows per workgroup of `matvec_tall` (TALL_ITERS in matmul.wgsl × MATVEC_ROWS).
-pub const MATVEC_TALL_ROWS: usize = 4 * MATVEC_ROWS;
+/// Invocations per weight row in a decode matvec of `rows` rows of `k` values (of 256
+/// per workgroup): the fewest, from 16, that give rows × lanes ≥ 128k invocations (an
+/// H100 holds 270k; fewer left short wide matrices such as a 1,536 × 8,960 down
+/// projection latency-bound), while each lane keeps at least two 8-value chunks of
+/// its row. Tall matrices (gate/up, the vocabulary) keep 16 lanes, each walking
+/// several chunks with their loads in flight.
+pub fn matvec_lanes(rows: usize, k: usize) -> u32 {
+    let mut lanes = 16usize;
+    while lanes < 256 && rows * lanes < 131_072 && lanes * 2 * 16 <= k {
+        lanes *= 2;
+    }
+    lanes as u32
+}
+
+/// Weight rows per workgroup of a decode matvec with `lanes` invocations per row.
+pub fn matvec_rows(lanes: u32) -> usize {
+    256 / lanes as usize
+}
+
+/// Rows per workgroup of `matvec_tall` (TALL_ITERS in matmul.wgsl rows per invocation).
+pub fn matvec_tall_rows(lanes: u32) -> usize {
+    4 * matvec_rows(lanes)
+}
 
 /// Optional shader features a variant is compiled for. The kernels run without any;
 /// these select faster variants where the adapter has them.

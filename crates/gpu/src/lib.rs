@@ -40,12 +40,12 @@ use kindling_model::{
 };
 
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
-pub use kernels::{KernelKey, Op, ShaderFeatures};
+pub use kernels::{matvec_lanes, KernelKey, Op, ShaderFeatures};
 pub use weights::{GpuWeight, Part};
 
 use device::Gpu;
 use fusion::{same_parts, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope};
-use kernels::{BufId, Cache, MATVEC_ROWS, MATVEC_TALL_ROWS, PARAMS_SLOT, TABLE_BYTES};
+use kernels::{matvec_rows, matvec_tall_rows, BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 /// Bytes of the parameter blob one submission can carry (beyond it the batch is split
@@ -299,7 +299,9 @@ impl GpuBackend {
         }
         let buffer = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
-            size: size.max(4).next_multiple_of(4),
+            // Whole vec4s: the matmul family reads activations and norm weights as
+            // array<vec4<f32>>, whose last element must be inside the binding.
+            size: size.max(16).next_multiple_of(16),
             usage,
             mapped_at_creation: false,
         });

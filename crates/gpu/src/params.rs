@@ -79,6 +79,9 @@ params!(
         /// matvec_multi: rows of the second and third weights (`rows` is the first's).
         rows2: u32,
         rows3: u32,
+        /// Decode matvecs: invocations per weight row (a power of two, 4..=256; see
+        /// `kernels::matvec_lanes`).
+        lanes: u32,
         /// `*_normed`: the input norm's epsilon.
         eps: f32,
     }

@@ -5,7 +5,7 @@
 
 use kindling_gguf::GgmlType;
 
-use crate::kernels::{Family, KernelKey, Op, MATVEC_LANES};
+use crate::kernels::{Family, KernelKey, Op};
 use crate::params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
@@ -25,6 +25,7 @@ pub const REDUCE_WG: &str = include_str!("../../../shaders/reduce_wg.wgsl");
 pub const REDUCE_SG: &str = include_str!("../../../shaders/reduce_sg.wgsl");
 pub const NORM_IN: &str = include_str!("../../../shaders/norm_in.wgsl");
 pub const NORM_OFF: &str = include_str!("../../../shaders/norm_off.wgsl");
+pub const ROW_DOT8: &str = include_str!("../../../shaders/row_dot8.wgsl");
 
 pub const Q_F32: &str = include_str!("../../../shaders/quant/f32.wgsl");
 pub const Q_F16: &str = include_str!("../../../shaders/quant/f16.wgsl");
@@ -45,11 +46,21 @@ pub const K4_SCALES: &str = include_str!("../../../shaders/quant/k4_scales.wgsl"
 /// The dequantization snippet of a weight type (every type the backend supports), with
 /// the helpers it shares with other types.
 pub fn quant_snippet(ty: GgmlType) -> String {
-    match ty {
-        GgmlType::Q4K | GgmlType::Q5K => format!("{K4_SCALES}\n{}", own_snippet(ty)),
-        _ => own_snippet(ty).to_string(),
-    }
+    let own = own_snippet(ty);
+    let shared = match ty {
+        GgmlType::Q4K | GgmlType::Q5K => K4_SCALES,
+        _ => "",
+    };
+    // dq8 (8 values at once, for the decode matvecs) is written by hand where one
+    // decode of the scales serves all 8; elsewhere it is two dq4 calls.
+    let dq8 = if own.contains("fn dq8(") { "" } else { DQ8_FROM_DQ4 };
+    format!("{shared}\n{own}\n{dq8}")
 }
+
+/// The generic `dq8`: values 8i..8i+7 of a block as two `dq4` calls.
+const DQ8_FROM_DQ4: &str = "fn dq8(b: u32, i: u32) -> mat2x4<f32> {
+    return mat2x4<f32>(dq4(b, 2u * i), dq4(b, 2u * i + 1u));
+}";
 
 /// The snippet file of a weight type alone.
 fn own_snippet(ty: GgmlType) -> &'static str {
@@ -112,12 +123,12 @@ pub fn assemble(key: KernelKey) -> String {
     };
     let (second, third, input, reduce) = if key.op.family() == Family::Matmul {
         let input = if key.op.normed() { NORM_IN } else { NORM_OFF };
-        let shape = format!("const MV_LANES: u32 = {MATVEC_LANES}u;\nconst MV_ROWS: u32 = {}u;\n", 256 / MATVEC_LANES);
         let reduce = match key.features.subgroup_size {
-            0 => format!("{shape}{REDUCE_WG}"),
-            sg => format!("{shape}const SG: u32 = {sg}u;\n{REDUCE_SG}"),
+            0 => REDUCE_WG.to_string(),
+            sg => format!("const SG: u32 = {sg}u;\n{REDUCE_SG}"),
         };
-        (other_weight(snippet, "2"), other_weight(snippet, "3"), input, reduce)
+        let rows = [ROW_DOT8.to_string(), row_dot8_over("2"), row_dot8_over("3")].concat();
+        (other_weight(snippet, "2"), other_weight(snippet, "3"), input, format!("{reduce}\n{rows}"))
     } else {
         (String::new(), String::new(), "", String::new())
     };
@@ -148,6 +159,17 @@ pub fn other_weight(snippet: &str, n: &str) -> String {
             l = rename_word(&l, f, &format!("{f}_{n}"), Some('('));
         }
         out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// row_dot8.wgsl over weight `n`: its dq8 and row_dot8 read as dq8_<n> and row_dot8_<n>.
+fn row_dot8_over(n: &str) -> String {
+    let mut out = String::with_capacity(ROW_DOT8.len() + 64);
+    for line in ROW_DOT8.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        let l = rename_word(line, "dq8", &format!("dq8_{n}"), Some('('));
+        out.push_str(&rename_word(&l, "row_dot8", &format!("row_dot8_{n}"), Some('(')));
         out.push('\n');
     }
     out
