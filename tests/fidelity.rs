@@ -21,13 +21,19 @@ const HF_TOLERANCE: f32 = 2e-3;
 const CLEAR_MARGIN: f32 = 0.5;
 
 fn check(key: &str) {
+    check_where(key, |_| true);
+}
+
+/// `check` over the fixture prompts whose names `pick` selects (every prompt: at least 10).
+fn check_where(key: &str, pick: impl Fn(&str) -> bool) {
     let fx = fixture(key);
+    let every = fx.cases.iter().all(|c| pick(&c.name));
     let mut engine = load_cpu(&fixture_model(key));
     let (mut clear, mut clear_agree, mut all, mut all_agree) = (0usize, 0usize, 0usize, 0usize);
     let (mut confident, mut disputed) = (0usize, Vec::new());
     let mut diffs = Vec::new();
     let mut failures = Vec::new();
-    for case in &fx.cases {
+    for case in fx.cases.iter().filter(|c| pick(&c.name)) {
         let logits = all_logits(&mut engine, &case.token_ids);
         assert_eq!(logits.len(), case.llama_top.len(), "{}: positions", case.name);
         for (i, row) in logits.iter().enumerate() {
@@ -76,7 +82,8 @@ fn check(key: &str) {
         println!("  disputed: {d}");
     }
     assert!(failures.is_empty(), "{} failures, first ones:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
-    assert!(fx.cases.len() >= 10, "the fixture needs at least 10 prompts");
+    assert!(!every || fx.cases.len() >= 10, "the fixture needs at least 10 prompts");
+    assert!(all > 0, "no prompt picked");
 }
 
 #[test]
@@ -93,6 +100,15 @@ fn gemma3_matches_llama_cpp_and_f32_reference() {
 #[test]
 fn qwen25_05b_matches_llama_cpp_and_f32_reference() {
     check("qwen2.5-0.5b");
+}
+
+/// Qwen2.5-Coder-1.5B-Instruct (1.1 GB, its output.weight 183 MiB of Q6_K): three of the
+/// fixture's prompts, for CI time on the CPU engine (`tests/fixtures/README.md` has all 14).
+/// Each prompt's first position is an attention sink where quantized llama.cpp is 6–15
+/// off the f32 logits; the check follows the f32 reference there, as everywhere.
+#[test]
+fn qwen25_15b_matches_llama_cpp_and_f32_reference() {
+    check_where("qwen2.5-1.5b", |name| matches!(name, "single_word" | "question" | "code_python"));
 }
 
 /// Synthetic llama whose weights span every quant type from F32 to Q6_K.
