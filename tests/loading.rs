@@ -33,8 +33,14 @@ fn load(bytes: &[u8], chunk: usize, known_len: bool) -> Result<Model<CpuBackend>
 
 /// Rebuilds the tiny model with its metadata and tensors edited.
 fn rewrite(edit_kv: impl Fn(&str, &Value) -> Option<Value>, edit_tensor: impl Fn(&str, &[u64]) -> Option<Vec<u64>>) -> Vec<u8> {
-    let bytes = tiny();
-    let header = parse_header(&bytes).expect("tiny header");
+    rewrite_model("tiny-llama.gguf", edit_kv, edit_tensor)
+}
+
+/// Rebuilds synthetic model `file` with its metadata and tensors edited (a tensor given
+/// fewer values keeps the first of its bytes).
+fn rewrite_model(file: &str, edit_kv: impl Fn(&str, &Value) -> Option<Value>, edit_tensor: impl Fn(&str, &[u64]) -> Option<Vec<u64>>) -> Vec<u8> {
+    let bytes = std::fs::read(synthetic(file)).expect("synthetic model");
+    let header = parse_header(&bytes).expect("synthetic header");
     let mut w = GgufWriter::new(header.version);
     for (k, v) in header.metadata.iter() {
         if let Some(v) = edit_kv(k, v) {
@@ -44,7 +50,9 @@ fn rewrite(edit_kv: impl Fn(&str, &Value) -> Option<Value>, edit_tensor: impl Fn
     for t in &header.tensors {
         let Some(dims) = edit_tensor(&t.name, &t.dims) else { continue };
         let range = header.tensor_file_range(t);
-        w.add_tensor(&t.name, &dims, t.ty, &bytes[range.start as usize..range.end as usize]).expect("tensor");
+        let values: u64 = dims.iter().product();
+        let len = (values as usize / t.ty.block_elems() * t.ty.block_bytes()).min((range.end - range.start) as usize);
+        w.add_tensor(&t.name, &dims, t.ty, &bytes[range.start as usize..range.start as usize + len]).expect("tensor");
     }
     w.to_bytes()
 }
@@ -217,4 +225,92 @@ fn quantization_is_named_as_the_file_names_it() {
     let dominant = info_of(&rewrite(|k, v| (k != "general.file_type").then(|| v.clone()), keep_tensor));
     assert_eq!(info_of(&with_kv("general.file_type", Value::U32(9999))), dominant);
     assert!(kindling_gguf::GgmlType::ALL.iter().any(|t| t.name() == dominant), "{dominant}");
+}
+
+// The layouts the architecture descriptions added (crates/model/src/arch.rs): each lie
+// is refused at load with an error that names it.
+
+#[test]
+fn fused_qkv_of_the_wrong_size_is_named() {
+    // phi3's attn_qkv holds q, k and v rows (256 + 128 + 128): 64 rows short.
+    let bytes = rewrite_model("tiny-phi3.gguf", keep_kv, |n, d| Some(if n == "blk.0.attn_qkv.weight" { vec![d[0], d[1] - 64] } else { d.to_vec() }));
+    let e = load_err(&bytes);
+    println!("{e}");
+    assert!(matches!(&e, ModelError::TensorShape { name, .. } if name == "blk.0.attn_qkv.weight"), "{e}");
+}
+
+#[test]
+fn fused_gate_up_of_the_wrong_size_is_named() {
+    // phi3's ffn_up holds the gate rows, then the up rows: one row short cannot split.
+    let bytes = rewrite_model("tiny-phi3.gguf", keep_kv, |n, d| Some(if n == "blk.1.ffn_up.weight" { vec![d[0], d[1] - 1] } else { d.to_vec() }));
+    let e = load_err(&bytes);
+    println!("{e}");
+    assert!(matches!(&e, ModelError::TensorShape { name, .. } if name == "blk.1.ffn_up.weight"), "{e}");
+}
+
+#[test]
+fn missing_projection_bias_is_named() {
+    let bytes = rewrite_model("tiny-qwen2.gguf", keep_kv, |n, d| (n != "blk.0.attn_q.bias").then(|| d.to_vec()));
+    let e = load_err(&bytes);
+    println!("{e}");
+    assert!(matches!(&e, ModelError::MissingTensor(n) if n == "blk.0.attn_q.bias"), "{e}");
+}
+
+#[test]
+fn missing_qk_norm_is_named() {
+    let bytes = rewrite_model("tiny-qwen3.gguf", keep_kv, |n, d| (n != "blk.2.attn_k_norm.weight").then(|| d.to_vec()));
+    let e = load_err(&bytes);
+    println!("{e}");
+    assert!(matches!(&e, ModelError::MissingTensor(n) if n == "blk.2.attn_k_norm.weight"), "{e}");
+}
+
+#[test]
+fn unknown_rope_scaling_type_is_named() {
+    let bytes = with_model_kv("tiny-llama3.gguf", "llama.rope.scaling.type", Value::String("yarn".into()));
+    let e = load_err(&bytes);
+    println!("{e}");
+    assert!(matches!(&e, ModelError::BadMetadata { key, .. } if key == "llama.rope.scaling.type"), "{e}");
+    let message = e.to_string();
+    assert!(message.contains("yarn") && message.contains("linear"), "{message}");
+}
+
+#[test]
+fn non_numeric_softcap_is_named() {
+    let bytes = with_model_kv("tiny-gemma2.gguf", "gemma2.attn_logit_softcapping", Value::String("high".into()));
+    let e = load_err(&bytes);
+    println!("{e}");
+    assert!(matches!(&e, ModelError::BadMetadata { key, .. } if key == "gemma2.attn_logit_softcapping"), "{e}");
+}
+
+#[test]
+fn unsupported_architecture_lists_every_supported_one() {
+    let bytes = rewrite(|k, v| Some(if k == "general.architecture" { Value::String("mamba".into()) } else { v.clone() }), keep_tensor);
+    let message = load_err(&bytes).to_string();
+    for arch in ["llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3"] {
+        assert!(message.contains(arch), "{message}");
+    }
+}
+
+/// Synthetic model `file` with metadata `key` set to `value` (added if absent).
+fn with_model_kv(file: &str, key: &str, value: Value) -> Vec<u8> {
+    let bytes = std::fs::read(synthetic(file)).expect("synthetic model");
+    let present = parse_header(&bytes).expect("header").metadata.iter().any(|(k, _)| k == key);
+    let set = |k: &str, v: &Value| Some(if k == key { value.clone() } else { v.clone() });
+    if present {
+        return rewrite_model(file, set, keep_tensor);
+    }
+    // Absent: rebuilt with the key written after the architecture name.
+    let header = parse_header(&bytes).expect("header");
+    let mut w = GgufWriter::new(header.version);
+    for (k, v) in header.metadata.iter() {
+        w.add_kv(k, v.clone());
+        if k == "general.architecture" {
+            w.add_kv(key, value.clone());
+        }
+    }
+    for t in &header.tensors {
+        let range = header.tensor_file_range(t);
+        w.add_tensor(&t.name, &t.dims, t.ty, &bytes[range.start as usize..range.end as usize]).expect("tensor");
+    }
+    w.to_bytes()
 }
