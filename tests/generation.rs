@@ -1,7 +1,8 @@
 //! Greedy generation through `Generation` (prefill, then one token per step with the
 //! KV cache) must reproduce llama.cpp's greedy ids up to the first step where its
-//! top-1/top-2 margin drops below 0.5, for every prompt of the real models (two for the
-//! 1.5B, for CI time) and the synthetic architecture models. This
+//! top-1/top-2 margin drops below 0.5, for every prompt of SmolLM2, Gemma 3 and the
+//! synthetic models and, for CI time, the prompts of the Qwen models where llama.cpp
+//! stays confident longest. This
 //! exercises the incremental path, which the teacher-forced fidelity test does not.
 //! Because llama.cpp's margin often drops below 0.5 within a few steps, every step is
 //! also checked against our own batched evaluation of the final sequence: the CPU
@@ -65,9 +66,11 @@ fn tiny_gemma3_greedy_past_the_sliding_window_equals_llama_cpp() {
     check("tiny-gemma3");
 }
 
+/// For CI time, the four prompts where llama.cpp stays confident longest (32, 21, 16
+/// and 13 steps), 16 steps each.
 #[test]
 fn qwen25_05b_greedy_equals_llama_cpp() {
-    check("qwen2.5-0.5b");
+    check_where("qwen2.5-0.5b", |name| matches!(name, "number_sequence" | "whitespace_code" | "question" | "json"), 16);
 }
 
 /// The 1.5B on the CPU engine, for CI time: the two prompts where llama.cpp stays

@@ -238,9 +238,11 @@ const TINY_ARCHITECTURES: [&str; 5] = ["tiny-qwen2", "tiny-qwen3", "tiny-llama3"
 
 #[test]
 fn tiny_architectures_match_cpu_in_prompts_and_decode() {
+    // Four prompts and 16 decode steps each (lavapipe's time in CI); the CPU engine
+    // meets the references on all of them in tests/fidelity.rs.
     for key in TINY_ARCHITECTURES {
-        compare(key, 13, GpuOptions::default());
-        decode_logits(key, 24, GpuOptions::default());
+        compare(key, 4, GpuOptions::default());
+        decode_logits(key, 16, GpuOptions::default());
     }
 }
 
