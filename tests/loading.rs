@@ -236,7 +236,9 @@ fn fused_qkv_of_the_wrong_size_is_named() {
     let bytes = rewrite_model("tiny-phi3.gguf", keep_kv, |n, d| Some(if n == "blk.0.attn_qkv.weight" { vec![d[0], d[1] - 64] } else { d.to_vec() }));
     let e = load_err(&bytes);
     println!("{e}");
-    assert!(matches!(&e, ModelError::TensorShape { name, .. } if name == "blk.0.attn_qkv.weight"), "{e}");
+    assert!(matches!(&e, ModelError::TensorShape { name, expected, found }
+        if name == "blk.0.attn_qkv.weight" && expected == &[256, 512] && found == &[256, 448]), "{e}");
+    assert_eq!(e.to_string(), "tensor 'blk.0.attn_qkv.weight' has shape [256, 448], expected [256, 512]");
 }
 
 #[test]
@@ -245,7 +247,9 @@ fn fused_gate_up_of_the_wrong_size_is_named() {
     let bytes = rewrite_model("tiny-phi3.gguf", keep_kv, |n, d| Some(if n == "blk.1.ffn_up.weight" { vec![d[0], d[1] - 1] } else { d.to_vec() }));
     let e = load_err(&bytes);
     println!("{e}");
-    assert!(matches!(&e, ModelError::TensorShape { name, .. } if name == "blk.1.ffn_up.weight"), "{e}");
+    assert!(matches!(&e, ModelError::TensorShape { name, expected, found }
+        if name == "blk.1.ffn_up.weight" && expected == &[256, 1024] && found == &[256, 1023]), "{e}");
+    assert_eq!(e.to_string(), "tensor 'blk.1.ffn_up.weight' has shape [256, 1023], expected [256, 1024]");
 }
 
 #[test]
@@ -254,6 +258,23 @@ fn missing_projection_bias_is_named() {
     let e = load_err(&bytes);
     println!("{e}");
     assert!(matches!(&e, ModelError::MissingTensor(n) if n == "blk.0.attn_q.bias"), "{e}");
+    assert_eq!(e.to_string(), "missing required tensor 'blk.0.attn_q.bias'");
+}
+
+#[test]
+fn small_tensors_of_the_new_layouts_of_the_wrong_length_are_named() {
+    // A bias, Llama 3's rope_freqs and LongRoPE's long factors, each half as long.
+    for (file, tensor, expected) in [
+        ("tiny-qwen2.gguf", "blk.1.attn_k.bias", 128),
+        ("tiny-llama3.gguf", "rope_freqs.weight", 32),
+        ("tiny-phi3.gguf", "rope_factors_long.weight", 32),
+    ] {
+        let bytes = rewrite_model(file, keep_kv, |n, d| Some(if n == tensor { vec![d[0] / 2] } else { d.to_vec() }));
+        let e = load_err(&bytes);
+        println!("{e}");
+        assert!(matches!(&e, ModelError::TensorShape { name, expected: x, found }
+            if name == tensor && x == &[expected] && found == &[expected / 2]), "{file}: {e}");
+    }
 }
 
 #[test]
@@ -271,7 +292,7 @@ fn unknown_rope_scaling_type_is_named() {
     println!("{e}");
     assert!(matches!(&e, ModelError::BadMetadata { key, .. } if key == "llama.rope.scaling.type"), "{e}");
     let message = e.to_string();
-    assert!(message.contains("yarn") && message.contains("linear"), "{message}");
+    assert_eq!(message, "bad metadata 'llama.rope.scaling.type': RoPE scaling 'yarn' is not supported (none, linear, llama3 are)");
 }
 
 #[test]
@@ -280,12 +301,16 @@ fn non_numeric_softcap_is_named() {
     let e = load_err(&bytes);
     println!("{e}");
     assert!(matches!(&e, ModelError::BadMetadata { key, .. } if key == "gemma2.attn_logit_softcapping"), "{e}");
+    assert_eq!(e.to_string(), "bad metadata 'gemma2.attn_logit_softcapping': expected a finite number, found string 'high'");
 }
 
 #[test]
 fn unsupported_architecture_lists_every_supported_one() {
     let bytes = rewrite(|k, v| Some(if k == "general.architecture" { Value::String("mamba".into()) } else { v.clone() }), keep_tensor);
-    let message = load_err(&bytes).to_string();
+    let e = load_err(&bytes);
+    assert!(matches!(&e, ModelError::UnsupportedArchitecture(a) if a == "mamba"), "{e}");
+    let message = e.to_string();
+    assert!(message.starts_with("unsupported architecture 'mamba'"), "{message}");
     for arch in ["llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3"] {
         assert!(message.contains(arch), "{message}");
     }

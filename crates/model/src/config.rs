@@ -1,7 +1,7 @@
 //! `ModelConfig`: every hyperparameter the forward pass needs, resolved from GGUF
 //! metadata once at load time. Nothing after this module reads a metadata string.
 
-use kindling_gguf::Metadata;
+use kindling_gguf::{Metadata, Value};
 
 pub use crate::arch::Architecture;
 use crate::arch::{ArchSpec, EmbeddingScale, RopeFactors, Windows};
@@ -287,7 +287,7 @@ impl Keys<'_> {
                 .as_u64()
                 .and_then(|v| usize::try_from(v).ok())
                 .map(Some)
-                .ok_or_else(|| self.bad(key, format!("expected a non-negative integer, found {}", v.type_name()))),
+                .ok_or_else(|| self.bad(key, format!("expected a non-negative integer, found {}", shown(v)))),
         }
     }
 
@@ -300,7 +300,7 @@ impl Keys<'_> {
             None => Ok(None),
             Some(v) => match v.as_f32() {
                 Some(x) if x.is_finite() => Ok(Some(x)),
-                _ => Err(self.bad(key, format!("expected a finite number, found {}", v.type_name()))),
+                _ => Err(self.bad(key, format!("expected a finite number, found {}", shown(v)))),
             },
         }
     }
@@ -315,7 +315,28 @@ impl Keys<'_> {
             Some(v) => v
                 .as_str()
                 .map(Some)
-                .ok_or_else(|| self.bad(key, format!("expected a string, found {}", v.type_name()))),
+                .ok_or_else(|| self.bad(key, format!("expected a string, found {}", shown(v)))),
         }
+    }
+}
+
+/// A metadata value as an error message shows it: its type, and the value itself when
+/// it is a scalar or a short string (`string 'high'`, `f32 NaN`, `array of 3 u32`).
+fn shown(v: &Value) -> String {
+    match v {
+        Value::String(s) if s.chars().count() <= 40 => format!("string '{s}'"),
+        Value::String(s) => format!("string '{}...'", s.chars().take(40).collect::<String>()),
+        Value::Array(a) => format!("array of {} {}", a.len(), a.type_name()),
+        Value::U8(x) => format!("u8 {x}"),
+        Value::I8(x) => format!("i8 {x}"),
+        Value::U16(x) => format!("u16 {x}"),
+        Value::I16(x) => format!("i16 {x}"),
+        Value::U32(x) => format!("u32 {x}"),
+        Value::I32(x) => format!("i32 {x}"),
+        Value::U64(x) => format!("u64 {x}"),
+        Value::I64(x) => format!("i64 {x}"),
+        Value::F32(x) => format!("f32 {x}"),
+        Value::F64(x) => format!("f64 {x}"),
+        Value::Bool(x) => format!("bool {x}"),
     }
 }
