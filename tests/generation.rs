@@ -35,7 +35,7 @@ fn check_where(key: &str, pick: impl Fn(&str) -> bool, steps: usize) {
         let mut generation = Generation::new(case.prompt_token_ids.clone(), options).unwrap();
         while pollster::block_on(generation.next(&mut engine, &mut session)).unwrap().is_some() {}
         let ours = generation.generated();
-        // Compare up to and including the first step llama.cpp was unsure about.
+        // Compare the steps before the first one llama.cpp was unsure about (margin < 0.5).
         let upto = case.greedy_margins[..n].iter().position(|&m| m < CLEAR_MARGIN).unwrap_or(n);
         assert_eq!(&ours[..upto], &case.greedy_ids[..upto], "{}: greedy ids differ before step {upto}", case.name);
         compared += upto;
