@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The browser tests: builds the npm package's wasm (npm run build), starts the model
 # server, and runs crates/web's wasm-bindgen tests in headless Chromium twice — with
-# WebGPU (SwiftShader), then with WebGPU disabled (the CPU fallback). Installs what it
+# WebGPU (SwiftShader), then with WebGPU disabled (the CPU fallback), then the model
+# cache's restart test (two browser sessions on one profile). Installs what it
 # needs once (apt chromium + chromedriver, the wasm32 target, wasm-pack, wasm-bindgen-cli).
 #
 #   scripts/test_browser.sh            # both runs
-#   KINDLING_BROWSER_RUNS=on scripts/test_browser.sh   # only the WebGPU run (or: off)
+#   KINDLING_BROWSER_RUNS=on scripts/test_browser.sh   # only the WebGPU run (or: off, restart)
+#   KINDLING_BROWSER_FILTER=model_cache scripts/test_browser.sh   # only tests whose name has this
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -70,7 +72,7 @@ timed() {
 }
 suite() {
   KINDLING_WEBGPU=$1 WASM_BINDGEN_TEST_WEBDRIVER_JSON="$2" \
-    wasm-pack test --headless --chrome crates/web --test browser -- --nocapture 2>&1 | timed | tee "$3"
+    wasm-pack test --headless --chrome crates/web --test browser -- --nocapture ${KINDLING_BROWSER_FILTER:-} 2>&1 | timed | tee "$3"
   return "${PIPESTATUS[0]}"
 }
 run() {
@@ -90,11 +92,46 @@ run() {
   rm -f "$log"
   echo "== WebGPU $mode: $((SECONDS - start)) s"
 }
-RUNS=${KINDLING_BROWSER_RUNS:-on off}
+# The persistent cache across a browser restart: two browser sessions on one profile
+# directory, with the test page at one fixed origin (OPFS storage is per profile and
+# origin): visit 1 fills the cache and cuts a download at 50%, visit 2 (a new browser
+# process) must load the first with <= 2% fetched and resume the second.
+visits() {
+  local profile config visit log status=0
+  profile=$(mktemp -d)
+  config=$(mktemp --suffix=.json)
+  log=$(mktemp)
+  printf '{ "goog:chromeOptions": { "args": ["--user-data-dir=%s", "--no-sandbox", "--disable-dev-shm-usage"] } }\n' \
+    "$profile" >"$config"
+  echo "== browser restart: two sessions on the profile $profile"
+  for visit in 1 2; do
+    # Each visit takes seconds; a page that has not answered in 2 minutes has hung.
+    KINDLING_WEBGPU=off WASM_BINDGEN_TEST_WEBDRIVER_JSON="$config" WASM_BINDGEN_TEST_TIMEOUT=120 \
+      WASM_BINDGEN_TEST_ADDRESS=127.0.0.1:${KINDLING_RESTART_PORT:-8632} \
+      wasm-pack test --headless --chrome crates/web --test browser -- --nocapture --include-ignored \
+      "cache_restart_visit_$visit" 2>&1 | timed | tee "$log"
+    [ "${PIPESTATUS[0]}" = 0 ] || { status=1; break; }
+  done
+  grep -q "Timed out receiving message from renderer" "$log" && status=2
+  rm -rf "$profile" "$config" "$log"
+  return $status
+}
+restart() {
+  local status=0
+  visits || status=$?
+  # The renderer timeout (see run) gets one more pair of visits on a fresh profile.
+  if [ $status = 2 ]; then
+    echo "== the browser stopped answering (renderer timeout, above); the two visits once more"
+    visits || status=$?
+  fi
+  return $status
+}
+RUNS=${KINDLING_BROWSER_RUNS:-on off restart}
 for mode in $RUNS; do
   case $mode in
     on) run on "$ROOT/crates/web/webdriver.json" ;;
     off) run off "$ROOT/crates/web/webdriver-nogpu.json" ;;
-    *) echo "unknown run '$mode' (on|off)" >&2; exit 2 ;;
+    restart) restart ;;
+    *) echo "unknown run '$mode' (on|off|restart)" >&2; exit 2 ;;
   esac
 done

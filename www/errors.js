@@ -15,10 +15,20 @@ export class UnsupportedModelError extends KindlingError { static errorName = 'U
 export class OutOfMemoryError extends KindlingError { static errorName = 'OutOfMemoryError'; }
 export class DeviceLostError extends KindlingError { static errorName = 'DeviceLostError'; }
 export class AbortError extends KindlingError { static errorName = 'AbortError'; }
+/** The download failed: an HTTP error (`status`), or the network, after the retries (`url`). */
+export class DownloadError extends KindlingError { static errorName = 'DownloadError'; }
+/** The file's SHA-256 is not the `integrity` asked for (`expected`, `actual`); nothing was kept. */
+export class IntegrityError extends KindlingError { static errorName = 'IntegrityError'; }
+/** The origin's storage cannot hold the model (`needed`, `available` bytes); nothing was kept. */
+export class QuotaExceededError extends KindlingError { static errorName = 'QuotaExceededError'; }
 
 const CLASSES = {
   WebGPUUnavailableError, InvalidModelError, UnsupportedModelError, OutOfMemoryError, DeviceLostError, AbortError,
+  DownloadError, IntegrityError, QuotaExceededError,
 };
+
+/** The fields an error of ours carries besides name and message (they cross from the worker). */
+export const ERROR_DETAILS = ['url', 'status', 'expected', 'actual', 'needed', 'available'];
 
 /** The package's error for anything thrown by the engine, fetch or the browser. */
 export function toError(e) {

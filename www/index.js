@@ -10,13 +10,16 @@
 
 import init, * as engine from './wasm/kindling_web.js';
 import {
-  AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError, UnsupportedModelError,
-  WebGPUUnavailableError, raceAbort, throwIfAborted, toError,
+  AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, OutOfMemoryError, QuotaExceededError,
+  UnsupportedModelError, WebGPUUnavailableError, raceAbort, throwIfAborted, toError,
 } from './errors.js';
+import { modelCache } from './cache.js';
+import { RestartLoad } from './download.js';
 import { openSource } from './source.js';
 
 export {
-  AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError, UnsupportedModelError, WebGPUUnavailableError,
+  AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, OutOfMemoryError, QuotaExceededError,
+  UnsupportedModelError, WebGPUUnavailableError, modelCache,
 };
 
 let ready = null;
@@ -36,13 +39,32 @@ export function initEngine(module_or_path) {
   return ready;
 }
 
-function emit(onProgress, phase, loaded, total) {
+function emit(onProgress, event) {
   if (!onProgress) return;
   try {
-    onProgress({ phase, loaded, total });
+    onProgress(event);
   } catch (e) {
     // A throwing progress callback must not break the load.
     console.error('kindling: onProgress threw', e);
+  }
+}
+
+/** Bytes per second over the last few seconds of a download. */
+class Rate {
+  #samples = [];
+
+  /** Adds the count at `now` (ms); returns bytes per second, or null before there is a span to measure. */
+  add(now, bytes) {
+    const s = this.#samples;
+    s.push([now, bytes]);
+    while (s.length > 2 && now - s[1][0] >= 3000) s.shift();
+    const [t0, b0] = s[0];
+    return now - t0 >= 50 ? ((bytes - b0) * 1000) / (now - t0) : null;
+  }
+
+  /** Forgets the samples (the source changed: cache and network run at different speeds). */
+  reset() {
+    this.#samples = [];
   }
 }
 
@@ -50,43 +72,57 @@ function emit(onProgress, phase, loaded, total) {
 async function loadOnce(source, backend, options) {
   const { signal, onProgress, contextLength } = options;
   throwIfAborted(signal, 'the model load');
-  const src = await raceAbort(openSource(source, signal), signal, 'the model load');
+  // A URL's download honours `signal` itself (and cleans up after it).
+  const src = await openSource(source, options, { Sha256: engine.Sha256 });
   let loader = null;
   const onAbort = () => src.cancel(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
-  const creating = engine.createLoader(backend, src.total ?? undefined, contextLength ?? undefined);
+  let creating = null;
   let onGpu = false;
   try {
+    throwIfAborted(signal, 'the model load');
+    creating = engine.createLoader(backend, src.total ?? undefined, contextLength ?? undefined);
     loader = await raceAbort(creating, signal, 'the model load');
     onGpu = loader.backend === 'webgpu';
-    let downloaded = 0;
-    let last = { download: -1, upload: -1 };
+    const last = { download: -1, upload: -1 };
+    const rate = new Rate();
+    let lastSource = null;
     const report = (phase, loaded, total) => {
       // Monotonic: never repeat or go back.
       if (loaded <= last[phase]) return;
       last[phase] = loaded;
-      emit(onProgress, phase, loaded, total);
+      if (phase !== 'download') return emit(onProgress, { phase, loaded, total });
+      if (src.source !== lastSource) rate.reset();
+      lastSource = src.source;
+      const bytesPerSecond = rate.add(performance.now(), loaded);
+      const etaSeconds = bytesPerSecond && total != null ? Math.max(0, total - loaded) / bytesPerSecond : null;
+      emit(onProgress, {
+        phase, loaded, total, bytesPerSecond, etaSeconds, source: src.source,
+        cachedBytes: src.cachedBytes, networkBytes: src.networkBytes,
+      });
     };
     for (;;) {
       const { done, value } = await raceAbort(src.read(), signal, 'the model download');
       if (done) break;
-      downloaded += value.byteLength;
-      report('download', downloaded, src.total ?? loader.total ?? null);
+      report('download', src.offset, src.total ?? loader.total ?? null);
       loader.feed(value);
       if (loader.isComplete) {
-        // Every tensor is in: the rest of the stream (if any) is padding.
-        src.cancel();
-        const total = loader.total ?? downloaded;
-        report('download', Math.max(downloaded, total), total);
+        // Every tensor is in: the rest of the stream (if any) is padding, read only
+        // to complete the cache entry or the integrity check.
+        await raceAbort(src.drain(), signal, 'the model download');
+        const total = loader.total ?? src.offset;
+        report('download', Math.max(src.offset, total), Math.max(src.offset, total));
         report('upload', total, total);
         break;
       }
       report('upload', loader.received, loader.total ?? src.total ?? null);
     }
     throwIfAborted(signal, 'the model load');
-    emit(onProgress, 'prepare', 0, 1);
+    await src.verify();
+    emit(onProgress, { phase: 'prepare', loaded: 0, total: 1 });
     const model = loader.finish(contextLength ?? undefined);
-    emit(onProgress, 'prepare', 1, 1);
+    await src.commit();
+    emit(onProgress, { phase: 'prepare', loaded: 1, total: 1 });
     return { model, label: src.label };
   } catch (e) {
     src.cancel();
@@ -94,13 +130,37 @@ async function loadOnce(source, backend, options) {
     loader?.abort();
     // Aborted while the backend was being opened: the device arrives later, and only
     // the garbage collector would free it.
-    if (!loader) creating.then((l) => l.free(), () => {});
-    const error = signal?.aborted && !(toError(e) instanceof AbortError) ? new AbortError('the model load was aborted') : toError(e);
+    if (!loader) creating?.then((l) => l.free(), () => {});
+    let error = e instanceof RestartLoad ? e
+      : signal?.aborted && !(toError(e) instanceof AbortError) ? new AbortError('the model load was aborted') : toError(e);
+    // Bytes from the cache that the engine refuses: a corrupt entry; fetch it again.
+    if (error instanceof InvalidModelError && src.cachedBytes > 0) {
+      error = new RestartLoad(`the cached copy of ${src.label} is not a valid model (${error.message})`, { cause: error });
+    }
     if (onGpu) failedOnGpu.add(error);
+    // After an abort the entry is tidied in the background (the next load of it waits).
+    const failing = src.fail(error);
+    if (!(error instanceof AbortError)) await failing;
     throw error;
   } finally {
     signal?.removeEventListener('abort', onAbort);
     loader?.free();
+  }
+}
+
+/** loadOnce, once more from the network when the cached copy was corrupt or the file changed meanwhile. */
+async function loadFresh(source, backend, options) {
+  try {
+    return await loadOnce(source, backend, options);
+  } catch (e) {
+    if (!(e instanceof RestartLoad)) throw e;
+    console.warn(`kindling: ${e.message}; loading it again from the network`);
+    try {
+      return await loadOnce(source, backend, options);
+    } catch (e2) {
+      if (!(e2 instanceof RestartLoad)) throw e2;
+      throw new DownloadError(`${e2.message} (twice)`, { cause: e2 });
+    }
   }
 }
 
@@ -131,22 +191,27 @@ export class Model {
     return engine.memoryBytes();
   }
 
+  /** The persistent model cache of this origin: list, has, delete, clear, usage, persist (cache.js). */
+  static cache = modelCache;
+
   /**
-   * Loads a GGUF model. `source`: URL string | URL | Blob/File | ArrayBuffer | Uint8Array |
-   * ReadableStream<Uint8Array>. Options: `backend` ('auto' | 'webgpu' | 'cpu'),
-   * `onProgress({phase, loaded, total})`, `signal`, `contextLength`.
+   * Loads a GGUF model. `source`: URL string | URL | `hf:OWNER/REPO[@REV]/FILE` | Blob/File |
+   * ArrayBuffer | Uint8Array | ReadableStream<Uint8Array>. Options: `backend` ('auto' |
+   * 'webgpu' | 'cpu'), `onProgress({phase, loaded, total, ...})`, `signal`, `contextLength`;
+   * for URLs: `cache` ('default' | 'no-validate' | 'off'), `integrity` ('sha256-…'),
+   * `retries`, `retryDelayMs`, `hubUrl`, `cacheKey`, `persist` (index.d.ts says what each does).
    */
   static async load(source, options = {}) {
     const backend = options.backend ?? 'auto';
     try {
       await raceAbort(initEngine(), options.signal, 'the model load');
-      const { model } = await loadOnce(source, backend, options);
+      const { model } = await loadFresh(source, backend, options);
       return new Model(model);
     } catch (e0) {
       const e = toError(e0);
       // 'auto': a model that does not fit the GPU runs on the CPU, if we can read it again.
       if (backend === 'auto' && e instanceof OutOfMemoryError && failedOnGpu.has(e) && isRereadable(source)) {
-        const { model } = await loadOnce(source, 'cpu', options);
+        const { model } = await loadFresh(source, 'cpu', options);
         return new Model(model, `the model does not fit the WebGPU device: ${e.message}`);
       }
       throw e;

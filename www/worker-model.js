@@ -12,16 +12,22 @@
 // at once, without waiting for the worker to acknowledge.
 
 import { abortError, throwIfAborted, toError } from './errors.js';
+import { modelCache } from './cache.js';
 
 export {
-  AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError, UnsupportedModelError, WebGPUUnavailableError,
+  AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, OutOfMemoryError, QuotaExceededError,
+  UnsupportedModelError, WebGPUUnavailableError,
 } from './errors.js';
+export { modelCache };
 
 /** Rebuilds an error that crossed from the worker, as the package's class for its name. */
-function fromWire({ name, message }) {
+function fromWire({ name, message, details }) {
   const e = new Error(message);
   e.name = name;
-  return toError(e);
+  const error = toError(e);
+  // The class's own fields (status, needed, ...); a plain Error keeps only its message.
+  if (error !== e) Object.assign(error, details);
+  return error;
 }
 
 /**
@@ -88,6 +94,12 @@ export class WorkerModel {
     worker.onmessageerror = fail('a message could not be read');
     this.chat = { completions: { create: (request) => this.#chatCreate(request) } };
   }
+
+  /**
+   * The persistent model cache (as Model.cache): the worker and the page share the
+   * origin's storage, so this works without starting a worker.
+   */
+  static cache = modelCache;
 
   /**
    * Loads a GGUF model in a new worker. `source` and options as `Model.load`, plus

@@ -7,9 +7,10 @@
 //        { op: 'abort', target }     abort call `target` (its signal fires)
 //   out: { id, event }               a progress event, piece or chunk of call `id`
 //        { id, done: true, value }   call `id` returned
-//        { id, done: true, error: { name, message } }
+//        { id, done: true, error: { name, message, details } }   details: url, status, needed, ...
 
 import { Model } from './index.js';
+import { ERROR_DETAILS } from './errors.js';
 
 let model = null;
 /** The AbortController of each call still running, by id. */
@@ -63,7 +64,9 @@ self.onmessage = async ({ data }) => {
     const value = await handler(args ?? {}, controller.signal, (event) => self.postMessage({ id, event }));
     self.postMessage({ id, done: true, value });
   } catch (e) {
-    self.postMessage({ id, done: true, error: { name: e?.name ?? 'Error', message: e?.message ?? String(e) } });
+    const details = {};
+    for (const k of ERROR_DETAILS) if (e?.[k] !== undefined) details[k] = e[k];
+    self.postMessage({ id, done: true, error: { name: e?.name ?? 'Error', message: e?.message ?? String(e), details } });
   } finally {
     running.delete(id);
   }

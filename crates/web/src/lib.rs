@@ -11,9 +11,11 @@
 //!   `WebModel` (`loader.rs`, backend choice and CPU fallback in `engine.rs`, the CPU
 //!   backend's WebAssembly memory check in `memory.rs`);
 //! - `WebModel`: info, tokenize/detokenize, chat template, `generate()` →
-//!   `WebGeneration` with `next()`, `dispose()` (`model.rs`, `generation.rs`).
+//!   `WebGeneration` with `next()`, `dispose()` (`model.rs`, `generation.rs`);
+//! - `Sha256`: incremental SHA-256 of streamed downloads and cache entries (`digest.rs`).
 
 mod caps;
+mod digest;
 mod engine;
 mod error;
 mod generation;
@@ -23,6 +25,7 @@ mod model;
 mod options;
 
 pub use caps::capabilities;
+pub use digest::Sha256;
 pub use engine::BackendKind;
 pub use error::{ErrorName, JsResult};
 pub use generation::WebGeneration;

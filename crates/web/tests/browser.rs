@@ -18,6 +18,8 @@ mod support;
 
 #[path = "browser/adapter.rs"]
 mod adapter;
+#[path = "browser/cache_api.rs"]
+mod cache_api;
 #[path = "browser/device_errors.rs"]
 mod device_errors;
 #[path = "browser/errors.rs"]

@@ -175,9 +175,10 @@ export async function runApiTests(base, fixtureText) {
   }
 
   // 7. Bad URL, not GGUF, truncated.
-  await expectError(Model.load(url('.cache/models/no-such-model.gguf')), 'InvalidModelError', 'bad URL',
-    (e) => e.message.includes('404') && e.message.includes('no-such-model.gguf'));
-  await expectError(Model.load('http://127.0.0.1:9/model.gguf'), 'InvalidModelError', 'unreachable server');
+  await expectError(Model.load(url('.cache/models/no-such-model.gguf')), 'DownloadError', 'bad URL',
+    (e) => e.status === 404 && e.message.includes('404') && e.message.includes('no-such-model.gguf'));
+  await expectError(Model.load('http://127.0.0.1:9/model.gguf', { retryDelayMs: 10 }), 'DownloadError', 'unreachable server',
+    (e) => e.message.includes('after 3 retries') && e.url === 'http://127.0.0.1:9/model.gguf');
   await expectError(Model.load(url('README.md')), 'InvalidModelError', 'not a GGUF file', (e) => /GGUF/.test(e.message));
   await expectError(Model.load(url(`${TINY}?truncate=600000`), { backend: 'cpu' }), 'InvalidModelError', 'truncated file');
   await expectError(Model.load(url(`${TINY}?truncate=600000&nolength=1`), { backend: 'cpu' }), 'InvalidModelError',
