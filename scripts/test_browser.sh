@@ -41,6 +41,8 @@ for model in SmolLM2-135M-Instruct.Q4_1 gemma-3-270m-q4_k_m qwen2.5-coder-0.5b-i
   [ -f ".cache/models/$model.gguf" ] || { bash tests/scripts/fetch_models.sh; break; }
 done
 [ -f .cache/synthetic/tiny-llama.gguf ] || python3 tests/scripts/make_synthetic.py .cache/synthetic
+# SmolLM2 split as gguf-split does, for the sharded loads (skipped when up to date).
+python3 tests/scripts/make_shards.py .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf .cache/shards 3 >/dev/null
 echo "== npm run build (wasm-pack, release)"
 npm run --silent build
 

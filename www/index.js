@@ -81,7 +81,10 @@ async function loadOnce(source, backend, options) {
   let onGpu = false;
   try {
     throwIfAborted(signal, 'the model load');
-    creating = engine.createLoader(backend, src.total ?? undefined, contextLength ?? undefined);
+    const sharded = 'shardCount' in src;
+    creating = sharded
+      ? engine.createLoader(backend, src.firstTotal ?? undefined, contextLength ?? undefined, src.total ?? undefined)
+      : engine.createLoader(backend, src.total ?? undefined, contextLength ?? undefined);
     loader = await raceAbort(creating, signal, 'the model load');
     onGpu = loader.backend === 'webgpu';
     const last = { download: -1, upload: -1 };
@@ -103,9 +106,18 @@ async function loadOnce(source, backend, options) {
     };
     for (;;) {
       const { done, value } = await raceAbort(src.read(), signal, 'the model download');
+      if (!done) {
+        report('download', src.offset, src.total ?? (sharded ? null : loader.total) ?? null);
+        loader.feed(value);
+      }
+      // A shard has ended (every tensor of it in, or its bytes): the next begins. The
+      // engine says which tensor is missing when a shard ends short.
+      if ((done || loader.isShardComplete) && !loader.isComplete && src.hasNextShard) {
+        const size = await raceAbort(src.nextShard(), signal, 'the model download');
+        loader.nextShard(size ?? undefined);
+        continue;
+      }
       if (done) break;
-      report('download', src.offset, src.total ?? loader.total ?? null);
-      loader.feed(value);
       if (loader.isComplete) {
         // Every tensor is in: the rest of the stream (if any) is padding, read only
         // to complete the cache entry or the integrity check.

@@ -4,6 +4,7 @@
 // file is never held in JS memory.
 
 import { openDownload } from './download.js';
+import { openSharded, shardSources } from './shards.js';
 
 /** Bytes handed to the engine at a time for in-memory sources. */
 const MEMORY_CHUNK = 4 << 20;
@@ -12,13 +13,18 @@ const MEMORY_CHUNK = 4 << 20;
  * Every source reads as `{ read(): Promise<{done, value?: Uint8Array}>, drain(), verify(),
  * commit(), fail(error), cancel(), total: number | null, offset, label, source,
  * cachedBytes, networkBytes }` (see download.js for what the calls after read() do for a
- * URL; for the other sources they only end the reading). `options`: Model.load's;
+ * URL; for the other sources they only end the reading). The first shard's URL of a
+ * split model (`…-00001-of-0000N.gguf`) reads all its shards (shards.js), with
+ * `hasNextShard`/`nextShard()` between them. `options`: Model.load's;
  * `deps.Sha256`: the engine's hasher.
  *
  * @returns {Promise<object>}
  */
 export async function openSource(source, options = {}, deps = {}) {
-  if (typeof source === 'string' || source instanceof URL) return openDownload(source, options, deps);
+  if (typeof source === 'string' || source instanceof URL) {
+    const shards = shardSources(source);
+    return shards ? openSharded(shards, options, deps) : openDownload(source, options, deps);
+  }
   if (typeof Blob !== 'undefined' && source instanceof Blob) {
     return fromStream(source.stream(), source.size, source.name ? `file ${source.name}` : 'blob');
   }

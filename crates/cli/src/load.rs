@@ -103,16 +103,40 @@ fn open_gpu(options: GpuOptions) -> Result<GpuBackend, Error> {
 
 fn load_onto<B: Backend>(path: &Path, mut backend: B, options: ModelOptions) -> Result<Loaded<B>, Error> {
     let start = Instant::now();
-    let (mut file, len) = open(path)?;
-    let mut loader = Loader::new(Some(len));
+    let files = shard_paths(path);
+    let mut loader = Loader::new(None);
     let mut buf = vec![0u8; CHUNK];
-    while !loader.is_complete() {
-        let n = file.read(&mut buf).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if n == 0 {
-            break;
+    for (i, path) in files.iter().enumerate() {
+        let (mut file, len) = open(path)?;
+        if i == 0 {
+            loader = Loader::new(Some(len));
+        } else {
+            loader.next_shard(Some(len))?;
         }
-        loader.feed(&mut backend, &buf[..n])?;
+        while !loader.is_shard_complete() {
+            let n = file.read(&mut buf).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            if n == 0 {
+                break;
+            }
+            loader.feed(&mut backend, &buf[..n])?;
+        }
     }
     let model = Model::new(backend, loader.finish()?, options)?;
     Ok(Loaded { model, load_ms: start.elapsed().as_secs_f64() * 1e3 })
+}
+
+/// The files of a model: `path` alone, or for the first shard of a split model
+/// (`name-00001-of-00003.gguf`, as llama.cpp's gguf-split names them) every shard.
+fn shard_paths(path: &Path) -> Vec<PathBuf> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let split = name.strip_suffix(".gguf").and_then(|stem| {
+        let (head, count) = stem.rsplit_once("-of-")?;
+        let (base, first) = head.rsplit_once('-')?;
+        let n: u32 = count.parse().ok()?;
+        (first == "00001" && count.len() == 5 && n > 1).then(|| (base.to_string(), n))
+    });
+    match split {
+        Some((base, n)) => (1..=n).map(|i| path.with_file_name(format!("{base}-{i:05}-of-{n:05}.gguf"))).collect(),
+        None => vec![path.to_path_buf()],
+    }
 }

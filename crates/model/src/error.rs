@@ -38,6 +38,9 @@ pub enum ModelError {
     TensorShape { name: String, expected: Vec<u64>, found: Vec<u64> },
     /// The byte stream ended before all tensor data arrived.
     TruncatedData { expected: u64, received: u64 },
+    /// The files of a split model do not make one model (a shard other than the first
+    /// loaded first, shards missing, one ending before its tensors).
+    BadShards(String),
     /// The request does not fit the session (context full, empty prompt, ...).
     InvalidRequest(String),
     /// The backend failed; `kind` says whether retrying elsewhere (out of memory) or
@@ -66,6 +69,7 @@ impl fmt::Display for ModelError {
                 "the file ends early: tensor data needs {expected} bytes, only {received} arrived"
             ),
             ModelError::InvalidRequest(m) => f.write_str(m),
+            ModelError::BadShards(m) => f.write_str(m),
             ModelError::Backend { kind: BackendFailure::OutOfMemory, message } => write!(f, "out of memory: {message}"),
             ModelError::Backend { kind: BackendFailure::DeviceLost, message } => write!(f, "device lost: {message}"),
             ModelError::Backend { kind: BackendFailure::Other, message } => write!(f, "backend error: {message}"),

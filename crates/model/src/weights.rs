@@ -2,7 +2,7 @@
 //! expected shapes, how fused tensors are split, and the backend handles they were
 //! loaded into.
 
-use kindling_gguf::Header;
+use kindling_gguf::{Header, TensorInfo};
 
 use crate::arch::{Presence, RopeFactors, Storage};
 use crate::backend::WeightSpec;
@@ -160,15 +160,34 @@ fn wanted(cfg: &ModelConfig) -> Vec<Wanted> {
 /// Decides which tensors of the file are loaded (fused ones as row runs) and checks
 /// their shapes; the order of the result is the order of their data in the file.
 pub fn plan(header: &Header, cfg: &ModelConfig) -> Result<Vec<PlannedTensor>> {
+    plan_tensors(&header.tensors, cfg, true)
+}
+
+/// As `plan`, for one shard of a split model: the wanted tensors among `tensors`
+/// (one shard's table), shape-checked; whether each required tensor is somewhere is
+/// for `check_required` once every shard's table has been read.
+pub fn plan_shard(tensors: &[TensorInfo], cfg: &ModelConfig) -> Result<Vec<PlannedTensor>> {
+    plan_tensors(tensors, cfg, false)
+}
+
+/// The first tensor the architecture requires that `present` says no shard had.
+pub fn check_required(cfg: &ModelConfig, present: impl Fn(&str) -> bool) -> Result<()> {
+    match wanted(cfg).into_iter().find(|w| w.required && !present(&w.name)) {
+        Some(w) => Err(ModelError::MissingTensor(w.name)),
+        None => Ok(()),
+    }
+}
+
+fn plan_tensors(tensors: &[TensorInfo], cfg: &ModelConfig, require: bool) -> Result<Vec<PlannedTensor>> {
     let mut planned = Vec::new();
     for want in wanted(cfg) {
-        let Some(index) = header.tensors.iter().position(|t| t.name == want.name) else {
-            if want.required {
+        let Some(index) = tensors.iter().position(|t| t.name == want.name) else {
+            if want.required && require {
                 return Err(ModelError::MissingTensor(want.name));
             }
             continue;
         };
-        let info = &header.tensors[index];
+        let info = &tensors[index];
         if trimmed(&info.dims) != trimmed(&want.dims) {
             return Err(ModelError::TensorShape { name: want.name, expected: want.dims, found: info.dims.clone() });
         }
@@ -183,7 +202,7 @@ pub fn plan(header: &Header, cfg: &ModelConfig) -> Result<Vec<PlannedTensor>> {
             offset += n_bytes;
         }
     }
-    planned.sort_by_key(|p| header.tensors[p.index].offset + p.offset);
+    planned.sort_by_key(|p| tensors[p.index].offset + p.offset);
     Ok(planned)
 }
 

@@ -117,3 +117,13 @@ pub fn run_python(script: &str, args: &[&str]) -> Vec<u8> {
     );
     out.stdout
 }
+
+/// `model` split into `n` shards as llama.cpp's gguf-split lays them out
+/// (`tests/scripts/make_shards.py`, with the PyPI `gguf` reader), in shard order.
+/// Written into a temp folder of this test process.
+pub fn shards(model: &Path, n: usize) -> Vec<PathBuf> {
+    let stem = model.file_stem().expect("a model file name").to_string_lossy().into_owned();
+    let dir = std::env::temp_dir().join(format!("kindling-shards-{}", std::process::id()));
+    run_python("make_shards.py", &[&model.to_string_lossy(), &dir.to_string_lossy(), &n.to_string()]);
+    (1..=n).map(|i| dir.join(format!("{stem}-{i:05}-of-{n:05}.gguf"))).collect()
+}

@@ -78,7 +78,8 @@ impl From<ModelError> for WebError {
             | ModelError::BadMetadata { .. }
             | ModelError::MissingTensor(_)
             | ModelError::TensorShape { .. }
-            | ModelError::TruncatedData { .. } => ErrorName::InvalidModel,
+            | ModelError::TruncatedData { .. }
+            | ModelError::BadShards(_) => ErrorName::InvalidModel,
             ModelError::InvalidRequest(_) => ErrorName::Usage,
             ModelError::Backend { kind: BackendFailure::OutOfMemory, .. } => ErrorName::OutOfMemory,
             ModelError::Backend { kind: BackendFailure::DeviceLost, .. } => ErrorName::DeviceLost,

@@ -47,7 +47,9 @@ pub struct WebLoader {
 
 /// Opens the backend (`'auto' | 'webgpu' | 'cpu'`) and returns a loader for a file of
 /// `file_length` bytes when known (it lets the header parser reject impossible sizes
-/// before allocating anything). `context_length`: the session's positions, when the
+/// before allocating anything); for a model split in shards, `file_length` is the
+/// first shard's and `model_length` all of them together (the CPU backend's first
+/// memory check). `context_length`: the session's positions, when the
 /// caller knows them now; the CPU backend checks that its KV cache fits WebAssembly
 /// memory as soon as the header has arrived (`memory.rs`).
 #[wasm_bindgen(js_name = createLoader)]
@@ -55,20 +57,18 @@ pub async fn create_loader(
     backend: String,
     file_length: Option<f64>,
     context_length: Option<u32>,
+    model_length: Option<f64>,
 ) -> JsResult<WebLoader> {
     crate::init();
     let kind = BackendKind::parse(&backend)?;
-    let file_len = match file_length {
-        Some(n) if n.is_finite() && n >= 0.0 => Some(n as u64),
-        Some(n) => return Err(WebError::usage(format!("fileLength must be a byte count, got {n}"))),
-        None => None,
-    };
+    let file_len = byte_count("fileLength", file_length)?;
+    let model_len = byte_count("modelLength", model_length)?.or(file_len);
     let choice = open_backend(kind).await?;
     let stream = match choice.opened {
         Opened::Gpu(backend) => AnyStream::Gpu(Box::new(Stream { backend: *backend, loader: Loader::new(file_len) })),
         Opened::Cpu(backend) => {
             // Before a byte is read: the weights alone (≈ the file) must fit.
-            if let Some(len) = file_len {
+            if let Some(len) = model_len {
                 memory::reserve(len + memory::SLACK).map_err(|reached| memory::weights_do_not_fit(len, reached))?;
             }
             AnyStream::Cpu(Box::new(Stream { backend, loader: Loader::new(file_len) }))
@@ -84,6 +84,14 @@ fn check_cpu_memory(s: &Stream<CpuBackend>, context_length: Option<u32>) -> JsRe
     let positions = crate::model::cpu_context(cfg, context_length.map(|c| c as usize));
     let need = CpuNeed::new(cfg, s.backend.weight_bytes(), positions, crate::model::CPU_OPTIONS.max_batch);
     memory::reserve(need.after_weights()).map_err(|reached| memory::model_does_not_fit(&cfg.name, &need, reached))
+}
+
+fn byte_count(what: &str, n: Option<f64>) -> JsResult<Option<u64>> {
+    match n {
+        Some(n) if n.is_finite() && n >= 0.0 => Ok(Some(n as u64)),
+        Some(n) => Err(WebError::usage(format!("{what} must be a byte count, got {n}"))),
+        None => Ok(None),
+    }
 }
 
 impl WebLoader {
@@ -107,6 +115,29 @@ impl WebLoader {
             }
         }
         Ok(())
+    }
+
+    /// The shard being read is complete; the next chunks are the next shard's (a file
+    /// of `file_length` bytes when known).
+    #[wasm_bindgen(js_name = nextShard)]
+    pub fn next_shard(&mut self, file_length: Option<f64>) -> JsResult<()> {
+        let len = byte_count("fileLength", file_length)?;
+        let stream = self.stream()?;
+        with_stream!(stream, s => s.loader.next_shard(len))?;
+        Ok(())
+    }
+
+    /// Whether every tensor of the shard being read has arrived (for a model in one
+    /// file, `isComplete`).
+    #[wasm_bindgen(getter, js_name = isShardComplete)]
+    pub fn is_shard_complete(&self) -> bool {
+        self.stream.as_ref().is_some_and(|s| with_stream!(s, x => x.loader.is_shard_complete()))
+    }
+
+    /// How many files the model is split in (1 when not split), once the first header is in.
+    #[wasm_bindgen(getter, js_name = shardCount)]
+    pub fn shard_count(&self) -> Option<f64> {
+        self.stream.as_ref().and_then(|s| with_stream!(s, x => x.loader.shards().map(|(_, n)| n as f64)))
     }
 
     /// Bytes fed so far.

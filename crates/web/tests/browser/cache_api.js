@@ -10,6 +10,8 @@
 
 const SMOLLM2 = '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf';
 const SMOLLM2_FILE = 'SmolLM2-135M-Instruct.Q4_1.gguf';
+/** SmolLM2 split in 3 (scripts/test_browser.sh writes them with tests/scripts/make_shards.py). */
+const SHARDS = '.cache/shards/SmolLM2-135M-Instruct.Q4_1';
 const SHA_FILE = '.cache/models/.SmolLM2-135M-Instruct.Q4_1.gguf.sha256';
 const GREEDY = { maxTokens: 4, temperature: 0, ignoreEos: true };
 
@@ -327,6 +329,44 @@ export async function runCacheTests(base) {
       (err) => err.expected === wrong && err.actual === integrity);
     check(!(await WorkerModel.cache.list()).some((x) => x.url === url(`${w}&x=1`)), 'worker: the integrity failure keeps nothing');
     check((await WorkerModel.cache.clear()) === 2, 'worker: WorkerModel.cache.clear()');
+  }
+
+  // 10. A model split by gguf-split (3 shards written by tests/scripts/make_shards.py):
+  //     the first shard's URL loads all three and generates what the whole file does;
+  //     each shard is an entry of its own, so a second load fetches ≤ 2% and a shard cut
+  //     part-way resumes alone. The same through WorkerModel.
+  {
+    const shard = (i) => `${SHARDS}-0000${i}-of-00003.gguf`;
+    const sizes = await Promise.all([1, 2, 3].map(async (i) => Number((await fetch(url(shard(i)), { method: 'HEAD' })).headers.get('content-length'))));
+    const all = sizes.reduce((a, b) => a + b, 0);
+    const q = tag('shards');
+    const s1 = await loadAndGenerate(h, Model, url(`${shard(1)}?${q}`), {}, q);
+    note(`shards: first load ${pct(s1.sent, all)} of ${sizes.join(' + ')} bytes fetched, ids ${JSON.stringify(s1.ids)}`);
+    check(s1.sent === all && same(s1.ids, first.ids), `shards: first load fetched ${s1.sent} of ${all}, ids ${JSON.stringify(s1.ids)}`);
+    checkProgress(h, s1.events, all, 'network', 'shards first load');
+    const kept = (await Model.cache.list()).filter((e) => e.url.includes(q));
+    check(kept.length === 3 && kept.every((e) => e.complete), `shards: ${kept.length} complete entries, expected 3`);
+    const s2 = await loadAndGenerate(h, Model, url(`${shard(1)}?${q}`), {}, q);
+    check(s2.sent <= 0.02 * all && same(s2.ids, first.ids), `shards: second load fetched ${pct(s2.sent, all)}, allowed 2%`);
+    const c = tag('shards-cut');
+    await Model.cache.clear();
+    await h.rule({ match: `00002-of-00003.gguf?${c}`, cut_at: Math.floor(sizes[1] / 2) });
+    await h.expectError(Model.load(url(`${shard(1)}?${c}`), { backend: 'cpu', retries: 0 }), 'DownloadError', 'shards: shard 2 cut at 50%');
+    const s3 = await loadAndGenerate(h, Model, url(`${shard(1)}?${c}`), {}, c);
+    const sentOf = (i) => s3.requests.filter((r) => r.path.includes(`0000${i}-of-00003`)).reduce((n, r) => n + r.sent, 0);
+    const [n1, n2, n3] = [1, 2, 3].map(sentOf);
+    note(`shards: after shard 2 was cut at 50%, the next load fetched ${n1} + ${n2} + ${n3} bytes (shard 2: ${pct(n2, sizes[1])})`);
+    // Shard 2 resumes from what arrived before the cut, less what was in flight (≤ 4 MiB).
+    const resumeLimit = sizes[1] - Math.floor(sizes[1] / 2) + (4 << 20);
+    check(n1 === 0 && n2 <= resumeLimit && n3 === sizes[2] && same(s3.ids, first.ids),
+      `shards: after a cut in shard 2 the next load fetched ${n1} + ${n2} + ${n3} bytes: shard 1 none, shard 2 ≤ ${resumeLimit}, shard 3 whole`);
+    await h.expectError(Model.load(url(`${shard(2)}?${c}`), { backend: 'cpu', cache: 'off' }), 'InvalidModelError', 'shards: loading shard 2',
+      (err) => err.message.includes('shard 2 of 3') && err.message.includes('00001-of-00003'));
+    await h.expectError(Model.load(url(`${shard(1)}?${c}`), { backend: 'cpu', integrity: integrity }), 'TypeError', 'shards: one integrity for three files');
+    const w = tag('shards-worker');
+    const ws = await loadAndGenerate(h, WorkerModel, url(`${shard(1)}?${w}`), {}, w);
+    check(ws.sent === all && same(ws.ids, first.ids), `shards through WorkerModel: fetched ${ws.sent} of ${all}, ids ${JSON.stringify(ws.ids)}`);
+    await Model.cache.clear();
   }
   note('all');
   return { log: h.log, failures: h.failures };
