@@ -23,6 +23,11 @@ export interface Capabilities {
   reason: string | null;
 }
 
+/**
+ * A URL (string or URL), a hub file `hf:OWNER/REPO/FILE.gguf` or `hf:OWNER/REPO@REVISION/FILE.gguf`,
+ * a Blob/File, bytes, or a stream. The first shard's URL of a model split by gguf-split
+ * (`…-00001-of-00003.gguf`) loads every shard.
+ */
 export type ModelSource = string | URL | Blob | ArrayBuffer | Uint8Array | ReadableStream<Uint8Array>;
 
 export interface LoadProgress {
@@ -31,7 +36,23 @@ export interface LoadProgress {
   loaded: number;
   /** The total when known (from Content-Length, the source's size or the GGUF header). */
   total: number | null;
+  /** Download only: bytes per second over the last few seconds (null at first). */
+  bytesPerSecond?: number | null;
+  /** Download only: seconds left at that rate, when the total is known. */
+  etaSeconds?: number | null;
+  /** Download only: where the latest bytes came from. */
+  source?: 'cache' | 'network' | 'local';
+  /** Download only: bytes read from the persistent cache and from the network so far. */
+  cachedBytes?: number;
+  networkBytes?: number;
 }
+
+/**
+ * The persistent model cache: 'default' keeps what a URL load downloads in the origin's
+ * storage and reads it from there next time after a HEAD revalidation (ETag, size);
+ * 'no-validate' skips the revalidation; 'off' neither reads nor writes it.
+ */
+export type CacheMode = 'default' | 'no-validate' | 'off';
 
 export interface LoadOptions {
   /** Default 'auto': WebGPU on a hardware adapter, else the CPU (see info.fallbackReason). */
@@ -41,7 +62,60 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** KV cache positions (default: the model's, capped to 4096 on WebGPU and 2048 on the CPU). */
   contextLength?: number;
+  /** URL sources: the persistent cache (default 'default'; `true`/`false` mean 'default'/'off'). */
+  cache?: CacheMode | boolean;
+  /**
+   * URL sources: the file's SHA-256 as in Subresource Integrity (`'sha256-<base64>'`),
+   * checked as it streams; a mismatch rejects with IntegrityError and keeps nothing.
+   * A split model takes one per shard, in order.
+   */
+  integrity?: string | string[];
+  /** URL sources: retries of a transient failure (network error, 5xx, 408, 429), each resuming with Range. Default 3. */
+  retries?: number;
+  /** The first retry's delay; each next one doubles it. Default 500 ms. */
+  retryDelayMs?: number;
+  /** The hub `hf:` URLs resolve against. Default 'https://huggingface.co'. */
+  hubUrl?: string;
+  /** The cache key instead of the URL (for URLs signed afresh on every request). */
+  cacheKey?: string;
+  /** Ask the browser to keep this origin's storage under pressure (navigator.storage.persist()) before storing. */
+  persist?: boolean;
 }
+
+export interface CacheEntry {
+  /** The URL, or for hf: URLs `hf:OWNER/REPO@REVISION/FILE`. */
+  key: string;
+  url: string;
+  /** Bytes stored. */
+  size: number;
+  /** The file's size, when known. */
+  total: number | null;
+  /** Whether the whole file is stored and its SHA-256 recorded (a partial entry is resumed by the next load). */
+  complete: boolean;
+  storedAt: Date;
+  etag: string | null;
+  /** `sha256-<base64>` of a complete entry. */
+  integrity: string | null;
+  storage: 'opfs' | 'cache-api';
+}
+
+/** `Model.cache` and `WorkerModel.cache`: the same origin storage. */
+export interface ModelCache {
+  /** Entries, newest first. */
+  list(): Promise<CacheEntry[]>;
+  /** Whether a complete entry exists for the source (options: hubUrl, cacheKey). */
+  has(source: string | URL, options?: Pick<LoadOptions, 'hubUrl' | 'cacheKey'>): Promise<boolean>;
+  /** Removes the source's entry, complete or partial; whether there was one. */
+  delete(source: string | URL, options?: Pick<LoadOptions, 'hubUrl' | 'cacheKey'>): Promise<boolean>;
+  /** Removes every entry; how many there were. */
+  clear(): Promise<number>;
+  /** This cache's bytes and entries, and the origin's usage and quota (navigator.storage.estimate()). */
+  usage(): Promise<{ bytes: number; entries: number; usage: number | null; quota: number | null; persisted: boolean | null; storage: 'opfs' | 'cache-api' | null }>;
+  /** navigator.storage.persist(): whether the browser agreed. */
+  persist(): Promise<boolean>;
+}
+
+export declare const modelCache: ModelCache;
 
 export interface ModelInfo {
   architecture: string;
@@ -152,6 +226,8 @@ export declare class Model {
   /** Bytes of WebAssembly memory the engine holds (it only grows: after a load, the peak). */
   static memoryBytes(): Promise<number>;
   static load(source: ModelSource, options?: LoadOptions): Promise<Model>;
+  /** The persistent model cache of this origin. */
+  static readonly cache: ModelCache;
   readonly info: ModelInfo;
   tokenize(text: string, options?: { addSpecial?: boolean; parseSpecial?: boolean }): number[];
   detokenize(ids: ArrayLike<number>, options?: { renderSpecial?: boolean }): string;
@@ -185,6 +261,8 @@ export interface WorkerLoadOptions extends LoadOptions {
 export declare class WorkerModel {
   private constructor();
   static load(source: ModelSource, options?: WorkerLoadOptions): Promise<WorkerModel>;
+  /** The persistent model cache of this origin (the worker shares it). */
+  static readonly cache: ModelCache;
   readonly info: ModelInfo;
   tokenize(text: string, options?: { addSpecial?: boolean; parseSpecial?: boolean }): Promise<number[]>;
   detokenize(ids: ArrayLike<number>, options?: { renderSpecial?: boolean }): Promise<string>;
@@ -205,5 +283,11 @@ export declare class UnsupportedModelError extends Error { name: 'UnsupportedMod
 export declare class OutOfMemoryError extends Error { name: 'OutOfMemoryError'; }
 export declare class DeviceLostError extends Error { name: 'DeviceLostError'; }
 export declare class AbortError extends Error { name: 'AbortError'; }
+/** The download failed: an HTTP error (`status`), or the network after the retries. */
+export declare class DownloadError extends Error { name: 'DownloadError'; url?: string; status?: number; }
+/** The file's SHA-256 is not the `integrity` asked for; nothing was kept. */
+export declare class IntegrityError extends Error { name: 'IntegrityError'; url?: string; expected: string; actual: string; }
+/** The origin's storage cannot hold the model: bytes `needed` and `available` (null when unknown); nothing was kept. */
+export declare class QuotaExceededError extends Error { name: 'QuotaExceededError'; needed: number | null; available: number | null; }
 
 export default Model;

@@ -2,6 +2,6 @@
 
 export {
   WorkerModel, WorkerLoadOptions, AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError,
-  UnsupportedModelError, WebGPUUnavailableError,
+  UnsupportedModelError, WebGPUUnavailableError, DownloadError, IntegrityError, QuotaExceededError, modelCache,
 } from './index.js';
 export { WorkerModel as default } from './index.js';
