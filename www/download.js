@@ -18,8 +18,12 @@ import {
   PART_BYTES, bytesToHex, entryId, estimate, metaProblem, modelCache, openStore, quotaError, resolveSource, storedBytes, tryLock,
 } from './cache.js';
 
-/** Bytes per read from storage. */
-const READ_CHUNK = 4 << 20;
+/**
+ * Bytes per read from storage, and at most per hasher update: each crosses into
+ * WebAssembly memory as a copy, so this bounds what a cached load adds to the engine's
+ * peak memory (index.js feeds the engine in pieces of the same size).
+ */
+const READ_CHUNK = 1 << 20;
 /** Once the model has every tensor, at most this many bytes more are read to complete a cache entry. */
 const DRAIN_LIMIT = 64 << 20;
 const CACHE_MODES = ['default', 'no-validate', 'off'];
@@ -435,7 +439,9 @@ class Download {
     const { done, value } = await this.#iterator.next();
     if (done) return { done: true };
     this.offset += value.byteLength;
-    this.#hasher?.update(value);
+    if (this.#hasher) {
+      for (let at = 0; at < value.byteLength; at += READ_CHUNK) this.#hasher.update(value.subarray(at, at + READ_CHUNK));
+    }
     if (this.source === 'cache') this.cachedBytes += value.byteLength;
     else {
       this.networkBytes += value.byteLength;

@@ -68,6 +68,19 @@ class Rate {
   }
 }
 
+/**
+ * Bytes copied into WebAssembly memory per call: a chunk crosses as a copy, so its size
+ * sets the engine's peak memory; reads from the cache (4 MiB) and the odd large network
+ * chunk are fed in pieces of this size, keeping a cached load's memory a network load's.
+ */
+const FEED_BYTES = 1 << 20;
+
+function feed(loader, bytes) {
+  for (let at = 0; at < bytes.byteLength; at += FEED_BYTES) {
+    loader.feed(bytes.subarray(at, Math.min(at + FEED_BYTES, bytes.byteLength)));
+  }
+}
+
 /** Streams `source` into a new engine loader; returns the engine's model. */
 async function loadOnce(source, backend, options) {
   const { signal, onProgress, contextLength } = options;
@@ -108,7 +121,7 @@ async function loadOnce(source, backend, options) {
       const { done, value } = await raceAbort(src.read(), signal, 'the model download');
       if (!done) {
         report('download', src.offset, src.total ?? (sharded ? null : loader.total) ?? null);
-        loader.feed(value);
+        feed(loader, value);
       }
       // A shard has ended (every tensor of it in, or its bytes): the next begins. The
       // engine says which tensor is missing when a shard ends short.

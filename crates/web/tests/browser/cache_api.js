@@ -373,6 +373,41 @@ export async function runCacheTests(base) {
 }
 
 /**
+ * On WebGPU: a network load, then a load of the same URL from the cache; the engine's
+ * WebAssembly memory (its peak: it only grows) must not grow for the cached load (beyond
+ * one 1 MiB piece), and
+ * stays well under the model's size (the weights went to GPU buffers chunk by chunk).
+ */
+export async function runCachedGpuMemory(base) {
+  const h = harness(base);
+  const { url, check, note } = h;
+  const { Model } = await import(`${base}/www/index.js`);
+  const size = Number((await fetch(url(SMOLLM2), { method: 'HEAD' })).headers.get('content-length'));
+  const a = `${SMOLLM2}?${tag('gpu-memory')}`;
+  await Model.cache.delete(url(a));
+  const load = async (what) => {
+    const mark = await h.mark();
+    const model = await Model.load(url(a), { backend: 'webgpu', contextLength: 64 });
+    check(model.info.backend === 'webgpu', `${what}: backend ${model.info.backend}`);
+    await model.dispose();
+    const sent = await h.bytesSent(mark, a);
+    const memory = await Model.memoryBytes();
+    note(`${what}: ${pct(sent, size)} fetched, wasm memory ${(memory / 1e6).toFixed(1)} MB (model ${(size / 1e6).toFixed(1)} MB)`);
+    return { sent, memory };
+  };
+  const network = await load('network load');
+  const cached = await load('cached load');
+  check(network.sent === size && cached.sent === 0, `fetched ${network.sent} then ${cached.sent} bytes`);
+  // A second model's header and tokenizer may land past the first's freed space: one
+  // piece (1 MiB) of slack; a 4 MiB storage read fed whole grew it by 4+ MiB.
+  check(cached.memory <= network.memory + (1 << 20), `the cached load grew wasm memory from ${network.memory} to ${cached.memory} bytes`);
+  check(network.memory < size / 2, `wasm memory ${network.memory} bytes for a ${size}-byte model on WebGPU`);
+  await Model.cache.delete(url(a));
+  note('all');
+  return { log: h.log, failures: h.failures };
+}
+
+/**
  * One visit of the restart test (two browser sessions on one profile): visit 1 loads a
  * model whole and cuts another download at 50%; visit 2, after the browser restarted,
  * loads the first with ≤ 2% of it fetched and the same ids (kept in localStorage), and

@@ -18,6 +18,8 @@ use crate::support::{expect_webgpu, log, run_js_suite, server};
 extern "C" {
     #[wasm_bindgen(js_name = runCacheTests)]
     fn run_cache_tests(base: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = runCachedGpuMemory)]
+    fn run_cached_gpu_memory(base: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = runVisit)]
     fn run_visit(base: &str, visit: u32) -> js_sys::Promise;
 }
@@ -28,6 +30,16 @@ async fn model_cache_and_downloads() {
         return log("the cache tests run in the run without WebGPU");
     }
     run_js_suite("model cache", run_cache_tests(server())).await;
+}
+
+/// On WebGPU a load from the cache streams into GPU buffers as a network load does:
+/// WebAssembly memory does not grow for it and stays far below the model's size.
+#[wasm_bindgen_test]
+async fn a_cached_load_onto_webgpu_keeps_wasm_memory_flat() {
+    if expect_webgpu() != Some(true) {
+        return log("needs WebGPU: runs in the run with WebGPU");
+    }
+    run_js_suite("cached load memory", run_cached_gpu_memory(server())).await;
 }
 
 #[wasm_bindgen_test]
