@@ -70,8 +70,8 @@ class Rate {
 
 /**
  * Bytes copied into WebAssembly memory per call: a chunk crosses as a copy, so its size
- * sets the engine's peak memory; reads from the cache (4 MiB) and the odd large network
- * chunk are fed in pieces of this size, keeping a cached load's memory a network load's.
+ * sets the engine's peak memory. In-memory sources (4 MiB chunks) and the odd large
+ * network chunk are fed in pieces of this size, as the cache is read (download.js).
  */
 const FEED_BYTES = 1 << 20;
 
