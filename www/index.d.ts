@@ -253,27 +253,6 @@ export interface WorkerLoadOptions extends LoadOptions {
   transfer?: boolean;
 }
 
-/**
- * `Model` with the engine in a module Web Worker (`import { WorkerModel } from 'kindling/worker'`).
- * The same calls, except that tokenize, detokenize and applyChatTemplate return promises.
- * Signals and breaking out of an iterator stop the work in the worker.
- */
-export declare class WorkerModel {
-  private constructor();
-  static load(source: ModelSource, options?: WorkerLoadOptions): Promise<WorkerModel>;
-  /** The persistent model cache of this origin (the worker shares it). */
-  static readonly cache: ModelCache;
-  readonly info: ModelInfo;
-  tokenize(text: string, options?: { addSpecial?: boolean; parseSpecial?: boolean }): Promise<number[]>;
-  detokenize(ids: ArrayLike<number>, options?: { renderSpecial?: boolean }): Promise<string>;
-  applyChatTemplate(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean }): Promise<string>;
-  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<Piece, void, undefined>;
-  complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
-  readonly chat: ChatApi;
-  /** Frees the model and terminates the worker. */
-  dispose(): Promise<void>;
-}
-
 /** Loads the WebAssembly engine (done by every entry point; call it to pass another .wasm location). */
 export declare function initEngine(moduleOrPath?: string | URL | Response | WebAssembly.Module): Promise<unknown>;
 

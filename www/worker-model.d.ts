@@ -1,7 +1,40 @@
-// Types of `kindling/worker` (www/worker-model.js); declared with the rest in index.d.ts.
+// Types of `kindling/worker` (www/worker-model.js). WorkerModel is declared here, not in
+// index.d.ts: only this entry exports it at run time (the main entry stays free of the
+// worker, so a bundler that sees `import { Model } from 'kindling'` emits no worker chunk).
 
-export {
-  WorkerModel, WorkerLoadOptions, AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError,
-  UnsupportedModelError, WebGPUUnavailableError, DownloadError, IntegrityError, QuotaExceededError, modelCache,
+import type {
+  ChatApi, ChatMessage, Completion, GenerateOptions, ModelCache, ModelInfo, ModelSource, Piece, WorkerLoadOptions,
 } from './index.js';
-export { WorkerModel as default } from './index.js';
+
+export type {
+  WorkerLoadOptions, LoadOptions, LoadProgress, ModelInfo, ModelSource,
+  GenerateOptions, Piece, Completion, ChatMessage, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ModelCache,
+  CacheEntry, Backend, FinishReason,
+} from './index.js';
+export {
+  AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError, UnsupportedModelError, WebGPUUnavailableError,
+  DownloadError, IntegrityError, QuotaExceededError, modelCache,
+} from './index.js';
+
+/**
+ * `Model` with the engine in a module Web Worker (`import { WorkerModel } from 'kindling/worker'`).
+ * The same calls, except that tokenize, detokenize and applyChatTemplate return promises.
+ * Signals and breaking out of an iterator stop the work in the worker.
+ */
+export declare class WorkerModel {
+  private constructor();
+  static load(source: ModelSource, options?: WorkerLoadOptions): Promise<WorkerModel>;
+  /** The persistent model cache of this origin (the worker shares it). */
+  static readonly cache: ModelCache;
+  readonly info: ModelInfo;
+  tokenize(text: string, options?: { addSpecial?: boolean; parseSpecial?: boolean }): Promise<number[]>;
+  detokenize(ids: ArrayLike<number>, options?: { renderSpecial?: boolean }): Promise<string>;
+  applyChatTemplate(messages: ChatMessage[], options?: { addGenerationPrompt?: boolean }): Promise<string>;
+  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<Piece, void, undefined>;
+  complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
+  readonly chat: ChatApi;
+  /** Frees the model and terminates the worker. */
+  dispose(): Promise<void>;
+}
+
+export default WorkerModel;

@@ -30,17 +30,24 @@ function fromWire({ name, message, details }) {
   return error;
 }
 
+/** worker.js's name, kept out of literals outside the Worker constructor (see startWorker). */
+const WORKER_FILE = './worker.js';
+
 /**
- * A module worker running worker.js. A worker's script must share the page's origin;
- * when the package is served from another origin (a CDN), a same-origin blob: worker
- * imports it instead (that import is an ordinary CORS module fetch).
+ * A module worker running worker.js. The constructor call is written inline, in the one
+ * form Vite and webpack recognise (`new Worker(new URL('./worker.js', import.meta.url),
+ * { type: 'module' })`), so a bundled app gets worker.js bundled as a worker with no
+ * options. A worker's script must share the page's origin; when the package is served
+ * from another origin (a CDN), a same-origin blob: worker imports it instead (an
+ * ordinary CORS module fetch). That URL is built from a variable so that bundlers do not
+ * also copy worker.js as a raw asset.
  */
 function startWorker() {
-  const url = new URL('./worker.js', import.meta.url);
   try {
-    return new Worker(url, { type: 'module', name: 'kindling' });
+    return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'kindling' });
   } catch (e) {
     if (e?.name !== 'SecurityError') throw e;
+    const url = new URL(WORKER_FILE, import.meta.url);
     const shim = new Blob([`import ${JSON.stringify(url.href)};`], { type: 'text/javascript' });
     const blobUrl = URL.createObjectURL(shim);
     try {

@@ -1,0 +1,62 @@
+// The package as a bundler sees it: `npm pack`, install the tarball into a fresh Vite
+// app (tests/pages/bundle/app, copied to a temporary folder), `vite build` it with no
+// kindling-specific options, serve the build, and generate text in headless Chromium
+// both on the page and in WorkerModel's worker. Fails when Vite does not bundle the
+// worker (or the wasm), when generation fails, or on any console error.
+//
+//   node tests/pages/bundle/test.mjs     (needs www/wasm: npm run build; the models)
+
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { build, preview } from 'vite';
+import { ROOT, assertNoProblems, launch, openPage, screenshot, startServer, step } from '../lib/browser.mjs';
+
+const MODEL = '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf';
+const SERVER_PORT = Number(process.env.KINDLING_BUNDLE_SERVER_PORT ?? 8641);
+const PREVIEW_PORT = Number(process.env.KINDLING_BUNDLE_PREVIEW_PORT ?? 8642);
+
+const dir = mkdtempSync(path.join(tmpdir(), 'kindling-vite-'));
+let server = null;
+let site = null;
+let browser = null;
+try {
+  const tarball = await step('npm pack', () => {
+    const out = execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' });
+    return path.join(dir, out.trim().split('\n').pop());
+  });
+  const app = path.join(dir, 'app');
+  await step('install the tarball into a fresh app', () => {
+    cpSync(path.join(import.meta.dirname, 'app'), app, { recursive: true });
+    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'kindling-vite-app', private: true, type: 'module' }));
+    // The package has no dependencies: installing the tarball needs no registry.
+    execFileSync('npm', ['install', '--silent', '--no-audit', '--no-fund', '--offline', tarball], { cwd: app, stdio: 'inherit' });
+  });
+  await step('vite build', async () => {
+    await build({ root: app, logLevel: 'warn', build: { outDir: 'dist' } });
+    const assets = readdirSync(path.join(app, 'dist/assets'));
+    console.log(`   dist/assets: ${assets.join(', ')}`);
+    if (!assets.some((f) => /^worker.*\.js$/.test(f))) throw new Error('vite did not emit a worker chunk for kindling/worker');
+    if (!assets.some((f) => f.endsWith('.wasm'))) throw new Error('vite did not emit the .wasm');
+  });
+  server = await startServer(SERVER_PORT);
+  site = await preview({ root: app, logLevel: 'warn', preview: { port: PREVIEW_PORT, strictPort: true, host: '127.0.0.1' } });
+  browser = await launch({ webgpu: false });
+  await step('the built app generates text on the page and in its worker', async () => {
+    const url = `http://127.0.0.1:${PREVIEW_PORT}/?model=${encodeURIComponent(`${server.base}/${MODEL}`)}`;
+    const page = await openPage(browser, url);
+    await page.waitForFunction(() => /^(done|failed)/.test(document.getElementById('status').textContent), null, { timeout: 120_000 });
+    const [status, main, worker] = await page.evaluate(() => ['status', 'main-out', 'worker-out'].map((id) => document.getElementById(id).textContent));
+    await screenshot(page, 'vite-app');
+    console.log(`   ${status}; page: ${JSON.stringify(main)}; worker: ${JSON.stringify(worker)}`);
+    if (!status.startsWith('done')) throw new Error(status);
+    if (!main.trim() || main !== worker) throw new Error('the page and the worker should generate the same greedy text');
+    assertNoProblems(page, 'the Vite app');
+  });
+} finally {
+  await browser?.close();
+  await site?.close();
+  server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,93 @@
+// Headless Chromium for the page tests, driven by playwright-core with the system
+// Chromium (apt `chromium`; Playwright cannot download its own browsers here), and the
+// repository's test server (tests/scripts/serve.py). Every page a test opens goes
+// through `openPage`, which records console errors and uncaught exceptions so that a
+// test can fail on any of them.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const ROOT = path.resolve(import.meta.dirname, '../../..');
+export const ARTIFACTS = path.join(ROOT, 'tests/pages/artifacts');
+
+/** The Chromium binary: $CHROMIUM, else Debian's real binary (/usr/bin/chromium is a shell wrapper). */
+function chromiumPath() {
+  const candidates = [process.env.CHROMIUM, '/usr/lib/chromium/chromium', '/usr/bin/chromium', '/usr/bin/chromium-browser'];
+  const found = candidates.find((p) => p && existsSync(p));
+  if (!found) throw new Error('no Chromium found: apt-get install chromium (or set CHROMIUM=/path/to/chrome)');
+  return found;
+}
+
+/**
+ * Starts Chromium. `webgpu: true` turns WebGPU on (SwiftShader is picked by itself in a
+ * headless Chromium without a GPU, as in crates/web/webdriver.json); without it
+ * `navigator.gpu.requestAdapter()` answers null and the package takes the CPU path.
+ */
+export async function launch({ webgpu }) {
+  const args = ['--no-sandbox', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'];
+  if (webgpu) args.push('--enable-unsafe-webgpu');
+  return chromium.launch({ executablePath: chromiumPath(), headless: true, args });
+}
+
+/**
+ * A new page at `url` in a fresh context, with `page.problems`: the console errors and
+ * uncaught exceptions seen so far (each a string). `viewport` defaults to a laptop's.
+ */
+export async function openPage(browser, url, { viewport = { width: 1280, height: 900 } } = {}) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.problems = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') page.problems.push(`console error: ${msg.text()} (${msg.location()?.url ?? ''})`);
+    if (process.env.KINDLING_PAGES_VERBOSE) console.log(`  [page ${msg.type()}] ${msg.text()}`);
+  });
+  page.on('pageerror', (e) => page.problems.push(`uncaught: ${e.message}`));
+  page.on('requestfailed', (r) => {
+    // An aborted request is a generation or download the test stopped on purpose.
+    if (!/ERR_ABORTED/.test(r.failure()?.errorText ?? '')) page.problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
+  });
+  await page.goto(url);
+  return page;
+}
+
+/** Throws when the page has logged a console error or thrown. */
+export function assertNoProblems(page, what) {
+  if (page.problems.length) throw new Error(`${what}: ${page.problems.length} problem(s) on the page:\n  ${page.problems.join('\n  ')}`);
+}
+
+export async function screenshot(page, name) {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** Starts tests/scripts/serve.py on `port` (repository root); resolves when it answers. */
+export async function startServer(port) {
+  const child = spawn('python3', [path.join(ROOT, 'tests/scripts/serve.py'), '--port', String(port), '--root', ROOT], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      if ((await fetch(`${base}/package.json`, { method: 'HEAD' })).ok) return { base, stop: () => child.kill() };
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error(`serve.py did not answer on ${base}`);
+}
+
+/** Runs `f` and prints how long it took. */
+export async function step(name, f) {
+  const start = Date.now();
+  process.stdout.write(`-- ${name}\n`);
+  const value = await f();
+  console.log(`   ok (${((Date.now() - start) / 1e3).toFixed(1)} s)`);
+  return value;
+}

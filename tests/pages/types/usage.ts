@@ -1,0 +1,61 @@
+// A typed app using the package as its users do, by its package name (resolved through
+// package.json "exports", as a bundler would): `tsc` fails when the .d.ts files and this
+// usage disagree. Never run; only type-checked (tests/pages/types/check.mjs).
+
+import Model, {
+  AbortError, DownloadError, IntegrityError, OutOfMemoryError, QuotaExceededError, initEngine, modelCache,
+  type Capabilities, type ChatCompletion, type ChatCompletionChunk, type LoadProgress, type ModelInfo,
+} from 'kindling';
+import { WorkerModel, type WorkerLoadOptions } from 'kindling/worker';
+import DefaultWorkerModel from 'kindling/worker';
+
+export async function app(out: { textContent: string | null }): Promise<void> {
+  await initEngine();
+  const caps: Capabilities = await Model.capabilities();
+  const backend = caps.webgpu ? 'webgpu' : 'cpu';
+  const controller = new AbortController();
+  const onProgress = (p: LoadProgress): void => {
+    const eta: number | null | undefined = p.etaSeconds;
+    out.textContent = `${p.phase} ${p.loaded}/${p.total ?? '?'} ${p.source ?? ''} ${eta ?? ''}`;
+  };
+
+  const model = await Model.load('/model.gguf', { backend, onProgress, signal: controller.signal, cache: 'no-validate' });
+  const info: ModelInfo = model.info;
+  const reason: string | null = info.fallbackReason;
+  for await (const { text, tokenId } of model.generate('Once upon a time', { maxTokens: 8, temperature: 0, stop: ['\n'] })) {
+    out.textContent += text + (tokenId ?? '') + (reason ?? '');
+  }
+  const ids: number[] = model.tokenize('hi');
+  const text: string = model.detokenize(ids);
+  const done = await model.complete(text, { maxTokens: 4 });
+  const rate: number = done.timings.decodeTokensPerSecond;
+  const reply: ChatCompletion = await model.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }] });
+  const stream = await model.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], stream: true });
+  for await (const chunk of stream) {
+    const c: ChatCompletionChunk = chunk;
+    out.textContent += c.choices[0].delta.content ?? '';
+  }
+  out.textContent += `${rate} ${reply.choices[0].message.content}`;
+  await model.dispose();
+
+  const options: WorkerLoadOptions = { backend: 'auto', transfer: false, onProgress };
+  const inWorker: WorkerModel = await WorkerModel.load(new URL('/model.gguf', 'https://example.com/'), options);
+  const workerIds: number[] = await inWorker.tokenize('hi');
+  const chunks = await inWorker.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], stream: true });
+  for await (const chunk of chunks) out.textContent += chunk.choices[0].delta.content ?? '';
+  out.textContent += String(workerIds.length) + inWorker.info.backend;
+  await inWorker.dispose();
+  const same: typeof WorkerModel = DefaultWorkerModel;
+  const cached: boolean = await same.cache.has('/model.gguf');
+  const usage = await modelCache.usage();
+  out.textContent += `${cached} ${usage.bytes}`;
+
+  try {
+    await Model.load(new Uint8Array(16));
+  } catch (e) {
+    if (e instanceof QuotaExceededError) out.textContent = `${e.needed} ${e.available}`;
+    else if (e instanceof IntegrityError) out.textContent = e.expected + e.actual;
+    else if (e instanceof DownloadError) out.textContent = String(e.status);
+    else if (e instanceof OutOfMemoryError || e instanceof AbortError) out.textContent = e.name;
+  }
+}
