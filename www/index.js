@@ -16,6 +16,7 @@ import {
 import { modelCache } from './cache.js';
 import { RestartLoad } from './download.js';
 import { openSource } from './source.js';
+import { inspectSource } from './inspect.js';
 
 export {
   AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, OutOfMemoryError, QuotaExceededError,
@@ -99,6 +100,8 @@ async function loadOnce(source, backend, options) {
       ? engine.createLoader(backend, src.firstTotal ?? undefined, contextLength ?? undefined, src.total ?? undefined)
       : engine.createLoader(backend, src.total ?? undefined, contextLength ?? undefined);
     loader = await raceAbort(creating, signal, 'the model load');
+    // The fits-check runs on the header as it arrives (inspect.js, crates/web/src/inspect.rs).
+    if (options.limits) loader.setLimits(options.limits);
     onGpu = loader.backend === 'webgpu';
     const last = { download: -1, upload: -1 };
     const rate = new Rate();
@@ -214,6 +217,19 @@ export class Model {
   static async memoryBytes() {
     await initEngine();
     return engine.memoryBytes();
+  }
+
+  /**
+   * What a model is and whether it fits here, from its GGUF header alone (read with
+   * Range requests, or from the cache): `{ architecture, parameters, quantization,
+   * fileSize, trainedContextLength, backend, contextLength, memory: { weights, kvCache,
+   * activations, total }, allowed, largestWeight, fits, reasons, ... }`. Options:
+   * `backend` ('auto' | 'webgpu' | 'cpu'), `contextLength`, `limits`, `signal`,
+   * `hubUrl`, `cacheKey`, `cache: 'off'` (inspect.js).
+   */
+  static async inspect(source, options = {}) {
+    await raceAbort(initEngine(), options.signal, 'the model inspection');
+    return inspectSource(source, options, engine);
   }
 
   /** The persistent model cache of this origin: list, has, delete, clear, usage, persist (cache.js). */

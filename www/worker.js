@@ -27,6 +27,7 @@ const HANDLERS = {
     model = await Model.load(source, { ...options, signal, onProgress: (progress) => emit({ progress }) });
     return model.info;
   },
+  inspect: ({ source, options }, signal) => Model.inspect(source, { ...options, signal }),
   tokenize: ({ text, options }) => live().tokenize(text, options),
   detokenize: ({ ids, options }) => live().detokenize(ids, options),
   applyChatTemplate: ({ messages, options }) => live().applyChatTemplate(messages, options),

@@ -41,7 +41,7 @@ use kindling_model::{
 
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
 pub use kernels::{matvec_lanes, KernelKey, Op, ShaderFeatures};
-pub use weights::{GpuWeight, Part};
+pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;
 use fusion::{same_parts, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope};

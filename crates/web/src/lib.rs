@@ -12,23 +12,28 @@
 //!   backend's WebAssembly memory check in `memory.rs`);
 //! - `WebModel`: info, tokenize/detokenize, chat template, `generate()` →
 //!   `WebGeneration` with `next()`, `dispose()` (`model.rs`, `generation.rs`);
+//! - `WebInspector`: the fits-check before a download, fed the header's bytes (`inspect.rs`);
 //! - `Sha256`: incremental SHA-256 of streamed downloads and cache entries (`digest.rs`).
 
 mod caps;
+mod diagnostics;
 mod digest;
 mod engine;
 mod error;
 mod generation;
+mod inspect;
 mod loader;
 mod memory;
 mod model;
 mod options;
 
 pub use caps::capabilities;
+pub use diagnostics::{bench_dispatch, bench_matvec, kernel_checks, run_kernel_check};
 pub use digest::Sha256;
 pub use engine::BackendKind;
 pub use error::{ErrorName, JsResult};
 pub use generation::WebGeneration;
+pub use inspect::WebInspector;
 pub use loader::{create_loader, WebLoader};
 pub use model::WebModel;
 

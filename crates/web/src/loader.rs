@@ -12,6 +12,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::engine::{open_backend, BackendKind, Opened};
 use crate::error::{ErrorName, JsResult, WebError};
+use crate::inspect::{allowed_from_js, FitsCheck};
 use crate::memory::{self, CpuNeed};
 use crate::model::WebModel;
 
@@ -43,6 +44,8 @@ pub struct WebLoader {
     fallback_reason: Option<String>,
     /// The session's positions asked for at creation (`finish` may still say).
     context_length: Option<u32>,
+    /// The fits-check, until the header is complete (`inspect.rs`).
+    fits: Option<FitsCheck>,
 }
 
 /// Opens the backend (`'auto' | 'webgpu' | 'cpu'`) and returns a loader for a file of
@@ -74,7 +77,8 @@ pub async fn create_loader(
             AnyStream::Cpu(Box::new(Stream { backend, loader: Loader::new(file_len) }))
         }
     };
-    Ok(WebLoader { stream: Some(stream), adapter: choice.adapter, fallback_reason: choice.fallback_reason, context_length })
+    let fits = Some(FitsCheck::new(file_len, context_length));
+    Ok(WebLoader { stream: Some(stream), adapter: choice.adapter, fallback_reason: choice.fallback_reason, context_length, fits })
 }
 
 /// Once the header is in (the CPU backend has allocated the weights): the KV cache of
@@ -105,14 +109,47 @@ impl WebLoader {
     /// Consumes the next chunk of the file.
     pub fn feed(&mut self, chunk: &[u8]) -> JsResult<()> {
         let context_length = self.context_length;
+        let (had_header, device) = {
+            let stream = self.stream()?;
+            let device = match &*stream {
+                AnyStream::Gpu(s) => {
+                    let a = s.backend.adapter();
+                    Some((a.max_buffer_size, a.max_storage_buffer_binding_size))
+                }
+                AnyStream::Cpu(_) => None,
+            };
+            (with_stream!(&*stream, s => s.loader.config().is_some()), device)
+        };
+        // Before the model loader sees the chunk that completes the header (and allocates).
+        if let Some(fits) = self.fits.as_mut() {
+            if let Err(e) = fits.feed(chunk, device) {
+                self.fits = None;
+                self.abort();
+                return Err(e);
+            }
+            if fits.is_done() {
+                self.fits = None;
+            }
+        }
         let stream = self.stream()?;
-        let had_header = with_stream!(&*stream, s => s.loader.config().is_some());
         with_stream!(&mut *stream, s => s.loader.feed(&mut s.backend, chunk))?;
         if let (false, AnyStream::Cpu(s)) = (had_header, &*stream) {
             if let Err(e) = check_cpu_memory(s, context_length) {
                 self.abort(); // frees the weights allocated at the header
                 return Err(e);
             }
+        }
+        Ok(())
+    }
+
+    /// Caps what the backend allows in the fits-check made when the header arrives:
+    /// `{ maxBufferSize, maxStorageBufferBindingSize, wasmMemoryBytes }` (each lowers
+    /// the device's own limit, or wasm32's 4 GiB). Call before the first `feed`.
+    #[wasm_bindgen(js_name = setLimits)]
+    pub fn set_limits(&mut self, limits: JsValue) -> JsResult<()> {
+        let caps = allowed_from_js(&limits)?;
+        if let Some(fits) = self.fits.as_mut() {
+            fits.set_caps(caps);
         }
         Ok(())
     }

@@ -28,7 +28,7 @@ const DEFAULT_CONTEXT_CPU: usize = 2048;
 /// ran at 4,244 tok/s through Dawn on an H100 in 64-row batches (bench/dawn.mjs, its
 /// matmuls 78% of it). The activations of 512 rows take 12–22 MB of GPU memory for the
 /// models we test. The CPU keeps the engine's 64: wasm memory holds its activations.
-const GPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 512 };
+pub(crate) const GPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 512 };
 pub(crate) const CPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 64 };
 
 /// The session's positions: `context` when given, else the default cap, never more
@@ -40,6 +40,11 @@ fn session_positions(cfg: &ModelConfig, context: Option<usize>, default_cap: usi
 /// The positions a CPU session of `context` gets (the memory check sizes its KV cache).
 pub(crate) fn cpu_context(cfg: &ModelConfig, context: Option<usize>) -> usize {
     session_positions(cfg, context, DEFAULT_CONTEXT_CPU)
+}
+
+/// The positions a WebGPU session of `context` gets (the fits-check sizes its KV cache).
+pub(crate) fn gpu_context(cfg: &ModelConfig, context: Option<usize>) -> usize {
+    session_positions(cfg, context, DEFAULT_CONTEXT_GPU)
 }
 
 pub(crate) struct Core {

@@ -26,6 +26,8 @@ mod device_errors;
 mod errors;
 #[path = "browser/gpu_leaks.rs"]
 mod gpu_leaks;
+#[path = "browser/inspect.rs"]
+mod inspect;
 #[path = "browser/js_api.rs"]
 mod js_api;
 #[path = "browser/large_models.rs"]
