@@ -196,6 +196,17 @@ export async function runInspectTests(base, webgpu) {
     check(requests[0]?.status === 302 && requests[0]?.path.startsWith('/hf/kindling-test/'), `hf: ${JSON.stringify(requests[0])}`);
   }
 
+  // 5b. The first shard of a split model (scripts/test_browser.sh writes SmolLM2 in 3):
+  //     its header says how many files; the tensors and sizes are the first shard's.
+  {
+    const r = await Model.inspect(url('.cache/shards/SmolLM2-135M-Instruct.Q4_1-00001-of-00003.gguf'), { backend: 'cpu', cache: 'off' });
+    const whole = inspected.smollm2;
+    note(`first of 3 shards: ${r.tensorCount} tensors, ${r.parameters} parameters, ${mb(r.fileSize)}`);
+    check(r.shards === 3 && r.architecture === 'llama' && r.tensorCount > 0 && r.tensorCount < whole.tensorCount &&
+      r.parameters < whole.parameters && r.trainedContextLength === whole.trainedContextLength && r.fits && whole.shards === 1,
+      `first shard: ${JSON.stringify({ shards: r.shards, tensors: r.tensorCount, parameters: r.parameters, fits: r.fits })}`);
+  }
+
   // 6. A server that ignores Range (answers 200 with the whole file): the response is
   //    read until the header is complete, then cancelled.
   {
