@@ -80,6 +80,74 @@ export interface LoadOptions {
   cacheKey?: string;
   /** Ask the browser to keep this origin's storage under pressure (navigator.storage.persist()) before storing. */
   persist?: boolean;
+  /**
+   * Caps on what the backend allows, applied over the adapter's own limits and wasm32's
+   * 4 GiB in the fits-check a load makes when the header arrives (before any weight is
+   * allocated) and in `Model.inspect`: for tests, and for apps that want headroom. A
+   * model that does not fit is refused with OutOfMemoryError saying what it needs.
+   */
+  limits?: FitLimits;
+}
+
+export interface FitLimits {
+  maxBufferSize?: number;
+  maxStorageBufferBindingSize?: number;
+  /** WebAssembly memory the CPU backend may use (at most 4 GiB). */
+  wasmMemoryBytes?: number;
+}
+
+export interface InspectOptions {
+  /** The backend to check for (default 'auto': WebGPU on a hardware adapter when the model fits it, else the CPU). */
+  backend?: Backend;
+  /** KV cache positions to size (default: what a load would use). */
+  contextLength?: number;
+  limits?: FitLimits;
+  signal?: AbortSignal;
+  hubUrl?: string;
+  cacheKey?: string;
+  /** 'off': do not read the header from the persistent cache. */
+  cache?: CacheMode | boolean;
+}
+
+/** What `Model.inspect` reads from a model's header; byte counts are numbers. */
+export interface ModelInspection {
+  url: string;
+  architecture: string;
+  name: string;
+  parameters: number;
+  tensorCount: number;
+  /** `general.file_type`'s name (e.g. 'Q4_K_M'), else the dominant weight type. */
+  quantization: string;
+  fileType: number | null;
+  /** Tensor data bytes per ggml type, e.g. `{ Q4_K: 756781056, Q6_K: 354009600, F32: 579584 }`. */
+  bytesByType: Record<string, number>;
+  fileSize: number;
+  /** Where the tensor data starts (the header's size, padded). */
+  headerBytes: number;
+  dataBytes: number;
+  /** Files the model is split in (sizes and memory then cover the first). */
+  shards: number;
+  trainedContextLength: number;
+  vocabSize: number;
+  blockCount: number;
+  embeddingLength: number;
+  /** The backend checked (for 'auto': the one a load would use). */
+  backend: 'webgpu' | 'cpu';
+  /** The KV cache positions sized. */
+  contextLength: number;
+  memory: { weights: number; kvCache: number; activations: number; other: number; total: number };
+  allowed: { maxBufferSize: number | null; maxStorageBufferBindingSize: number | null; wasmMemoryBytes: number };
+  /** The largest weight as stored, and the buffers it is split into (by rows, each within the binding limit). */
+  largestWeight: { name: string; bytes: number; rowBytes: number; buffers: number } | null;
+  largestBuffer: { name: string; bytes: number };
+  fits: boolean;
+  /** Why it does not fit (empty when it does). */
+  reasons: string[];
+  checked: { webgpu?: { fits: boolean; reasons: string[] }; cpu?: { fits: boolean; reasons: string[] } };
+  /** Where the header came from, and its bytes read. */
+  source: 'cache' | 'network';
+  bytesRead: number;
+  requests: number;
 }
 
 export interface CacheEntry {
@@ -226,6 +294,8 @@ export declare class Model {
   /** Bytes of WebAssembly memory the engine holds (it only grows: after a load, the peak). */
   static memoryBytes(): Promise<number>;
   static load(source: ModelSource, options?: LoadOptions): Promise<Model>;
+  /** What a model at a URL is and whether it fits, from its header alone (Range requests, or the cache). */
+  static inspect(source: string | URL, options?: InspectOptions): Promise<ModelInspection>;
   /** The persistent model cache of this origin. */
   static readonly cache: ModelCache;
   readonly info: ModelInfo;

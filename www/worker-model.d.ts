@@ -3,11 +3,12 @@
 // worker, so a bundler that sees `import { Model } from 'kindling'` emits no worker chunk).
 
 import type {
-  ChatApi, ChatMessage, Completion, GenerateOptions, ModelCache, ModelInfo, ModelSource, Piece, WorkerLoadOptions,
+  ChatApi, ChatMessage, Completion, GenerateOptions, InspectOptions, ModelCache, ModelInfo, ModelInspection,
+  ModelSource, Piece, WorkerLoadOptions,
 } from './index.js';
 
 export type {
-  WorkerLoadOptions, LoadOptions, LoadProgress, ModelInfo, ModelSource,
+  WorkerLoadOptions, InspectOptions, ModelInspection, FitLimits, LoadOptions, LoadProgress, ModelInfo, ModelSource,
   GenerateOptions, Piece, Completion, ChatMessage, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ModelCache,
   CacheEntry, Backend, FinishReason,
 } from './index.js';
@@ -24,6 +25,8 @@ export {
 export declare class WorkerModel {
   private constructor();
   static load(source: ModelSource, options?: WorkerLoadOptions): Promise<WorkerModel>;
+  /** As Model.inspect, in a worker (a new one, ended afterwards, or `worker`, left running). */
+  static inspect(source: string | URL, options?: InspectOptions & { worker?: Worker }): Promise<ModelInspection>;
   /** The persistent model cache of this origin (the worker shares it). */
   static readonly cache: ModelCache;
   readonly info: ModelInfo;

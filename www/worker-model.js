@@ -140,6 +140,25 @@ export class WorkerModel {
     }
   }
 
+  /**
+   * As `Model.inspect`, run in a worker (a new one, ended afterwards, or `options.worker`,
+   * left running): the page needs no WebAssembly for it, and the WebGPU limits are the
+   * worker's, where a WorkerModel's load runs.
+   */
+  static async inspect(source, options = {}) {
+    const { signal, worker, ...rest } = options;
+    throwIfAborted(signal, 'the model inspection');
+    const probe = new WorkerModel(worker ?? startWorker());
+    try {
+      const url = source instanceof URL || (typeof source === 'string' && !source.startsWith('hf:'))
+        ? new URL(String(source), globalThis.location?.href).href
+        : source;
+      return await probe.#call('inspect', { source: url, options: rest }, { signal });
+    } finally {
+      if (!worker) probe.#worker.terminate();
+    }
+  }
+
   #receive(data) {
     const call = this.#calls.get(data?.id);
     if (!call) return; // a call already settled here (aborted, or broken out of)
