@@ -16,7 +16,8 @@ const caps = await Model.capabilities();
 showCapabilities(caps, $);
 
 const kernels = new KernelRunner(engine, $);
-kernels.init(caps.webgpu, caps.reason ?? 'no WebGPU adapter');
+const adapter = caps.adapter && [caps.adapter.vendor, caps.adapter.architecture, caps.adapter.description].filter(Boolean).join(' / ');
+kernels.init(caps.webgpu, caps.reason ?? 'no WebGPU adapter', adapter);
 window.kindlingKernelResults = () => kernels.json();
 
 const bench = new Bench(engine, $);

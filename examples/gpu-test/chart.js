@@ -49,8 +49,8 @@ export function barChart(container, { groups, series, unit }) {
   container.replaceChildren(svg);
 }
 
-/** One thin bar per value (e.g. each token's milliseconds), with the largest value marked. */
-export function timeline(container, values, unit) {
+/** One thin bar per value (each decode token's milliseconds), scaled to the largest. */
+export function timeline(container, values, unit, caption) {
   const width = 760;
   const height = 120;
   const max = Math.max(1e-9, ...values);
@@ -58,9 +58,9 @@ export function timeline(container, values, unit) {
   const svg = el('svg', { viewBox: `0 0 ${width} ${height + 16}`, role: 'img' });
   values.forEach((v, i) => {
     const h = (height * v) / max;
-    svg.append(el('rect', { x: i * w, y: height - h, width: Math.max(w - 1, 0.5), height: Math.max(h, 0.5), fill: i === 0 ? COLORS[1] : COLORS[0] }));
+    svg.append(el('rect', { x: i * w, y: height - h, width: Math.max(w - 1, 0.5), height: Math.max(h, 0.5), fill: COLORS[0] }));
   });
   svg.append(el('text', { x: 2, y: 12 }, `max ${max.toFixed(1)} ${unit}`));
-  svg.append(el('text', { x: 2, y: height + 13 }, `token 1 (prefill, orange) … token ${values.length}`));
+  svg.append(el('text', { x: 2, y: height + 13 }, caption));
   container.replaceChildren(svg);
 }

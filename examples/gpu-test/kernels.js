@@ -7,14 +7,16 @@ export class KernelRunner {
   #$;
   #results = new Map();
   #busy = false;
+  #adapter = null;
 
   constructor(engine, $) {
     this.#engine = engine;
     this.#$ = $;
   }
 
-  /** Builds the table (one row per check); `enabled` is false without WebGPU. */
-  init(enabled, reason) {
+  /** Builds the table (one row per check); `enabled` is false without WebGPU; `adapter` names it. */
+  init(enabled, reason, adapter) {
+    this.#adapter = adapter;
     const $ = this.#$;
     const tbody = $('kernels-table').tBodies[0];
     tbody.replaceChildren();
@@ -23,10 +25,10 @@ export class KernelRunner {
       tr.dataset.name = name;
       tr.dataset.status = 'pending';
       tr.insertCell().textContent = name;
-      for (let i = 0; i < 6; i++) tr.insertCell();
+      for (let i = 0; i < 7; i++) tr.insertCell();
       tr.cells[1].textContent = 'not run';
       tr.cells[1].className = 'pending';
-      for (const i of [2, 4, 5, 6]) tr.cells[i].className = 'num';
+      for (const i of [2, 4, 5, 6, 7]) tr.cells[i].className = 'num';
       const button = document.createElement('button');
       button.textContent = 'Run';
       button.disabled = !enabled;
@@ -80,7 +82,8 @@ export class KernelRunner {
     tr.cells[3].textContent = r.tolerance ?? '';
     tr.cells[4].textContent = r.values ?? '';
     tr.cells[5].textContent = r.gpuMs == null ? '' : r.gpuMs.toFixed(1);
-    tr.cells[6].textContent = r.cpuMs == null ? '' : r.cpuMs.toFixed(1);
+    tr.cells[6].textContent = r.gpuFirstMs == null ? '' : r.gpuFirstMs.toFixed(1);
+    tr.cells[7].textContent = r.cpuMs == null ? '' : r.cpuMs.toFixed(1);
   }
 
   #summary(ms) {
@@ -89,7 +92,7 @@ export class KernelRunner {
     const el = this.#$('kernels-summary');
     el.className = failed ? 'summary bad' : 'summary ok';
     el.textContent = `${all.length - failed} passed, ${failed} failed of ${this.#engine.kernelChecks().length} (${(ms / 1e3).toFixed(1)} s)` +
-      (all[0]?.adapter ? ` on ${all[0].adapter.split(' shader-f16')[0].trim()}` : '');
+      (this.#adapter ? ` on ${this.#adapter}` : '');
   }
 
   /** The results as JSON, to the clipboard (and kept in `json()` for pages that cannot write it). */

@@ -98,7 +98,7 @@ export class Runner {
         ['Architecture', info.architecture], ['Name', info.name], ['Parameters', info.parameters?.toLocaleString()],
         ['Quantization', info.quantization], ['Weights', bytes(info.dataBytes)], ['Context', `${info.contextLength} of ${info.trainedContextLength}`],
         ['Vocabulary', info.vocabSize?.toLocaleString()], ['Backend', info.backend],
-        ['Adapter', info.adapter ? [info.adapter.vendor, info.adapter.description].filter(Boolean).join(' / ') : null],
+        ['Adapter', info.backend === 'webgpu' && info.adapter ? [info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(' / ') : null],
         ['Fallback reason', info.fallbackReason],
       ];
       for (const [k, v] of rows) {
@@ -166,7 +166,8 @@ export class Runner {
     }
     $('gen-stats').className = finish === 'done' || finish === 'stopped' ? 'summary ok' : 'summary bad';
     $('gen-stats').dataset.done = finish;
-    timeline($('gen-timeline'), times, 'ms');
+    // The first token carries the prefill; the chart shows the decode steps after it.
+    timeline($('gen-timeline'), times.slice(1), 'ms', `decode tokens 2…${times.length} (token 1, with the prefill: ${times[0]?.toFixed(0) ?? '–'} ms)`);
     this.#buttons(false, false);
   }
 }

@@ -12,7 +12,7 @@
 //
 //   node tests/pages/pages.test.mjs [on|off ...]     (scripts/test_pages.sh runs it)
 
-import { assertNoProblems, launch, openPage, screenshot, startServer, step } from './lib/browser.mjs';
+import { assertNoProblems, docShot, launch, openPage, screenshot, startServer, step } from './lib/browser.mjs';
 
 const PORT = Number(process.env.KINDLING_PAGES_PORT ?? 8643);
 const MODEL_NAME = 'SmolLM2-135M-Instruct.Q4_1.gguf';
@@ -38,7 +38,7 @@ async function gpuTestPage(browser, base, webgpu) {
         null, { timeout: 300_000, polling: 500 },
       );
       const rows = await page.$$eval('#kernels-table tbody tr', (trs) => trs.map((tr) => ({
-        name: tr.dataset.name, status: tr.dataset.status, cells: [...tr.cells].slice(1, 7).map((c) => c.textContent),
+        name: tr.dataset.name, status: tr.dataset.status, cells: [...tr.cells].slice(1, 8).map((c) => c.textContent),
       })));
       const failed = rows.filter((r) => r.status !== 'pass');
       console.log(`   ${await text(page, '#kernels-summary')}`);
@@ -94,6 +94,14 @@ async function gpuTestPage(browser, base, webgpu) {
     check(/prefill 16 tokens at [\d.]+ tok\/s, decode 4 tokens/.test(mb), `model benchmark: ${mb}`);
   });
   await screenshot(page, `gpu-test-${mode}`);
+  if (webgpu) {
+    await docShot(page.locator('#detect'), 'gpu-test-detection');
+    // The kernel table's first rows (all 54 make a tall picture).
+    const box = await page.locator('#kernels').boundingBox();
+    await docShot(page, 'gpu-test-kernels', { clip: { ...box, height: Math.min(box.height, 620) }, fullPage: true });
+    await docShot(page.locator('#bench'), 'gpu-test-benchmarks');
+    await docShot(page.locator('#runner'), 'gpu-test-runner');
+  }
   assertNoProblems(page, `gpu-test (${mode})`);
   await page.context().close();
 }
@@ -116,6 +124,9 @@ async function chatPage(browser, base, webgpu) {
       window.replyUpdates = 0;
       new MutationObserver(() => window.replyUpdates++).observe(document.getElementById('log'), { subtree: true, characterData: true, childList: true });
     });
+    await page.click('#setup details summary'); // the settings are folded away
+    await page.fill('#max-tokens', '32');
+    await page.fill('#temperature', '0');
     await page.fill('#input', 'What is the capital of France?');
     await page.click('#send');
     await page.waitForSelector('.msg.assistant[data-finish]', { timeout: 120_000 });
@@ -126,6 +137,25 @@ async function chatPage(browser, base, webgpu) {
     check(updates >= 4, `the reply should stream (saw ${updates} updates)`);
     check(/tok\/s/.test(reply) && (finish === 'stop' || finish === 'length'), `reply: ${reply}`);
     check(/cached/.test(await page.$eval('#model', (s) => s.selectedOptions[0].textContent)), 'the loaded model should be listed as cached');
+    await page.click('#setup details summary');
+    if (webgpu) await docShot(page, 'chat');
+    await page.click('#setup details summary');
+  });
+  await step('chat: Stop ends a reply part-way, and the next message still gets a reply', async () => {
+    await page.fill('#max-tokens', '400');
+    await page.fill('#input', 'Write a long story about a dragon who learns to bake bread.');
+    await page.click('#send');
+    await page.waitForFunction(() => (document.querySelectorAll('.msg.assistant')[1]?.textContent.length ?? 0) > 20, null, { timeout: 60_000 });
+    await page.click('#stop');
+    const stopped = page.locator('.msg.assistant').nth(1);
+    await page.waitForFunction(() => document.querySelectorAll('.msg.assistant[data-finish]').length === 2, null, { timeout: 30_000 });
+    const finish = await stopped.getAttribute('data-finish');
+    check(finish === 'stopped', `the stopped reply should say so, finish: ${finish}`);
+    await page.fill('#max-tokens', '8');
+    await page.fill('#input', 'Thanks!');
+    await page.click('#send');
+    await page.waitForFunction(() => document.querySelectorAll('.msg.assistant[data-finish]').length === 3, null, { timeout: 60_000 });
+    console.log(`   stopped at: ${(await stopped.textContent()).slice(0, 60)}…; then: ${await page.locator('.msg.assistant').nth(2).textContent()}`);
   });
   await screenshot(page, `chat-${mode}`);
   assertNoProblems(page, `chat (${mode})`);

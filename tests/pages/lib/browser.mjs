@@ -65,6 +65,17 @@ export async function screenshot(page, name) {
   return file;
 }
 
+/**
+ * With KINDLING_PAGES_DOCS=DIR set, saves `target` (a locator's element, or a page's viewport) as DIR/NAME.png (the
+ * README's screenshots: `KINDLING_PAGES_DOCS=docs/screenshots node tests/pages/pages.test.mjs on`).
+ */
+export async function docShot(target, name, options = {}) {
+  const dir = process.env.KINDLING_PAGES_DOCS;
+  if (!dir) return;
+  mkdirSync(dir, { recursive: true });
+  await target.screenshot({ ...options, path: path.join(dir, `${name}.png`) });
+}
+
 /** Starts tests/scripts/serve.py on `port` (repository root); resolves when it answers. */
 export async function startServer(port) {
   const child = spawn('python3', [path.join(ROOT, 'tests/scripts/serve.py'), '--port', String(port), '--root', ROOT], {
