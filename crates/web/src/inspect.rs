@@ -184,8 +184,8 @@ pub(crate) fn cpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
     let allowed_bytes = allowed.wasm_memory.min(WASM32_MAX);
     if out.total() > allowed_bytes {
         out.reasons.push(format!(
-            "the CPU backend needs about {} MiB of WebAssembly memory (weights {} MiB, KV cache for {positions} positions \
-             {} MiB, activations {} MiB, header, tokenizer and slack {} MiB), more than the {} MiB allowed{}",
+            "the CPU backend needs about {} MiB (weights {} MiB, KV cache for {positions} positions {} MiB, \
+             activations {} MiB, header, tokenizer and slack {} MiB) of WebAssembly memory, more than the {} MiB allowed{}",
             mib(out.total()),
             mib(out.weights),
             mib(out.kv_cache),
@@ -239,12 +239,14 @@ pub(crate) fn allowed_from_js(limits: &JsValue) -> JsResult<Allowed> {
     })
 }
 
-/// The same check inside a load (`WebLoader`): a second header parser fed the same
-/// chunks until its header is complete, so the check runs before the chunk that
-/// completes the header reaches the model loader, i.e. before any weight is allocated
-/// or any weight byte is written. No extra request: a load's bytes come once.
+/// The same check inside a load (`WebLoader`): the load's first chunks are parsed here
+/// and held until the header is complete and checked; only then do they go to the model
+/// loader, so a model that does not fit has nothing allocated and no weight byte
+/// written, and a load's bytes are fetched once (no extra request).
 pub(crate) struct FitsCheck {
     parser: Option<HeaderParser>,
+    /// The chunks fed so far, for the model loader.
+    held: Vec<Vec<u8>>,
     context: Option<usize>,
     /// The caller's caps (`limits` option), applied over the device's own.
     caps: Allowed,
@@ -257,7 +259,7 @@ impl FitsCheck {
             parser = parser.with_file_len(len);
         }
         let caps = Allowed { max_buffer_size: u64::MAX, max_binding: u64::MAX, wasm_memory: WASM32_MAX };
-        FitsCheck { parser: Some(parser), context: context.map(|c| c as usize), caps }
+        FitsCheck { parser: Some(parser), held: Vec::new(), context: context.map(|c| c as usize), caps }
     }
 
     pub fn set_caps(&mut self, caps: Allowed) {
@@ -267,6 +269,16 @@ impl FitsCheck {
     /// The header has been checked (or could not be parsed): nothing more to do.
     pub fn is_done(&self) -> bool {
         self.parser.is_none()
+    }
+
+    /// Keeps a chunk for the model loader while the header is not complete.
+    pub fn hold(&mut self, chunk: &[u8]) {
+        self.held.push(chunk.to_vec());
+    }
+
+    /// The chunks held, in order; the parsed header is dropped with `self`.
+    pub fn into_held(self) -> Vec<Vec<u8>> {
+        self.held
     }
 
     /// Feeds the next chunk; once the header is complete, checks it against `device`
@@ -291,6 +303,9 @@ impl FitsCheck {
                 allowed.max_binding = allowed.max_binding.min(max_binding);
                 "webgpu"
             }
+            // Without a cap, the CPU backend's own reservations (`memory.rs`) are the
+            // check: they find what this browser really gives, up to wasm32's 4 GiB.
+            None if self.caps.wasm_memory >= WASM32_MAX => return Ok(()),
             None => "cpu",
         };
         // A header the engine cannot run is the model loader's to report, in its words.
@@ -628,6 +643,9 @@ mod tests {
         let mut ok = FitsCheck::new(Some(file.len() as u64), Some(64));
         assert!(feed_all(&mut ok, None).1.is_ok());
         assert!(ok.is_done());
+        // A need past 4 GiB with no cap is left to memory.rs's reservations (its message).
+        let mut uncapped = FitsCheck::new(Some(file.len() as u64), Some(1 << 24));
+        assert!(feed_all(&mut uncapped, None).1.is_ok());
         // Lowered wasm memory: refused with the chunk that completes the header.
         let mut cpu = FitsCheck::new(Some(file.len() as u64), Some(64));
         cpu.set_caps(Allowed { wasm_memory: 1 << 20, ..unlimited() });
@@ -635,7 +653,9 @@ mod tests {
         let e = result.expect_err("refused");
         assert_eq!(e.name, ErrorName::OutOfMemory);
         assert!(at >= header_len && at < header_len + 100, "refused after {at} bytes, header {header_len}");
-        assert!(e.message.contains("WebAssembly memory") && e.message.contains("needs about") && e.message.contains("1 MiB allowed"), "{}", e.message);
+        assert!(e.message.contains("WebAssembly memory") && e.message.contains("1 MiB allowed"), "{}", e.message);
+        // Phrased as memory.rs's refusal: "needs about N MiB (weights N MiB, KV cache for P positions N MiB, ...".
+        assert!(e.message.contains("needs about 17 MiB (weights 1 MiB, KV cache for 64 positions 1 MiB"), "{}", e.message);
         // A device whose binding cannot hold the [512, 128] activations.
         let mut gpu = FitsCheck::new(None, None);
         let e = feed_all(&mut gpu, Some((u64::MAX, 100_000))).1.expect_err("refused");

@@ -102,36 +102,13 @@ impl WebLoader {
     fn stream(&mut self) -> JsResult<&mut AnyStream> {
         self.stream.as_mut().ok_or_else(|| WebError::new(ErrorName::Abort, "the load was aborted"))
     }
-}
 
-#[wasm_bindgen]
-impl WebLoader {
-    /// Consumes the next chunk of the file.
-    pub fn feed(&mut self, chunk: &[u8]) -> JsResult<()> {
+    /// Hands the model loader a chunk (with the CPU backend's memory check once the
+    /// header is in).
+    fn feed_loader(&mut self, chunk: &[u8]) -> JsResult<()> {
         let context_length = self.context_length;
-        let (had_header, device) = {
-            let stream = self.stream()?;
-            let device = match &*stream {
-                AnyStream::Gpu(s) => {
-                    let a = s.backend.adapter();
-                    Some((a.max_buffer_size, a.max_storage_buffer_binding_size))
-                }
-                AnyStream::Cpu(_) => None,
-            };
-            (with_stream!(&*stream, s => s.loader.config().is_some()), device)
-        };
-        // Before the model loader sees the chunk that completes the header (and allocates).
-        if let Some(fits) = self.fits.as_mut() {
-            if let Err(e) = fits.feed(chunk, device) {
-                self.fits = None;
-                self.abort();
-                return Err(e);
-            }
-            if fits.is_done() {
-                self.fits = None;
-            }
-        }
         let stream = self.stream()?;
+        let had_header = with_stream!(&*stream, s => s.loader.config().is_some());
         with_stream!(&mut *stream, s => s.loader.feed(&mut s.backend, chunk))?;
         if let (false, AnyStream::Cpu(s)) = (had_header, &*stream) {
             if let Err(e) = check_cpu_memory(s, context_length) {
@@ -140,6 +117,47 @@ impl WebLoader {
             }
         }
         Ok(())
+    }
+
+    /// Ends the fits-check: the chunks it held go to the model loader.
+    fn release_held(&mut self) -> JsResult<()> {
+        if let Some(fits) = self.fits.take() {
+            for piece in fits.into_held() {
+                self.feed_loader(&piece)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[wasm_bindgen]
+impl WebLoader {
+    /// Consumes the next chunk of the file.
+    pub fn feed(&mut self, chunk: &[u8]) -> JsResult<()> {
+        // The fits-check reads the header first (`inspect.rs`): the model loader gets the
+        // chunks held meanwhile only once the model is known to fit, so nothing is
+        // allocated for a model that does not, and the two never hold a parsed header
+        // at the same time.
+        if let Some(fits) = self.fits.as_mut() {
+            let device = match self.stream.as_ref() {
+                Some(AnyStream::Gpu(s)) => {
+                    let a = s.backend.adapter();
+                    Some((a.max_buffer_size, a.max_storage_buffer_binding_size))
+                }
+                _ => None,
+            };
+            if let Err(e) = fits.feed(chunk, device) {
+                self.fits = None;
+                self.abort();
+                return Err(e);
+            }
+            if !fits.is_done() {
+                fits.hold(chunk);
+                return Ok(());
+            }
+            self.release_held()?;
+        }
+        self.feed_loader(chunk)
     }
 
     /// Caps what the backend allows in the fits-check made when the header arrives:
@@ -159,6 +177,7 @@ impl WebLoader {
     #[wasm_bindgen(js_name = nextShard)]
     pub fn next_shard(&mut self, file_length: Option<f64>) -> JsResult<()> {
         let len = byte_count("fileLength", file_length)?;
+        self.release_held()?;
         let stream = self.stream()?;
         with_stream!(stream, s => s.loader.next_shard(len))?;
         Ok(())
@@ -214,12 +233,15 @@ impl WebLoader {
     /// fail with `AbortError`.
     pub fn abort(&mut self) {
         self.stream = None;
+        self.fits = None;
     }
 
     /// The stream has ended: builds the model and its session of `context_length`
     /// positions (default: the one given at creation, else the model's trained length,
     /// capped — see `model.rs`).
     pub fn finish(&mut self, context_length: Option<u32>) -> JsResult<WebModel> {
+        // A stream that ended inside the header: the model loader says where.
+        self.release_held()?;
         let stream = self.stream.take().ok_or_else(|| WebError::new(ErrorName::Abort, "the load was aborted"))?;
         let adapter = std::mem::replace(&mut self.adapter, JsValue::NULL);
         let reason = self.fallback_reason.take();
