@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The pages people open, tested as they use them (tests/pages/): the package's types
-# against its JavaScript (tsc), the packed package in a fresh Vite app (built, served,
-# generating in headless Chromium), and the example pages — the GPU test bench and the
+# against its JavaScript (tsc), the packed package in a fresh app (built by Vite and by
+# webpack, served, generating in headless Chromium), and the example pages — the GPU test bench and the
 # chat demo — driven by Playwright with the system Chromium, with WebGPU (SwiftShader)
 # and without. Screenshots: tests/pages/artifacts/. Installs what it needs once (apt
 # chromium; the pinned npm devDependencies from package-lock.json; the models).
@@ -20,7 +20,7 @@ if ! need chromium; then
   $SUDO apt-get install -y -qq chromium
 fi
 # The dev tools at the versions package-lock.json pins (npm ci only when one is missing).
-for pkg in typescript vite playwright-core; do
+for pkg in typescript vite webpack playwright-core; do
   [ -f "node_modules/$pkg/package.json" ] || { echo "== npm ci"; npm ci --no-audit --no-fund --loglevel=error; break; }
 done
 [ -f .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf ] || bash tests/scripts/fetch_models.sh
@@ -35,7 +35,7 @@ timed() {
 for run in ${KINDLING_PAGES_RUNS:-types bundle on off}; do
   case $run in
     types) echo "== the package's types against its JavaScript"; timed node tests/pages/types/check.mjs ;;
-    bundle) echo "== the packed package in a fresh Vite app"; timed node tests/pages/bundle/test.mjs ;;
+    bundle) echo "== the packed package in a fresh app, built by Vite and by webpack"; timed node tests/pages/bundle/test.mjs ;;
     on | off) timed node tests/pages/pages.test.mjs "$run" ;;
     *) echo "unknown run '$run' (types|bundle|on|off)" >&2; exit 2 ;;
   esac

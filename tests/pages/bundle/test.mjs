@@ -1,16 +1,17 @@
-// The package as a bundler sees it: `npm pack`, install the tarball into a fresh Vite
-// app (tests/pages/bundle/app, copied to a temporary folder), `vite build` it with no
-// kindling-specific options, serve the build, and generate text in headless Chromium
-// both on the page and in WorkerModel's worker. Fails when Vite does not bundle the
-// worker (or the wasm), when generation fails, or on any console error.
+// The package as a bundler sees it: `npm pack`, install the tarball into a fresh app
+// (tests/pages/bundle/app, copied to a temporary folder), build it with Vite and with
+// webpack, each with no kindling-specific options, serve each build, and generate text in
+// headless Chromium both on the page and in WorkerModel's worker. Fails when a bundler
+// does not bundle the worker (or the wasm), when generation fails, or on any console error.
 //
 //   node tests/pages/bundle/test.mjs     (needs www/wasm: npm run build; the models)
 
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { build, preview } from 'vite';
+import webpack from 'webpack';
 import { ROOT, assertNoProblems, launch, openPage, screenshot, startServer, step } from '../lib/browser.mjs';
 
 const MODEL = '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf';
@@ -40,20 +41,38 @@ try {
     if (!assets.some((f) => /^worker.*\.js$/.test(f))) throw new Error('vite did not emit a worker chunk for kindling/worker');
     if (!assets.some((f) => f.endsWith('.wasm'))) throw new Error('vite did not emit the .wasm');
   });
-  server = await startServer(SERVER_PORT);
-  site = await preview({ root: app, logLevel: 'warn', preview: { port: PREVIEW_PORT, strictPort: true, host: '127.0.0.1' } });
-  browser = await launch({ webgpu: false });
-  await step('the built app generates text on the page and in its worker', async () => {
-    const url = `http://127.0.0.1:${PREVIEW_PORT}/?model=${encodeURIComponent(`${server.base}/${MODEL}`)}`;
-    const page = await openPage(browser, url);
-    await page.waitForFunction(() => /^(done|failed)/.test(document.getElementById('status').textContent), null, { timeout: 120_000 });
-    const [status, main, worker] = await page.evaluate(() => ['status', 'main-out', 'worker-out'].map((id) => document.getElementById(id).textContent));
-    await screenshot(page, 'vite-app');
-    console.log(`   ${status}; page: ${JSON.stringify(main)}; worker: ${JSON.stringify(worker)}`);
-    if (!status.startsWith('done')) throw new Error(status);
-    if (!main.trim() || main !== worker) throw new Error('the page and the worker should generate the same greedy text');
-    assertNoProblems(page, 'the Vite app');
+  await step('webpack build', async () => {
+    const out = path.join(app, 'dist-webpack');
+    const stats = await new Promise((resolve, reject) =>
+      webpack({ mode: 'production', context: app, entry: './main.js', output: { path: out, filename: 'main.js' }, performance: { hints: false } },
+        (err, s) => (err ? reject(err) : resolve(s))));
+    if (stats.hasErrors()) throw new Error(stats.toString('errors-only'));
+    // webpack writes no page: the app's own, loading the bundle as a classic script.
+    writeFileSync(path.join(out, 'index.html'), readFileSync(path.join(app, 'index.html'), 'utf8').replace('type="module" src="./main.js"', 'src="./main.js"'));
+    const files = readdirSync(out);
+    console.log(`   dist-webpack: ${files.join(', ')}`);
+    if (files.filter((f) => f.endsWith('.js')).length < 2) throw new Error('webpack did not emit a worker chunk for kindling/worker');
+    if (!files.some((f) => f.endsWith('.wasm'))) throw new Error('webpack did not emit the .wasm');
   });
+  server = await startServer(SERVER_PORT);
+  browser = await launch({ webgpu: false });
+  for (const [bundler, outDir] of [['vite', 'dist'], ['webpack', 'dist-webpack']]) {
+    site = await preview({ root: app, logLevel: 'warn', build: { outDir }, preview: { port: PREVIEW_PORT, strictPort: true, host: '127.0.0.1' } });
+    await step(`the ${bundler} build generates text on the page and in its worker`, async () => {
+      const url = `http://127.0.0.1:${PREVIEW_PORT}/?model=${encodeURIComponent(`${server.base}/${MODEL}`)}`;
+      const page = await openPage(browser, url);
+      await page.waitForFunction(() => /^(done|failed)/.test(document.getElementById('status').textContent), null, { timeout: 120_000 });
+      const [status, main, worker] = await page.evaluate(() => ['status', 'main-out', 'worker-out'].map((id) => document.getElementById(id).textContent));
+      await screenshot(page, `${bundler}-app`);
+      console.log(`   ${status}; page: ${JSON.stringify(main)}; worker: ${JSON.stringify(worker)}`);
+      if (!status.startsWith('done')) throw new Error(status);
+      if (!main.trim() || main !== worker) throw new Error('the page and the worker should generate the same greedy text');
+      assertNoProblems(page, `the ${bundler} app`);
+      await page.context().close();
+    });
+    await site.close();
+    site = null;
+  }
 } finally {
   await browser?.close();
   await site?.close();
