@@ -24,6 +24,7 @@ export class Runner {
     $('gen-run').onclick = () => this.generate();
     $('gen-stop-btn').onclick = () => this.#genAbort?.abort();
     $('model-url').onchange = () => this.showCached();
+    $('model-hub').onchange = () => this.showCached();
     this.showCached();
   }
 
@@ -41,10 +42,15 @@ export class Runner {
     const el = this.#$('model-cached');
     if (typeof source !== 'string') return (el.textContent = 'a local file: read from disk');
     try {
-      el.textContent = (await Model.cache.has(source)) ? 'cached: loads from this browser’s storage' : 'not cached: loads from the network';
+      el.textContent = (await Model.cache.has(source, { hubUrl: this.#hubUrl() })) ? 'cached: loads from this browser’s storage' : 'not cached: loads from the network';
     } catch (e) {
       el.textContent = `cache unavailable (${e.message})`;
     }
+  }
+
+  /** The hub `hf:` names resolve against (the package's default when empty). */
+  #hubUrl() {
+    return this.#$('model-hub').value.trim() || undefined;
   }
 
   async dispose() {
@@ -80,6 +86,7 @@ export class Runner {
       this.model = await Model.load(source, {
         backend: $('model-backend').value,
         contextLength: context > 0 ? context : undefined,
+        hubUrl: this.#hubUrl(),
         signal: this.#loadAbort.signal,
         onProgress: (p) => {
           $('model-progress').max = p.total ?? Math.max(p.loaded, 1);

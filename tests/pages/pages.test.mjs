@@ -93,6 +93,20 @@ async function gpuTestPage(browser, base, webgpu) {
     console.log(`   ${mb}`);
     check(/prefill 16 tokens at [\d.]+ tok\/s, decode 4 tokens/.test(mb), `model benchmark: ${mb}`);
   });
+  if (!webgpu) {
+    await step('gpu-test: load by hf: name through the test server\'s hub stand-in (a signed redirect), not cached, then cached', async () => {
+      await page.fill('#model-hub', `${base}/hf`);
+      await page.fill('#model-url', `hf:kindling/test-models/${MODEL_NAME}`);
+      await page.dispatchEvent('#model-url', 'change');
+      await page.waitForFunction(() => /not cached/.test(document.getElementById('model-cached').textContent), null, { timeout: 10_000 });
+      await page.click('#model-load');
+      await page.waitForSelector('#model-status.ok, #model-status.bad', { timeout: 120_000 });
+      const status = await text(page, '#model-status');
+      check(/^Loaded /.test(status), `hf: load: ${status}`);
+      await page.waitForFunction(() => /^cached/.test(document.getElementById('model-cached').textContent), null, { timeout: 10_000 });
+      console.log(`   ${status.slice(0, 80)}…; then: ${await text(page, '#model-cached')}`);
+    });
+  }
   await screenshot(page, `gpu-test-${mode}`);
   if (webgpu) {
     await docShot(page.locator('#detect'), 'gpu-test-detection');
