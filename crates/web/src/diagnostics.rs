@@ -52,7 +52,7 @@ fn f16_bits(v: f32) -> u16 {
         return sign;
     }
     let mant = b & 0x7f_ffff;
-    sign | (((exp as u32) << 10) | (mant >> 13)) as u16 + u16::from(mant & 0x1000 != 0)
+    sign | ((((exp as u32) << 10) | (mant >> 13)) as u16 + u16::from(mant & 0x1000 != 0))
 }
 
 /// Random GGUF data of `rows × cols` values of `ty`: random quants with normal f16
@@ -402,7 +402,7 @@ pub async fn run_kernel_check(name: String) -> Result<JsValue, JsValue> {
     let both = first.iter().zip(&want).zip(&tol).enumerate().chain(got.iter().zip(&want).zip(&tol).enumerate());
     for (i, ((g, c), t)) in both {
         let d = if g.is_nan() && c.is_nan() { 0.0 } else { (g - c).abs() };
-        if !(d <= *t) {
+        if d.is_nan() || d > *t {
             pass = false;
         }
         if d > max_error || d.is_nan() {
@@ -430,7 +430,7 @@ pub async fn run_kernel_check(name: String) -> Result<JsValue, JsValue> {
 pub async fn bench_matvec(backend: String, ty: String, rows: usize, cols: usize, reps: usize) -> Result<JsValue, JsValue> {
     crate::init();
     let ty = parse_type(&ty)?;
-    if cols % ty.block_elems() != 0 {
+    if !cols.is_multiple_of(ty.block_elems()) {
         return Err(WebError::usage(format!("{} rows take a multiple of {} values", ty.name(), ty.block_elems())).into());
     }
     let mut rng = Rng(7);
