@@ -2,11 +2,11 @@
 # The browser tests: builds the npm package's wasm (npm run build), starts the model
 # server, and runs crates/web's wasm-bindgen tests in headless Chromium twice — with
 # WebGPU (SwiftShader), then with WebGPU disabled (the CPU fallback), then the model
-# cache's restart test (two browser sessions on one profile). Installs what it
+# cache's restart test (two browser sessions on one profile) and its quota test. Installs what it
 # needs once (apt chromium + chromedriver, the wasm32 target, wasm-pack, wasm-bindgen-cli).
 #
-#   scripts/test_browser.sh            # both runs
-#   KINDLING_BROWSER_RUNS=on scripts/test_browser.sh   # only the WebGPU run (or: off, restart)
+#   scripts/test_browser.sh            # every run
+#   KINDLING_BROWSER_RUNS=on scripts/test_browser.sh   # only the WebGPU run (or: off, restart, quota)
 #   KINDLING_BROWSER_FILTER=model_cache scripts/test_browser.sh   # only tests whose name has this
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -128,12 +128,22 @@ restart() {
   fi
   return $status
 }
-RUNS=${KINDLING_BROWSER_RUNS:-on off restart}
+# The model cache under a real storage limit (a 40 MB quota set through DevTools, which
+# the runner's chromedriver session cannot do): crates/web/tests/quota.mjs drives its own
+# headless Chromium. Node 20 has WebSocket behind a flag.
+quota() {
+  local flag=
+  node -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' || flag=--experimental-websocket
+  echo "== the model cache under a 40 MB quota"
+  node $flag crates/web/tests/quota.mjs "$KINDLING_MODEL_SERVER"
+}
+RUNS=${KINDLING_BROWSER_RUNS:-on off restart quota}
 for mode in $RUNS; do
   case $mode in
     on) run on "$ROOT/crates/web/webdriver.json" ;;
     off) run off "$ROOT/crates/web/webdriver-nogpu.json" ;;
     restart) restart ;;
-    *) echo "unknown run '$mode' (on|off|restart)" >&2; exit 2 ;;
+    quota) quota ;;
+    *) echo "unknown run '$mode' (on|off|restart|quota)" >&2; exit 2 ;;
   esac
 done

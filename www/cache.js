@@ -321,15 +321,25 @@ export async function estimate() {
   }
 }
 
-/** A QuotaExceededError saying what was needed and what was free. */
-export async function quotaError(needed, url, cause) {
+/**
+ * A QuotaExceededError saying what was needed and what was free. `accepted`: bytes the
+ * browser stored before it refused a write (null when the load was refused up front);
+ * then that is what was free, whatever estimate() says (it reports the origin's usual
+ * quota, e.g. where a lower one is imposed through DevTools).
+ */
+export async function quotaError(needed, url, cause, accepted = null) {
   const { usage, quota } = await estimate();
-  const free = usage != null && quota != null ? Math.max(0, quota - usage) : null;
+  const estimated = usage != null && quota != null ? Math.max(0, quota - usage) : null;
+  const refusedMidway = accepted != null && (estimated == null || needed == null || estimated >= needed);
+  const free = refusedMidway ? accepted : estimated;
   const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+  const where = refusedMidway
+    ? `, the browser refused to store more after ${mb(accepted)}` +
+      `${estimated != null ? ` (navigator.storage.estimate() reports ${mb(estimated)} free of ${mb(quota)})` : ''}`
+    : estimated != null ? `, the origin has ${mb(estimated)} free of its ${mb(quota)} quota` : '';
   const e = new QuotaExceededError(
     `not enough storage to keep the model from ${url}: it needs ${needed != null ? mb(needed) : 'an unknown amount'}` +
-      `${free != null ? `, the origin has ${mb(free)} free of its ${mb(quota)} quota` : ''}; nothing was kept ` +
-      "(free space with Model.cache.delete()/clear(), or load with cache: 'off')",
+      `${where}; nothing was kept (free space with Model.cache.delete()/clear(), or load with cache: 'off')`,
     { cause },
   );
   e.needed = needed;

@@ -451,6 +451,7 @@ class Download {
   }
 
   async #write(bytes) {
+    let upFront = false;
     try {
       if (!this.#checkedQuota) {
         this.#checkedQuota = true;
@@ -458,6 +459,7 @@ class Download {
           const { usage, quota } = await estimate();
           const need = this.total - storedBytes(this.#meta);
           if (usage != null && quota != null && need > quota - usage) {
+            upFront = true;
             throw new DOMException(`${need} bytes needed, ${quota - usage} free`, 'QuotaExceededError');
           }
         }
@@ -475,11 +477,13 @@ class Download {
         if (this.#partBytes === PART_BYTES) await this.#commitPart();
       }
     } catch (e) {
+      // What the browser took before it refused (the entry is removed below).
+      const accepted = storedBytes(this.#meta) + this.#partBytes;
       await this.#part?.abort();
       this.#part = null;
       this.#writing = false;
       await this.#store.remove(this.#id).catch(() => {});
-      if (isQuota(e)) throw await quotaError(this.total, this.label, e);
+      if (isQuota(e)) throw await quotaError(this.total, this.label, e, upFront ? null : accepted);
       // Any other storage failure: this load goes on without the cache.
       console.warn(`kindling: cannot store ${this.label} in the cache (${e?.name}: ${e?.message}); loading it without the cache`);
     }

@@ -242,8 +242,9 @@ export async function runCacheTests(base) {
 
   // 6. Quota: a model larger than the origin's free storage fails before its body is
   //    stored, and a write refused part-way fails likewise; neither leaves an entry.
-  //    (Chromium's quota cannot be lowered from a page: the browser's answers are
-  //    replaced at the API — estimate(), and a writable's write() — as a full disk gives them.)
+  //    (A page cannot lower its quota: here the browser's answers are replaced at the
+  //    API — estimate(), and a writable's write() — as a full disk gives them; the real
+  //    limit, set through DevTools, is crates/web/tests/quota.mjs's.)
   {
     const q = `${SMOLLM2}?${tag('quota')}`;
     const estimate = navigator.storage.estimate;
@@ -264,7 +265,7 @@ export async function runCacheTests(base) {
     };
     try {
       await h.expectError(Model.load(url(q), { backend: 'cpu' }), 'QuotaExceededError', 'storage full part-way',
-        (err) => err.needed === size && err.available > 0);
+        (err) => err.needed === size && err.available > 0 && err.available <= 40e6 && /refused to store more after/.test(err.message));
     } finally {
       FileSystemWritableFileStream.prototype.write = write;
     }
@@ -375,8 +376,10 @@ export async function runCacheTests(base) {
 /**
  * On WebGPU: a network load, then a load of the same URL from the cache; the engine's
  * WebAssembly memory (its peak: it only grows) must not grow for the cached load (beyond
- * one 1 MiB piece), and
- * stays well under the model's size (the weights went to GPU buffers chunk by chunk).
+ * two 1 MiB pieces), and stays well under the model's size (the weights went to GPU
+ * buffers chunk by chunk). Both loads run in a module worker of their own: its module
+ * graph, and so its wasm instance, is fresh, whatever this page's tests loaded before
+ * (a worker made from a blob: URL has the page's origin, so the same cache).
  */
 export async function runCachedGpuMemory(base) {
   const h = harness(base);
@@ -385,24 +388,49 @@ export async function runCachedGpuMemory(base) {
   const size = Number((await fetch(url(SMOLLM2), { method: 'HEAD' })).headers.get('content-length'));
   const a = `${SMOLLM2}?${tag('gpu-memory')}`;
   await Model.cache.delete(url(a));
+  const source = `import { Model } from ${JSON.stringify(`${base}/www/index.js`)};
+    self.onmessage = async ({ data }) => {
+      try {
+        const before = await Model.memoryBytes();
+        const model = await Model.load(data, { backend: 'webgpu', contextLength: 64 });
+        const backend = model.info.backend;
+        await model.dispose();
+        self.postMessage({ before, backend, memory: await Model.memoryBytes() });
+      } catch (e) {
+        self.postMessage({ error: \`\${e?.name}: \${e?.message}\` });
+      }
+    };`;
+  const blob = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+  const worker = new Worker(blob, { type: 'module' });
+  const inWorker = (u) => new Promise((resolve, reject) => {
+    worker.onmessage = ({ data }) => (data.error ? reject(new Error(data.error)) : resolve(data));
+    worker.onerror = (e) => reject(new Error(`the test worker failed: ${e.message}`));
+    worker.postMessage(u);
+  });
   const load = async (what) => {
     const mark = await h.mark();
-    const model = await Model.load(url(a), { backend: 'webgpu', contextLength: 64 });
-    check(model.info.backend === 'webgpu', `${what}: backend ${model.info.backend}`);
-    await model.dispose();
+    const { before, backend, memory } = await inWorker(url(a));
+    check(backend === 'webgpu', `${what}: backend ${backend}`);
     const sent = await h.bytesSent(mark, a);
-    const memory = await Model.memoryBytes();
-    note(`${what}: ${pct(sent, size)} fetched, wasm memory ${(memory / 1e6).toFixed(1)} MB (model ${(size / 1e6).toFixed(1)} MB)`);
-    return { sent, memory };
+    note(`${what}: ${pct(sent, size)} fetched, wasm memory ${(before / 1e6).toFixed(1)} → ${(memory / 1e6).toFixed(1)} MB (model ${(size / 1e6).toFixed(1)} MB)`);
+    return { before, sent, memory };
   };
-  const network = await load('network load');
-  const cached = await load('cached load');
-  check(network.sent === size && cached.sent === 0, `fetched ${network.sent} then ${cached.sent} bytes`);
-  // A second model's header and tokenizer may land past the first's freed space: one
-  // piece (1 MiB) of slack; a 4 MiB storage read fed whole grew it by 4+ MiB.
-  check(cached.memory <= network.memory + (1 << 20), `the cached load grew wasm memory from ${network.memory} to ${cached.memory} bytes`);
-  check(network.memory < size / 2, `wasm memory ${network.memory} bytes for a ${size}-byte model on WebGPU`);
-  await Model.cache.delete(url(a));
+  try {
+    const network = await load('network load');
+    const cached = await load('cached load');
+    check(network.before < 16 * 2 ** 20, `the worker's wasm instance is not fresh (${network.before} bytes before the first load)`);
+    check(network.sent === size && cached.sent === 0, `fetched ${network.sent} then ${cached.sent} bytes`);
+    // The second load's header pieces (held by the fits-check until the header is
+    // checked: SmolLM2's 1.8 MB is two 1 MiB pieces), header and tokenizer may land past
+    // the first's freed space: 2 MiB of slack (measured: 1.2 MB). A 4 MiB storage read fed
+    // whole grew it by 7 MB.
+    check(cached.memory <= network.memory + 2 * (1 << 20), `the cached load grew wasm memory from ${network.memory} to ${cached.memory} bytes`);
+    check(network.memory < size / 2, `wasm memory ${network.memory} bytes for a ${size}-byte model on WebGPU`);
+  } finally {
+    worker.terminate();
+    URL.revokeObjectURL(blob);
+    await Model.cache.delete(url(a));
+  }
   note('all');
   return { log: h.log, failures: h.failures };
 }
