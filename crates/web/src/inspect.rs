@@ -276,6 +276,11 @@ impl FitsCheck {
         self.held.push(chunk.to_vec());
     }
 
+    /// Bytes held so far (counted as received: the load's progress grows with them).
+    pub fn held_bytes(&self) -> u64 {
+        self.held.iter().map(|c| c.len() as u64).sum()
+    }
+
     /// The chunks held, in order; the parsed header is dropped with `self`.
     pub fn into_held(self) -> Vec<Vec<u8>> {
         self.held

@@ -196,10 +196,12 @@ impl WebLoader {
         self.stream.as_ref().and_then(|s| with_stream!(s, x => x.loader.shards().map(|(_, n)| n as f64)))
     }
 
-    /// Bytes fed so far.
+    /// Bytes fed so far (those the fits-check holds until the header is in included).
     #[wasm_bindgen(getter)]
     pub fn received(&self) -> f64 {
-        self.stream.as_ref().map_or(0.0, |s| with_stream!(s, x => x.loader.progress().received as f64))
+        let held = self.fits.as_ref().map_or(0, |f| f.held_bytes());
+        let loaded = self.stream.as_ref().map_or(0, |s| with_stream!(s, x => x.loader.progress().received));
+        (loaded + held) as f64
     }
 
     /// The file size when known (given, or from the header once parsed).
