@@ -6,7 +6,7 @@
 //! drives these exports:
 //!
 //! - `capabilities()`: what WebGPU offers here (`caps.rs`);
-//! - `createLoader(backend, fileLength, contextLength)` → `WebLoader`: fed chunk by
+//! - `createLoader(backend, fileLength, contextLength, modelLength)` → `WebLoader`: fed chunk by
 //!   chunk, each chunk going straight into the backend's weight buffers; `finish()` →
 //!   `WebModel` (`loader.rs`, backend choice and CPU fallback in `engine.rs`, the CPU
 //!   backend's WebAssembly memory check in `memory.rs`);
@@ -14,6 +14,9 @@
 //!   `WebGeneration` with `next()`, `dispose()` (`model.rs`, `generation.rs`);
 //! - `WebInspector`: the fits-check before a download, fed the header's bytes (`inspect.rs`);
 //! - `Sha256`: incremental SHA-256 of streamed downloads and cache entries (`digest.rs`).
+//! - `kernelChecks()`, `runKernelCheck()`, `benchMatvec()`, `benchDispatch()`: the GPU
+//!   test bench's kernel checks (WebGPU against the CPU backend) and micro-benchmarks
+//!   (`diagnostics.rs`; used by examples/gpu-test, not by the package's API).
 
 mod caps;
 mod diagnostics;
