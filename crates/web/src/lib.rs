@@ -13,7 +13,7 @@
 //! - `WebModel`: info, tokenize/detokenize, chat template, `generate()` →
 //!   `WebGeneration` with `next()`, `dispose()` (`model.rs`, `generation.rs`);
 //! - `WebInspector`: the fits-check before a download, fed the header's bytes (`inspect.rs`);
-//! - `Sha256`: incremental SHA-256 of streamed downloads and cache entries (`digest.rs`).
+//! - `Sha256`: incremental SHA-256 of streamed downloads and cache entries (`digest.rs`);
 //! - `kernelChecks()`, `runKernelCheck()`, `benchMatvec()`, `benchDispatch()`: the GPU
 //!   test bench's kernel checks (WebGPU against the CPU backend) and micro-benchmarks
 //!   (`diagnostics.rs`; used by examples/gpu-test, not by the package's API).

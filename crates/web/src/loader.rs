@@ -196,7 +196,7 @@ impl WebLoader {
         self.stream.as_ref().and_then(|s| with_stream!(s, x => x.loader.shards().map(|(_, n)| n as f64)))
     }
 
-    /// Bytes fed so far (those the fits-check holds until the header is in included).
+    /// Bytes fed so far, including those the fits-check holds until the header is in.
     #[wasm_bindgen(getter)]
     pub fn received(&self) -> f64 {
         let held = self.fits.as_ref().map_or(0, |f| f.held_bytes());
