@@ -56,15 +56,42 @@ for _ in $(seq 50); do
 done
 
 # --- the suites ----------------------------------------------------------------------
+# A page that stops answering is stopped rather than waited on for the runner's whole
+# WASM_BINDGEN_TEST_TIMEOUT: the page's first output must come within FIRST_OUTPUT_S of
+# the runner's start (it loads in seconds), and then some output at least every
+# QUIET_OUTPUT_S (the longest test, the 1.5B streamed onto SwiftShader, prints its
+# progress well within it).
+FIRST_OUTPUT_S=${KINDLING_FIRST_OUTPUT_S:-240}
+QUIET_OUTPUT_S=${KINDLING_QUIET_OUTPUT_S:-600}
+STALLED="== the page stopped answering"
+stop_browser() {
+  pkill -f wasm-bindgen-test-runner || true
+  pkill -x chromedriver || true
+  pkill -f -- '--enable-automation' || true   # the browser chromedriver started
+}
 # Each output line as it arrives, and at the end each test's time: from its "Invoking
 # test" line to its result line (the runner streams the page's output as it polls it,
 # so the figures are good to about a second).
 timed() {
-  local line name start=0 now
+  local line name start=0 now limit=3600 page=0 status
   local -a times=()
-  while IFS= read -r line; do
+  while :; do
+    if IFS= read -r -t "$limit" line; then :; else
+      status=$?
+      [ $status -gt 128 ] || break   # end of the runner's output
+      [ -z "$line" ] || printf '%s\n' "$line"   # a partial line, kept by read
+      echo "$STALLED: no output for $limit s; stopping the runner and the browser"
+      stop_browser
+      limit=60
+      continue
+    fi
     printf '%s\n' "$line"
     now=$(date +%s.%N)
+    case $line in
+      "Running headless tests"*) limit=$FIRST_OUTPUT_S ;;
+      "Loading Wasm module..."*|"running "*" tests"*) page=1 ;;
+    esac
+    [ $page = 0 ] || limit=$QUIET_OUTPUT_S
     case $line in
       "Invoking test: "*) name=${line#Invoking test: }; start=$now ;;
       "test "*" ... "*) [ "$start" = 0 ] || times+=("$(awk -v a="$now" -v b="$start" -v n="$name" 'BEGIN { printf "%7.1f s  %s", a - b, n }')"); start=0 ;;
@@ -72,23 +99,34 @@ timed() {
   done
   [ ${#times[@]} -eq 0 ] || { echo "== per-test times"; printf '%s\n' "${times[@]}"; }
 }
+# Chromium's own log (chromedriver --enable-chrome-logs) goes to $3.chrome; its tail is
+# shown when the suite fails, to say what the browser was doing.
 suite() {
+  local status
   KINDLING_WEBGPU=$1 WASM_BINDGEN_TEST_WEBDRIVER_JSON="$2" \
+    CHROMEDRIVER_ARGS="--enable-chrome-logs --log-path=$3.chrome" \
     wasm-pack test --headless --chrome crates/web --test browser -- --nocapture ${KINDLING_BROWSER_FILTER:-} 2>&1 | timed | tee "$3"
-  return "${PIPESTATUS[0]}"
+  status=${PIPESTATUS[0]}
+  if [ "$status" != 0 ] && [ -s "$3.chrome" ]; then
+    echo "== the last 60 lines of chromedriver's and Chromium's log"
+    tail -n 60 "$3.chrome" | cut -c1-400
+  fi
+  rm -f "$3.chrome"
+  return "$status"
 }
+hung() { grep -q -e "Timed out receiving message from renderer" -e "$STALLED" "$1"; }
 run() {
   local mode=$1 config=$2 log
   log=$(mktemp)
   echo "== browser tests, WebGPU $mode"
   local start=$SECONDS
   # Chromium's renderer has (rarely, with SwiftShader) stopped answering chromedriver
-  # mid-suite, with no test failing: chromedriver then reports "Timed out receiving
-  # message from renderer". That, and only that, gets one more run of the suite; any
-  # test failure fails at once.
+  # mid-suite with no test failing, and once (in CI, twice in a row) never ran the test
+  # page's scripts at all. That, and only that, gets one more run of the suite; any test
+  # failure fails at once.
   if ! suite "$mode" "$config" "$log"; then
-    grep -q "Timed out receiving message from renderer" "$log" || { rm -f "$log"; return 1; }
-    echo "== the browser stopped answering (renderer timeout, above); running the suite once more"
+    hung "$log" || { rm -f "$log"; return 1; }
+    echo "== the browser stopped answering (above); running the suite once more"
     suite "$mode" "$config" "$log" || { rm -f "$log"; return 1; }
   fi
   rm -f "$log"
@@ -103,8 +141,9 @@ visits() {
   profile=$(mktemp -d)
   config=$(mktemp --suffix=.json)
   log=$(mktemp)
-  printf '{ "goog:chromeOptions": { "args": ["--user-data-dir=%s", "--no-sandbox", "--disable-dev-shm-usage"] } }\n' \
-    "$profile" >"$config"
+  # The no-WebGPU run's options, with the profile.
+  python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["goog:chromeOptions"]["args"].append("--user-data-dir=" + sys.argv[2]); print(json.dumps(c))' \
+    crates/web/webdriver-nogpu.json "$profile" >"$config"
   echo "== browser restart: two sessions on the profile $profile"
   for visit in 1 2; do
     # Each visit takes seconds; a page that has not answered in 2 minutes has hung.
@@ -114,7 +153,7 @@ visits() {
       "cache_restart_visit_$visit" 2>&1 | timed | tee "$log"
     [ "${PIPESTATUS[0]}" = 0 ] || { status=1; break; }
   done
-  grep -q "Timed out receiving message from renderer" "$log" && status=2
+  hung "$log" && status=2
   rm -rf "$profile" "$config" "$log"
   return $status
 }
@@ -123,7 +162,7 @@ restart() {
   visits || status=$?
   # The renderer timeout (see run) gets one more pair of visits on a fresh profile.
   if [ $status = 2 ]; then
-    echo "== the browser stopped answering (renderer timeout, above); the two visits once more"
+    echo "== the browser stopped answering (above); the two visits once more"
     visits || status=$?
   fi
   return $status

@@ -111,6 +111,9 @@ async function main() {
   const profile = mkdtempSync(path.join(tmpdir(), 'kindling-quota-'));
   const chrome = spawn('chromium', [
     '--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--remote-debugging-port=0',
+    // Quiet: no background requests (this machine's closed network refuses them).
+    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic',
+    '--no-first-run', '--no-proxy-server',
     `--user-data-dir=${profile}`, 'about:blank',
   ], { detached: true, stdio: 'ignore' });
   let cdp;
