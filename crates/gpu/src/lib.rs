@@ -71,8 +71,10 @@ const MAX_HEAD_DIM: usize = 256;
 const MAX_SPLITS: usize = 32;
 /// Batches up to this many rows may split attention (decode and short chunks).
 const MAX_SPLIT_ROWS: usize = 8;
-/// Positions per split workgroup aimed at, and the workgroups aimed at in all.
-const SPLIT_POSITIONS: usize = 32;
+/// Positions per split workgroup aimed at, and the workgroups aimed at in all. 64, not
+/// 32: decode after a 512-token prompt +5-8% on the four models on an H100, and none
+/// slower after 1,536 (bench/results/h100-attention-splits.md).
+const SPLIT_POSITIONS: usize = 64;
 /// Up to this many positions a (row, head) is one workgroup: below it the merge
 /// dispatch costs more than the parallelism gains (measured on an H100).
 const SPLIT_MIN_SPAN: usize = 256;
