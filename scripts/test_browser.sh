@@ -121,9 +121,11 @@ run() {
   echo "== browser tests, WebGPU $mode"
   local start=$SECONDS
   # Chromium's renderer has (rarely, with SwiftShader) stopped answering chromedriver
-  # mid-suite with no test failing, and once (in CI, twice in a row) never ran the test
-  # page's scripts at all. That, and only that, gets one more run of the suite; any test
-  # failure fails at once.
+  # mid-suite with no test failing; and the test page has never run its scripts (CI, twice
+  # in a row: the runner's server left a module request unserved, which the tests no
+  # longer give it the chance to do: see import_test_module in
+  # crates/web/tests/browser/support.rs). That, and only that, gets one more run of the
+  # suite; any test failure fails at once.
   if ! suite "$mode" "$config" "$log"; then
     hung "$log" || { rm -f "$log"; return 1; }
     echo "== the browser stopped answering (above); running the suite once more"

@@ -9,27 +9,16 @@
 //! sessions on one profile directory and one page origin: `cache_restart_visit_1`, then
 //! `cache_restart_visit_2` after the browser has been closed and started again.
 
-use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{expect_webgpu, log, run_js_suite, server};
-
-#[wasm_bindgen(module = "/tests/browser/cache_api.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = runCacheTests)]
-    fn run_cache_tests(base: &str) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = runCachedGpuMemory)]
-    fn run_cached_gpu_memory(base: &str) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = runVisit)]
-    fn run_visit(base: &str, visit: u32) -> js_sys::Promise;
-}
+use crate::support::{expect_webgpu, log, run_js_module, server};
 
 #[wasm_bindgen_test]
 async fn model_cache_and_downloads() {
     if expect_webgpu() == Some(true) {
         return log("the cache tests run in the run without WebGPU");
     }
-    run_js_suite("model cache", run_cache_tests(server())).await;
+    run_js_module("model cache", "cache_api.js", "runCacheTests", &[server().into()]).await;
 }
 
 /// On WebGPU a load from the cache streams into GPU buffers as a network load does:
@@ -39,17 +28,17 @@ async fn a_cached_load_onto_webgpu_keeps_wasm_memory_flat() {
     if expect_webgpu() != Some(true) {
         return log("needs WebGPU: runs in the run with WebGPU");
     }
-    run_js_suite("cached load memory", run_cached_gpu_memory(server())).await;
+    run_js_module("cached load memory", "cache_api.js", "runCachedGpuMemory", &[server().into()]).await;
 }
 
 #[wasm_bindgen_test]
 #[ignore = "the first of two browser sessions on one profile: scripts/test_browser.sh runs it"]
 async fn cache_restart_visit_1() {
-    run_js_suite("restart, visit 1", run_visit(server(), 1)).await;
+    run_js_module("restart, visit 1", "cache_api.js", "runVisit", &[server().into(), 1.into()]).await;
 }
 
 #[wasm_bindgen_test]
 #[ignore = "the second of two browser sessions on one profile: scripts/test_browser.sh runs it"]
 async fn cache_restart_visit_2() {
-    run_js_suite("restart, visit 2", run_visit(server(), 2)).await;
+    run_js_module("restart, visit 2", "cache_api.js", "runVisit", &[server().into(), 2.into()]).await;
 }

@@ -2,19 +2,12 @@
 //! device's limits and the 'auto' CPU fallback after it; DeviceLostError once the
 //! device is destroyed.
 
-use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{run_js_suite, server, webgpu_available};
-
-#[wasm_bindgen(module = "/tests/browser/device_errors.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = runDeviceErrorTests)]
-    fn run_device_error_tests(base: &str) -> js_sys::Promise;
-}
+use crate::support::{run_js_module, server, webgpu_available};
 
 #[wasm_bindgen_test]
 async fn out_of_memory_falls_back_and_device_lost_is_typed() {
     let _ = webgpu_available().await; // checks KINDLING_WEBGPU against the browser
-    run_js_suite("device error", run_device_error_tests(server())).await;
+    run_js_module("device error", "device_errors.js", "runDeviceErrorTests", &[server().into()]).await;
 }

@@ -6,19 +6,12 @@
 //! (inspect.js). Runs in both browser runs: without WebGPU the CPU checks, with WebGPU
 //! also the adapter's limits (SwiftShader).
 
-use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{run_js_suite, server, webgpu_available};
-
-#[wasm_bindgen(module = "/tests/browser/inspect.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = runInspectTests)]
-    fn run_inspect_tests(base: &str, webgpu: bool) -> js_sys::Promise;
-}
+use crate::support::{run_js_module, server, webgpu_available};
 
 #[wasm_bindgen_test]
 async fn inspect_and_fits_check_before_download() {
     let webgpu = webgpu_available().await;
-    run_js_suite("inspect", run_inspect_tests(server(), webgpu)).await;
+    run_js_module("inspect", "inspect.js", "runInspectTests", &[server().into(), webgpu.into()]).await;
 }

@@ -11,23 +11,16 @@
 
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{expect_webgpu, json, log, run_js_suite, server, webgpu_available};
+use crate::support::{expect_webgpu, import_test_module, log, run_js_suite, server, webgpu_available};
 
 const FIXTURE: &str = include_str!("../../../../tests/fixtures/browser_greedy.json");
 
-/// Runs `large_models.js`'s scenario `name` in its own worker. The module is imported
-/// from the model server rather than bound as a wasm-bindgen snippet: each snippet is
-/// one more module the test page fetches at start, and past six at once (Chromium's
-/// connections per host) the page's start stalled for minutes behind the runner's
-/// server.
+/// Runs `large_models.js`'s scenario `name` in its own worker (the module imported from
+/// the model server, as every test module is: see `support::import_test_module`).
 async fn scenario(name: &str, args: &[JsValue]) {
-    let url = format!("{}/crates/web/tests/browser/large_models.js", server());
-    let import = Function::new_with_args("url", "return import(url)");
-    let module = import.call1(&JsValue::NULL, &url.into()).expect("import()");
-    let module = JsFuture::from(Promise::from(module)).await.unwrap_or_else(|e| panic!("import large_models.js: {}", json(&e)));
+    let module = import_test_module("large_models.js").await;
     let in_worker: Function = Reflect::get(&module, &"inWorker".into()).expect("inWorker").unchecked_into();
     let args: js_sys::Array = args.iter().collect();
     let report = in_worker.call3(&JsValue::NULL, &server().into(), &name.into(), &args).expect("inWorker()");

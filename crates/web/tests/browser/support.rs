@@ -126,6 +126,30 @@ pub fn obj(pairs: &[(&str, JsValue)]) -> JsValue {
     o.into()
 }
 
+/// Imports the test module `crates/web/tests/browser/<file>` from the model server. No
+/// test JS is bound as a wasm-bindgen snippet: each snippet is one more module the test
+/// page fetches at its start, from the runner's server (tiny_http), whose thread pool can
+/// take two new connections for one idle thread and then leave the second unserved while
+/// every thread waits on one of the browser's idle keep-alive connections. The page's
+/// module graph then never completes: it stays at "Loading scripts..." (seen in CI and
+/// here with six snippets, on two cores). The model server has a thread per connection.
+pub async fn import_test_module(file: &str) -> JsValue {
+    let url = format!("{}/crates/web/tests/browser/{file}", server());
+    let import = js_sys::Function::new_with_args("url", "return import(url)");
+    let module = import.call1(&JsValue::NULL, &url.into()).expect("import()");
+    JsFuture::from(js_sys::Promise::from(module)).await.unwrap_or_else(|e| panic!("import {file}: {}", json(&e)))
+}
+
+/// Runs the JS test suite `export(...args)` of the test module `file` (see
+/// `import_test_module`) and checks its report (see `run_js_suite`).
+pub async fn run_js_module(what: &str, file: &str, export: &str, args: &[JsValue]) {
+    let module = import_test_module(file).await;
+    let suite: js_sys::Function = get(&module, export).dyn_into().unwrap_or_else(|_| panic!("{file} exports no function {export}"));
+    let args: js_sys::Array = args.iter().collect();
+    let report = suite.apply(&JsValue::NULL, &args).unwrap_or_else(|e| panic!("{file}: {export}() threw: {}", json(&e)));
+    run_js_suite(what, js_sys::Promise::resolve(&report)).await;
+}
+
 /// Awaits a JS test suite's `{ log, failures }` report, prints its log and fails with
 /// every failure it recorded.
 pub async fn run_js_suite(what: &str, report: js_sys::Promise) {
