@@ -7,14 +7,16 @@
 # Results: $OUT/native.jsonl and $OUT/dawn.jsonl, one JSON line per run; stderr.txt.
 # ROUNDS (default 2): native and Dawn alternate, so drift on the machine hits both.
 # MODELS (default "smollm2 gemma3"): the carried headers (.bench/NAME.hdr) to run.
-# .bench/web/ may also hold the package's JS (index.js, errors.js, source.js) as built
-# with its wasm; else www/'s are used.
+# .bench/web/ may also hold the package's JS modules as built with its wasm; else www/'s
+# are used.
 set -u
 export MODELS=${MODELS:-smollm2 gemma3}
 source bench/device_setup.sh
 pkg=/tmp/kindling-pkg
 mkdir -p "$pkg/wasm"
-for f in index.js errors.js source.js; do
+# Every module of the package (index.js imports cache.js, download.js, ... in turn).
+for f in www/*.js; do
+  f=$(basename "$f")
   if [ -f .bench/web/$f ]; then cp .bench/web/$f "$pkg/"; else cp www/$f "$pkg/"; fi
 done
 cp .bench/web/*.wasm .bench/web/kindling_web.js "$pkg/wasm/"

@@ -246,7 +246,7 @@ impl Op {
 /// per workgroup): the fewest, from 16, that give rows × lanes ≥ 128k invocations (an
 /// H100 holds 270k; fewer left short wide matrices such as a 1,536 × 8,960 down
 /// projection latency-bound), doubling only while lanes × 28 ≤ k, so that each lane
-/// keeps 14 values or more (one or two 8-value chunks) of its row. Tall matrices
+/// keeps at least 14 of its row's values. Tall matrices
 /// (gate/up, the vocabulary) keep 16 lanes, each walking several chunks with their
 /// loads in flight.
 ///
