@@ -13,6 +13,7 @@ export class Runner {
   label = '';
   #loadAbort = null;
   #genAbort = null;
+  #cachedCheck = 0; // the latest showCached() call: an older one's answer is dropped
 
   /** `onModel(model | null)` is told when a model is loaded or disposed. */
   constructor($, onModel) {
@@ -38,14 +39,19 @@ export class Runner {
 
   /** Whether the URL is in the model cache already (a load then reads no model bytes). */
   async showCached() {
+    const check = ++this.#cachedCheck;
     const { source } = this.#source();
-    const el = this.#$('model-cached');
-    if (typeof source !== 'string') return (el.textContent = 'a local file: read from disk');
-    try {
-      el.textContent = (await Model.cache.has(source, { hubUrl: this.#hubUrl() })) ? 'cached: loads from this browser’s storage' : 'not cached: loads from the network';
-    } catch (e) {
-      el.textContent = `cache unavailable (${e.message})`;
+    let line = 'a local file: read from disk';
+    if (typeof source === 'string') {
+      try {
+        line = (await Model.cache.has(source, { hubUrl: this.#hubUrl() })) ? 'cached: loads from this browser’s storage' : 'not cached: loads from the network';
+      } catch (e) {
+        line = `cache unavailable (${e.message})`;
+      }
     }
+    // Editing the hub field, then the URL, starts two checks (each field's change
+    // event); the one for the older input must not answer last.
+    if (check === this.#cachedCheck) this.#$('model-cached').textContent = line;
   }
 
   /** The hub `hf:` names resolve against (the package's default when empty). */
