@@ -59,8 +59,7 @@ done
 # A page that stops answering is stopped rather than waited on for the runner's whole
 # WASM_BINDGEN_TEST_TIMEOUT: the page's first output must come within FIRST_OUTPUT_S of
 # the runner's start (it loads in seconds), and then some output at least every
-# QUIET_OUTPUT_S (the longest test, the 1.5B streamed onto SwiftShader, prints its
-# progress well within it).
+# QUIET_OUTPUT_S (the longest test takes about 80 s on two cores).
 FIRST_OUTPUT_S=${KINDLING_FIRST_OUTPUT_S:-240}
 QUIET_OUTPUT_S=${KINDLING_QUIET_OUTPUT_S:-600}
 STALLED="== the page stopped answering"
