@@ -109,11 +109,11 @@ async function inPage(model, quota) {
 
 async function main() {
   const profile = mkdtempSync(path.join(tmpdir(), 'kindling-quota-'));
+  // The no-WebGPU browser run's options (quiet: no background requests, which this
+  // machine's closed network refuses), as scripts/test_browser.sh's restart run takes them.
+  const options = JSON.parse(readFileSync(new URL('../webdriver-nogpu.json', import.meta.url), 'utf8'));
   const chrome = spawn('chromium', [
-    '--headless=new', '--no-sandbox', '--disable-dev-shm-usage', '--remote-debugging-port=0',
-    // Quiet: no background requests (this machine's closed network refuses them).
-    '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic',
-    '--no-first-run', '--no-proxy-server',
+    '--headless=new', ...options['goog:chromeOptions'].args, '--remote-debugging-port=0',
     `--user-data-dir=${profile}`, 'about:blank',
   ], { detached: true, stdio: 'ignore' });
   let cdp;

@@ -9,22 +9,17 @@
 //! - the 0.5B on a device whose storage bindings hold 64 MiB: its 138 MiB output.weight
 //!   is split across buffers and the first greedy token equals native.
 
-use js_sys::{Function, Promise, Reflect};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{expect_webgpu, import_test_module, log, run_js_suite, server, webgpu_available};
+use crate::support::{expect_webgpu, log, run_js_module, server, webgpu_available};
 
 const FIXTURE: &str = include_str!("../../../../tests/fixtures/browser_greedy.json");
 
-/// Runs `large_models.js`'s scenario `name` in its own worker (the module imported from
-/// the model server, as every test module is: see `support::import_test_module`).
+/// Runs `large_models.js`'s scenario `name` in its own worker.
 async fn scenario(name: &str, args: &[JsValue]) {
-    let module = import_test_module("large_models.js").await;
-    let in_worker: Function = Reflect::get(&module, &"inWorker".into()).expect("inWorker").unchecked_into();
     let args: js_sys::Array = args.iter().collect();
-    let report = in_worker.call3(&JsValue::NULL, &server().into(), &name.into(), &args).expect("inWorker()");
-    run_js_suite(name, Promise::from(report)).await;
+    run_js_module(name, "large_models.js", "inWorker", &[server().into(), name.into(), args.into()]).await;
 }
 
 #[wasm_bindgen_test]
