@@ -20,7 +20,7 @@ mod gpu_common;
 use gpu_common::{gpu, gpu_with, max_abs_diff, Rng};
 use kindling_cpu::CpuBackend;
 use kindling_gguf::GgmlType;
-use kindling_gpu::{GpuBackend, GpuOptions, KernelKey, ShaderFeatures};
+use kindling_gpu::{GpuBackend, GpuOptions, KernelKey, ShaderFeatures, MATVEC_MAX_ROWS};
 use kindling_model::{
     Activation, AttentionParams, QkRope, Backend, KvSpec, RopeConfig, RopeStyle, WeightSpec,
 };
@@ -161,6 +161,18 @@ fn matmul_batches<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize,
         .collect()
 }
 
+/// Relative tolerance (× Σ|w·x|) of a matmul of `n` activation rows on `gpu`: f32 sums
+/// in another order, or, where the batch kernel runs on cooperative matrices (batches
+/// above the decode matvec's MATVEC_MAX_ROWS), each input rounded to f16 (2^-11
+/// relative, twice per product).
+fn matmul_rel_tol(gpu: &GpuBackend, n: usize) -> f32 {
+    if gpu.shader_features().coop_matrix && n > MATVEC_MAX_ROWS {
+        1.2e-3
+    } else {
+        1e-5
+    }
+}
+
 fn check_matmul(gpu: &mut GpuBackend, ty: GgmlType, rows: usize, seed: u64) -> f32 {
     check_matmul_cols(gpu, ty, rows, awkward_cols(ty), seed)
 }
@@ -181,7 +193,7 @@ fn check_matmul_cols(gpu: &mut GpuBackend, ty: GgmlType, rows: usize, cols: usiz
             for j in 0..rows {
                 let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum();
                 let (g, c) = (got[r * rows + j], want[r * rows + j]);
-                let tol = 1e-5 * scale + 1e-6;
+                let tol = matmul_rel_tol(gpu, *n) * scale + 1e-6;
                 assert!(
                     (g - c).abs() <= tol,
                     "{ty:?} matmul n={n} row {r} out {j}: gpu {g} cpu {c} (|Δ| {} > tol {tol})",
@@ -218,10 +230,16 @@ fn tall_decode_matvec_matches_cpu() {
 
 #[test]
 fn matmul_matches_cpu_for_every_type_and_batch_size() {
-    // The device's variant (subgroup reductions where it has them, as lavapipe does)
-    // and the workgroup-memory one browsers run.
-    for allow_subgroups in [true, false] {
-        let mut b = gpu_with(GpuOptions { allow_subgroups, ..Default::default() });
+    // The device's variant (subgroup reductions where it has them, as lavapipe does;
+    // the batch kernel on cooperative matrices where it has them, as an H100 does), the
+    // same without cooperative matrices, and the workgroup-memory one browsers run.
+    let mut seen = Vec::new();
+    for (allow_subgroups, allow_coop_matrix) in [(true, true), (true, false), (false, false)] {
+        let mut b = gpu_with(GpuOptions { allow_subgroups, allow_coop_matrix, ..Default::default() });
+        if seen.contains(&b.shader_features()) {
+            continue;
+        }
+        seen.push(b.shader_features());
         let mut report = vec![format!("{:?}", b.shader_features())];
         for (i, ty) in ALL_TYPES.into_iter().enumerate() {
             // 37 rows: not a multiple of the 4 rows of a matvec workgroup nor the 64 of a tile.
@@ -310,7 +328,7 @@ fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
             for row in 0..*n {
                 for j in 0..rows {
                     let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[row * cols + c]).abs()).sum();
-                    let tol = 1e-5 * scale + 1e-5;
+                    let tol = matmul_rel_tol(&b, *n) * scale + 1e-5;
                     let k = row * rows + j;
                     assert!((go[k] - wo[k]).abs() <= tol, "{ty:?} n={n} out [{row}, {j}]: gpu {} cpu {}", go[k], wo[k]);
                     assert!((gr[k] - wr[k]).abs() <= tol, "{ty:?} n={n} res [{row}, {j}]: gpu {} cpu {}", gr[k], wr[k]);
@@ -401,10 +419,11 @@ fn gate_up_and_gated_activation_fuse_in_decode_and_match_cpu_also_over_split_wei
                     let k = r * rows + j;
                     let (g, u) = (wgv[k], wuv[k]);
                     let a = if wuv[k] != 0.0 { wo[k] / u } else { 0.0 };
-                    let tol = 1e-5 * (1.2 * sg * u.abs() + su * a.abs()) + 2e-6 * wo[k].abs() + 1e-5;
+                    let rel = matmul_rel_tol(&b, *n);
+                    let tol = rel * (1.2 * sg * u.abs() + su * a.abs()) + 2e-6 * wo[k].abs() + 1e-5;
                     assert!((go[k] - wo[k]).abs() <= tol, "{ty:?} {act:?} n={n} out [{r}, {j}]: gpu {} cpu {} (g {g}, u {u})", go[k], wo[k]);
-                    assert!((ggv[k] - g).abs() <= 1e-5 * sg + 1e-6, "{ty:?} n={n} gate [{r}, {j}]: gpu {} cpu {g}", ggv[k]);
-                    assert!((guv[k] - u).abs() <= 1e-5 * su + 1e-6, "{ty:?} n={n} up [{r}, {j}]: gpu {} cpu {u}", guv[k]);
+                    assert!((ggv[k] - g).abs() <= rel * sg + 1e-6, "{ty:?} n={n} gate [{r}, {j}]: gpu {} cpu {g}", ggv[k]);
+                    assert!((guv[k] - u).abs() <= rel * su + 1e-6, "{ty:?} n={n} up [{r}, {j}]: gpu {} cpu {u}", guv[k]);
                     worst = worst.max((go[k] - wo[k]).abs());
                 }
             }
@@ -477,7 +496,7 @@ fn qkv_projections_of_one_type_join_one_decode_dispatch_and_match_cpu() {
                     for j in 0..*rows {
                         let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum();
                         let k = r * rows + j;
-                        let tol = 1e-5 * scale + 1e-6;
+                        let tol = matmul_rel_tol(&b, *n) * scale + 1e-6;
                         assert!((go[k] - wo[k]).abs() <= tol, "case {i} n={n} weight {m} ({ty:?}) [{r}, {j}]: gpu {} cpu {}", go[k], wo[k]);
                         worst = worst.max((go[k] - wo[k]).abs() / scale.max(1e-30));
                     }
@@ -982,10 +1001,12 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
     let dir = std::env::temp_dir().join(format!("kindling-wgsl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut failures = Vec::new();
-    // Browser variants through both; the subgroup variants (native only, where naga
-    // takes subgroup operations without an `enable`, which tint requires) through naga.
+    // Browser variants through both; the subgroup and cooperative-matrix variants
+    // (native only: naga takes subgroup operations without an `enable`, which tint
+    // requires, and `wgpu_cooperative_matrix` is wgpu's own) through naga.
     let plain = KernelKey::all(&ALL_TYPES);
     let subgroups = ShaderFeatures { subgroup_size: 32, ..Default::default() };
+    let coop = ShaderFeatures { subgroup_size: 32, coop_matrix: true, ..Default::default() };
     let kv_f16 = ShaderFeatures { kv_f16: true, ..Default::default() };
     let variants = |f: ShaderFeatures| plain.iter().map(move |k| k.with_features(f)).filter(|k| k.features != ShaderFeatures::default());
     let keys: Vec<(KernelKey, bool)> = plain
@@ -993,10 +1014,11 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
         .map(|&k| (k, true))
         .chain(variants(kv_f16).map(|k| (k, true)))
         .chain(variants(subgroups).map(|k| (k, false)))
+        .chain(variants(coop).filter(|k| k.features.coop_matrix).map(|k| (k, false)))
         .collect();
     for (key, browser) in &keys {
         let f = key.features;
-        let path = dir.join(format!("{:?}_{:?}_{}_{}.wgsl", key.op, key.ty, f.subgroup_size, f.kv_f16));
+        let path = dir.join(format!("{:?}_{:?}_{}_{}_{}.wgsl", key.op, key.ty, f.subgroup_size, f.kv_f16, f.coop_matrix));
         std::fs::write(&path, key.source()).expect("write shader");
         let tools: [(&str, Vec<&str>); 2] = [("naga", vec![]), ("tint", vec!["--format=wgsl", "-o", "/dev/null"])];
         for (tool, args) in tools.into_iter().filter(|(t, _)| *browser || *t == "naga") {

@@ -65,6 +65,10 @@ pub struct ModelArgs {
     /// within ~2e-2 of the f32 cache's.
     #[arg(long)]
     pub kv_f16: bool,
+    /// Run prefill's batch matmul in f32 on the shader cores even where the GPU has
+    /// cooperative matrices (tensor cores), which take f16 inputs.
+    #[arg(long)]
+    pub no_coop_matrix: bool,
 }
 
 /// Work a command does with a loaded model, written once for every backend.
@@ -76,9 +80,9 @@ pub trait ModelTask: Sized {
 
 /// Opens the chosen backend, loads the model onto it and runs `task`.
 pub fn with_model(options: ModelOptions, task: impl ModelTask) -> Result<(), Error> {
-    let ModelArgs { file, backend, kv_f16 } = task.model().clone();
+    let ModelArgs { file, backend, kv_f16, no_coop_matrix } = task.model().clone();
     let path = file.as_path();
-    let gpu = GpuOptions { kv_f16, ..Default::default() };
+    let gpu = GpuOptions { kv_f16, allow_coop_matrix: !no_coop_matrix, ..Default::default() };
     match backend {
         BackendChoice::Cpu => task.run(load_onto(path, CpuBackend::new(), options)?),
         BackendChoice::Gpu => task.run(load_onto(path, open_gpu(gpu)?, options)?),

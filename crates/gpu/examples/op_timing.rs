@@ -50,12 +50,17 @@ fn time(b: &mut GpuBackend, label: &str, n: usize, start: usize, sink: kindling_
 
 fn main() {
     let m: usize = std::env::args().nth(1).map_or(512, |s| s.parse().expect("rows"));
-    let mut b = pollster::block_on(GpuBackend::new(GpuOptions::default())).expect("gpu");
+    // NO_COOP=1: the f32 batch kernel even where the device has cooperative matrices.
+    let options = GpuOptions { allow_coop_matrix: std::env::var_os("NO_COOP").is_none(), ..Default::default() };
+    let mut b = pollster::block_on(GpuBackend::new(options)).expect("gpu");
     println!("{}", b.adapter());
+    println!("kernel variants: {:?}", b.shader_features());
     let big = m.max(1);
     let sink = b.alloc_activation(big, 64).expect("sink");
     if std::env::var_os("QWEN_ONLY").is_some() {
-        qwen15_decode(&mut b, sink);
+        if std::env::var_os("PREFILL_ONLY").is_none() {
+            qwen15_decode(&mut b, sink);
+        }
         qwen15_prefill(&mut b, sink, m);
         return;
     }
@@ -218,9 +223,11 @@ fn time_at(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, start: usize, 
     (full - empty) / REPS as f64 * 1e6
 }
 
-/// Qwen2.5-1.5B's prefill matmuls over `m` rows: µs and TFLOP/s.
+/// Qwen2.5-1.5B's prefill matmuls over `m` rows: µs and TFLOP/s; then its attention
+/// over the `m` rows (12 heads, 2 KV heads of 128).
 fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usize) {
-    for (ty, rows, cols) in [(GgmlType::Q4K, 8960, 1536), (GgmlType::Q6K, 1536, 8960), (GgmlType::Q4K, 1536, 1536)] {
+    let shapes = [(GgmlType::Q4K, 8960, 1536), (GgmlType::Q6K, 1536, 8960), (GgmlType::Q4K, 1536, 1536), (GgmlType::Q4K, 256, 1536)];
+    for (ty, rows, cols) in shapes {
         let w = weight(b, ty, rows, cols);
         let x = b.alloc_activation(m, cols).expect("x");
         let out = b.alloc_activation(m, rows).expect("out");
@@ -241,4 +248,8 @@ fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usiz
         let tflops = 2.0 * (rows * cols * m) as f64 / us / 1e6;
         println!("{:<48} n={m:<4} start=0    {us:8.1} µs  {tflops:6.1} TFLOP/s", format!("qwen15 prefill {rows}x{cols} {ty:?}"));
     }
+    let (q, k, o) = (b.alloc_activation(m, 1536).expect("q"), b.alloc_activation(m, 256).expect("k"), b.alloc_activation(m, 1536).expect("o"));
+    let mut cache = b.alloc_kv_cache(KvSpec { capacity: m + 8, width: 256 }).expect("cache");
+    let p = AttentionParams { head_count: 12, head_count_kv: 2, head_dim: 128, scale: 0.088, sliding_window: None, softcap: None };
+    time(b, "qwen15 prefill attention 12/2x128", m, 0, sink, |b| b.attention(q, k, k, &mut cache, &p, o));
 }

@@ -15,6 +15,10 @@ pub struct GpuOptions {
     /// Request SHADER_F16 / SUBGROUP when the adapter has them.
     pub allow_f16: bool,
     pub allow_subgroups: bool,
+    /// Run the batch matmul (prefill) on cooperative matrices (tensor cores) when the
+    /// adapter has them (wgpu's experimental feature, native only): f16 inputs, f32
+    /// sums. Off: the f32 kernel everywhere.
+    pub allow_coop_matrix: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
@@ -30,6 +34,7 @@ impl Default for GpuOptions {
             adapter_name: None,
             allow_f16: true,
             allow_subgroups: true,
+            allow_coop_matrix: true,
             max_part_bytes: None,
             kv_f16: false,
         }
@@ -46,6 +51,12 @@ pub struct AdapterSummary {
     pub shader_f16: bool,
     pub subgroups: bool,
     pub subgroup_size: (u32, u32),
+    /// Cooperative matrices in the configuration the batch matmul uses
+    /// (`kernels::coop_matrix_usable`), with what wgpu needs to offer them.
+    pub coop_matrix: bool,
+    /// Every cooperative matrix configuration the adapter reports (wgpu lists them
+    /// whether or not it offers the feature).
+    pub coop_configs: Vec<wgpu::CooperativeMatrixProperties>,
     pub max_storage_buffer_binding_size: u64,
     pub max_buffer_size: u64,
     pub max_compute_workgroup_storage_size: u32,
@@ -58,6 +69,7 @@ impl AdapterSummary {
         let info = adapter.get_info();
         let f = adapter.features();
         let l = adapter.limits();
+        let coop_configs = adapter.cooperative_matrix_properties();
         AdapterSummary {
             name: info.name.clone(),
             backend: format!("{:?}", info.backend),
@@ -66,6 +78,9 @@ impl AdapterSummary {
             shader_f16: f.contains(wgpu::Features::SHADER_F16),
             subgroups: f.contains(wgpu::Features::SUBGROUP),
             subgroup_size: (info.subgroup_min_size, info.subgroup_max_size),
+            coop_matrix: f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16)
+                && crate::kernels::coop_matrix_usable(&coop_configs),
+            coop_configs,
             max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
             max_buffer_size: l.max_buffer_size,
             max_compute_workgroup_storage_size: l.max_compute_workgroup_storage_size,
@@ -80,7 +95,7 @@ impl std::fmt::Display for AdapterSummary {
         let mib = |b: u64| b / (1 << 20);
         write!(
             f,
-            "{} ({}, {}{}) shader-f16: {}, subgroups: {} (size {}..{}), max storage binding {} MiB, \
+            "{} ({}, {}{}) shader-f16: {}, subgroups: {} (size {}..{}), cooperative matrices: {}, max storage binding {} MiB, \
              max buffer {} MiB, workgroup storage {} KiB, {} invocations, {} storage buffers/stage",
             self.name,
             self.backend,
@@ -90,6 +105,7 @@ impl std::fmt::Display for AdapterSummary {
             yes(self.subgroups),
             self.subgroup_size.0,
             self.subgroup_size.1,
+            yes(self.coop_matrix),
             mib(self.max_storage_buffer_binding_size),
             mib(self.max_buffer_size),
             self.max_compute_workgroup_storage_size / 1024,
@@ -283,12 +299,23 @@ impl Gpu {
         if options.allow_subgroups && summary.subgroups {
             features |= wgpu::Features::SUBGROUP;
         }
+        let coop = options.allow_coop_matrix && options.allow_f16 && summary.coop_matrix;
+        let experimental = if coop {
+            features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+            // SAFETY: wgpu asks its users to acknowledge that experimental features may
+            // have bugs. The one enabled here is used by one kernel only
+            // (shaders/matmul_coop.wgsl), tested against the CPU on the devices that
+            // have it, and `allow_coop_matrix: false` turns it off.
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("kindling"),
                 required_features: features,
                 required_limits: limits.clone(),
-                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                experimental_features: experimental,
                 memory_hints: wgpu::MemoryHints::Performance,
                 trace: wgpu::Trace::Off,
             })

@@ -248,7 +248,8 @@ impl GpuBackend {
             } else if n <= MATVEC_MAX_ROWS {
                 self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else {
-                let (gx, gy) = (part.rows.div_ceil(64) as u32, n.div_ceil(64) as u32);
+                let (tm, tn) = batch_tile(self.shader_features);
+                let (gx, gy) = (part.rows.div_ceil(tn) as u32, n.div_ceil(tm) as u32);
                 self.record_grid(Op::MatmulTiled, Some(pm.ty), &bufs, &p, None, gx, gy);
             }
         }

@@ -45,7 +45,7 @@ pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;
 use fusion::{same_parts, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope};
-use kernels::{matvec_rows, matvec_tall_rows, BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
+use kernels::{batch_tile, matvec_rows, matvec_tall_rows, BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 /// Bytes of the parameter blob one submission can carry (beyond it the batch is split
@@ -54,7 +54,7 @@ const BLOB_BYTES: u64 = 4 << 20;
 /// Weight bytes uploaded between two flushes of wgpu's staging memory.
 const UPLOAD_FLUSH_BYTES: u64 = 64 << 20;
 /// Most activation rows the matrix-vector kernel takes; larger batches use the tiled one.
-const MATVEC_MAX_ROWS: usize = 8;
+pub const MATVEC_MAX_ROWS: usize = 8;
 /// Decode matvecs over weights of at least this many rows use `matvec_tall`.
 const TALL_MIN_ROWS: usize = 16384;
 /// Values per chunk of top_k_rows' first pass (one workgroup each).
@@ -238,9 +238,10 @@ impl GpuBackend {
         };
         let a = &b.gpu.adapter;
         let subgroups = b.gpu.features.contains(wgpu::Features::SUBGROUP);
+        let coop = b.gpu.features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
         b.shader_features = ShaderFeatures {
             kv_f16: options.kv_f16,
-            ..ShaderFeatures::for_device(subgroups, a.subgroup_size.0, a.subgroup_size.1)
+            ..ShaderFeatures::for_device(subgroups, a.subgroup_size.0, a.subgroup_size.1, coop)
         };
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;

@@ -12,6 +12,8 @@ pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
 pub const EMBED: &str = include_str!("../../../shaders/embed.wgsl");
 pub const RMS_NORM: &str = include_str!("../../../shaders/rms_norm.wgsl");
 pub const MATMUL: &str = include_str!("../../../shaders/matmul.wgsl");
+pub const MATMUL_TILED: &str = include_str!("../../../shaders/matmul_tiled.wgsl");
+pub const MATMUL_COOP: &str = include_str!("../../../shaders/matmul_coop.wgsl");
 pub const ROPE: &str = include_str!("../../../shaders/rope.wgsl");
 pub const ATTENTION: &str = include_str!("../../../shaders/attention.wgsl");
 pub const ELEMENTWISE: &str = include_str!("../../../shaders/elementwise.wgsl");
@@ -121,6 +123,16 @@ pub fn assemble(key: KernelKey) -> String {
         (_, Family::Rope) => "fn v_bias(i: u32) -> f32 { return 0.0; }",
         _ => "",
     };
+    // The batch kernel: f32 on the shader cores, or on cooperative matrices (which need
+    // their `enable`s before anything else in the module).
+    let (enables, batch) = match (key.op.family(), key.features.coop_matrix) {
+        (Family::Matmul, false) => (String::new(), MATMUL_TILED),
+        (Family::Matmul, true) => {
+            let (m, n) = crate::kernels::COOP_TILE;
+            (format!("enable f16;\nenable wgpu_cooperative_matrix;\nconst CM: u32 = {m}u;\nconst CN: u32 = {n}u;"), MATMUL_COOP)
+        }
+        _ => (String::new(), ""),
+    };
     let (second, third, input, reduce) = if key.op.family() == Family::Matmul {
         let input = if key.op.normed() { NORM_IN } else { NORM_OFF };
         let reduce = match key.features.subgroup_size {
@@ -132,8 +144,8 @@ pub fn assemble(key: KernelKey) -> String {
     } else {
         (String::new(), String::new(), "", String::new())
     };
-    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + reduce.len() + body.len() + 4096);
-    for part in [params, PRELUDE, snippet, &second, &third, input, &reduce, kv_read, kv_write, v_bias, body] {
+    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + reduce.len() + body.len() + batch.len() + 4096);
+    for part in [&enables, params, PRELUDE, snippet, &second, &third, input, &reduce, kv_read, kv_write, v_bias, body, batch] {
         s.push_str(part);
         s.push('\n');
     }

@@ -87,10 +87,15 @@ pub fn models_dir() -> PathBuf {
 /// A synthetic model written by `tests/scripts/make_synthetic.py` (deterministic, a
 /// few hundred KB): `tiny-llama.gguf`, `tiny-llama-q8k.gguf`, `tiny-gemma3.gguf`.
 /// Written once per test process into its own temp folder (test binaries run in
-/// parallel; a shared folder would be rewritten under a reader's feet).
+/// parallel; a shared folder would be rewritten under a reader's feet), or read from
+/// `KINDLING_SYNTHETIC_DIR` where that names a folder the script wrote (a machine
+/// without the `gguf` package: the GPU machine the device tests run on).
 pub fn synthetic(name: &str) -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     let dir = DIR.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("KINDLING_SYNTHETIC_DIR") {
+            return PathBuf::from(dir);
+        }
         let dir = std::env::temp_dir().join(format!("kindling-synthetic-{}", std::process::id()));
         let out = dir.to_string_lossy().into_owned();
         run_python("make_synthetic.py", &[&out]);

@@ -1,0 +1,146 @@
+// Appended to the matmul family (shaders/matmul.wgsl) instead of matmul_tiled.wgsl
+// where the device has cooperative matrices (tensor cores: wgpu's experimental
+// `wgpu_cooperative_matrix`, 16 × 16 × 16 with f16 inputs and f32 sums, subgroups of
+// 32; native only, see ShaderFeatures::coop_matrix). shaders.rs prepends the `enable`s
+// and the tile's size: CM activation rows × CN weight rows (kernels::batch_tile, which
+// the host dispatches by).
+//
+// matmul_tiled: one output tile per workgroup, one subgroup per 32 × 32 piece of it,
+// held as 2 × 2 accumulator matrices. Per step of CK values the workgroup stages the
+// activation rows and the dequantized weight rows in workgroup memory as f16, 8 values
+// per invocation and call (a K-quant's scales decoded once for the 8: dq8), then each
+// subgroup multiplies its two A and two B 16 × 16 pieces. Products of f16s are exact
+// and the sums f32: the only loss is rounding the inputs to f16 (relative 2^-11 each;
+// activations are clamped to f16's range). Staging, not the multiplies, is what takes
+// the time, so the tile is large (kernels::COOP_TILE: every weight value is dequantized
+// once per CM activation rows, every activation converted once per CN weight rows).
+
+const CK: u32 = 32u; // values per step
+const CLD: u32 = 40u; // stride of a staged row in halves: CK plus 8, so that the rows of
+                      // a 16 × 16 load start in different banks (80 bytes, a multiple of
+                      // the 16 the matrix loads need)
+const CSG: u32 = (CM / 32u) * (CN / 32u); // subgroups (of 32) per workgroup
+// ah: activation rows m0.. as [CM][CLD] (A, row-major); bh: weight rows n0.. as
+// [CN][CLD], which read column-major is B (k × n); cs: a 16 × 16 f32 result piece per
+// subgroup on its way to put() (bounds, residual add).
+var<workgroup> ah: array<f16, CM * CLD>;
+var<workgroup> bh: array<f16, CN * CLD>;
+var<workgroup> cs: array<f32, CSG * 256u>;
+
+// Eight f32s as f16s at staged position `at` of tile 0 (ah) or 1 (bh). Written out:
+// a loop indexing the vectors took a quarter of the kernel's time (H100).
+fn stage8(tile: u32, at: u32, v: mat2x4<f32>) {
+    let big = vec4<f32>(65504.0);
+    let h0 = vec4<f16>(clamp(v[0], -big, big));
+    let h1 = vec4<f16>(clamp(v[1], -big, big));
+    if (tile == 0u) {
+        ah[at] = h0.x;
+        ah[at + 1u] = h0.y;
+        ah[at + 2u] = h0.z;
+        ah[at + 3u] = h0.w;
+        ah[at + 4u] = h1.x;
+        ah[at + 5u] = h1.y;
+        ah[at + 6u] = h1.z;
+        ah[at + 7u] = h1.w;
+    } else {
+        bh[at] = h0.x;
+        bh[at + 1u] = h0.y;
+        bh[at + 2u] = h0.z;
+        bh[at + 3u] = h0.w;
+        bh[at + 4u] = h1.x;
+        bh[at + 5u] = h1.y;
+        bh[at + 6u] = h1.z;
+        bh[at + 7u] = h1.w;
+    }
+}
+
+// Weight values e..e+7 of row `row` (e a multiple of 8, below p.k).
+fn w8_at(row: u32, e: u32) -> mat2x4<f32> {
+    if (by8()) {
+        return w8(row, e / 8u);
+    }
+    return mat2x4<f32>(w4(row, e), w4(row, e + 4u));
+}
+
+// Staging: chunk i of a tile is values k0 + 8 (i % (CK / 8)).. of its row i / (CK / 8)
+// (consecutive invocations take consecutive chunks of a row).
+
+// Chunk i of the activation tile of rows m0.. at step k0 (zero outside the batch).
+fn fetch_x(m0: u32, i: u32, k0: u32) -> mat2x4<f32> {
+    let r = m0 + i / (CK / 8u);
+    let e = k0 + 8u * (i % (CK / 8u));
+    if (e >= p.k || r >= p.n) {
+        return mat2x4<f32>();
+    }
+    return mat2x4<f32>(x4(r, e), x4(r, e + 4u));
+}
+
+// Chunk i of the weight tile of rows n0.. at step k0 (zero outside the part).
+fn fetch_w(n0: u32, i: u32, k0: u32) -> mat2x4<f32> {
+    let r = n0 + i / (CK / 8u);
+    let e = k0 + 8u * (i % (CK / 8u));
+    if (e >= p.k || r >= p.rows) {
+        return mat2x4<f32>();
+    }
+    return w8_at(r, e);
+}
+
+// Result piece `acc` (rows r0.., columns c0.. of the output) from this subgroup's slot
+// of cs: 8 values per invocation. Barriers around: the piece is written cooperatively.
+fn emit_piece(sg: u32, lane: u32, r0: u32, c0: u32) {
+    workgroupBarrier();
+    for (var i = 0u; i < 8u; i++) {
+        let at = lane + 32u * i;
+        let r = r0 + at / 16u;
+        let c = c0 + at % 16u;
+        if (r < p.n && c < p.rows) {
+            put(r, c, cs[sg * 256u + at]);
+        }
+    }
+    workgroupBarrier();
+}
+
+@compute @workgroup_size(CSG * 32u)
+fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let n0 = wid.x * CN;
+    let m0 = wid.y * CM;
+    // This subgroup's 32 × 32 piece: activation rows wm.., weight rows wn.. of the tile.
+    let sg = lid / 32u;
+    let lane = lid % 32u;
+    let wm = (sg / (CN / 32u)) * 32u;
+    let wn = (sg % (CN / 32u)) * 32u;
+    var c00 = coop_mat16x16<f32, C>();
+    var c01 = coop_mat16x16<f32, C>();
+    var c10 = coop_mat16x16<f32, C>();
+    var c11 = coop_mat16x16<f32, C>();
+    for (var k0 = 0u; k0 < p.k; k0 += CK) {
+        for (var i = lid; i < CM * CK / 8u; i += CSG * 32u) {
+            stage8(0u, (i / (CK / 8u)) * CLD + 8u * (i % (CK / 8u)), fetch_x(m0, i, k0));
+        }
+        for (var i = lid; i < CN * CK / 8u; i += CSG * 32u) {
+            stage8(1u, (i / (CK / 8u)) * CLD + 8u * (i % (CK / 8u)), fetch_w(n0, i, k0));
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < CK; kk += 16u) {
+            let a0 = coopLoadT<coop_mat16x16<f16, A>>(&ah[wm * CLD + kk], CLD);
+            let a1 = coopLoadT<coop_mat16x16<f16, A>>(&ah[(wm + 16u) * CLD + kk], CLD);
+            let b0 = coopLoad<coop_mat16x16<f16, B>>(&bh[wn * CLD + kk], CLD);
+            let b1 = coopLoad<coop_mat16x16<f16, B>>(&bh[(wn + 16u) * CLD + kk], CLD);
+            c00 = coopMultiplyAdd(a0, b0, c00);
+            c01 = coopMultiplyAdd(a0, b1, c01);
+            c10 = coopMultiplyAdd(a1, b0, c10);
+            c11 = coopMultiplyAdd(a1, b1, c11);
+        }
+        workgroupBarrier();
+    }
+    let r0 = m0 + wm;
+    let c0 = n0 + wn;
+    coopStoreT(c00, &cs[sg * 256u], 16u);
+    emit_piece(sg, lane, r0, c0);
+    coopStoreT(c01, &cs[sg * 256u], 16u);
+    emit_piece(sg, lane, r0, c0 + 16u);
+    coopStoreT(c10, &cs[sg * 256u], 16u);
+    emit_piece(sg, lane, r0 + 16u, c0);
+    coopStoreT(c11, &cs[sg * 256u], 16u);
+    emit_piece(sg, lane, r0 + 16u, c0 + 16u);
+}

@@ -1,0 +1,96 @@
+// Appended to the matmul family (shaders/matmul.wgsl) where the device has no
+// cooperative matrices (else shaders/matmul_coop.wgsl defines the same entry point):
+// matmul_tiled, the batch (prefill) kernel in f32 on the shader cores.
+const TM: u32 = 64u; // activation rows per tile
+const TN: u32 = 64u; // weight rows per tile
+const TK: u32 = 32u; // values per step (divides every quantized block)
+// Tiles in workgroup memory as [TK][TM / 4] and [TK][TN / 4] vec4s: xs[kk * 16 + i] holds
+// value kk of rows 4i..4i+3. Loads store whole vec4s (a 4 × 4 block transposed in
+// registers); the inner loop reads one vec4 of each tile per value and does 16 FMAs.
+var<workgroup> xs: array<vec4<f32>, 512>;
+var<workgroup> ws: array<vec4<f32>, 512>;
+
+@compute @workgroup_size(16, 16)
+fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    let n0 = wid.x * TN;
+    let m0 = wid.y * TM;
+    let tx = lid3.x;
+    let ty = lid3.y;
+    // accI: activation row m0 + 4 ty + I, weight rows (output columns) n0 + 4 tx ..+3.
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
+    // Loading: invocations 0..127 fill the weight tile, 128..255 the activation tile
+    // (whole warps each way); invocation l takes rows 4 (l % 16) ..+3 and values
+    // 4 ((l / 16) % 8) ..+3 of its tile.
+    let ld = lid % 128u;
+    let rq = ld % 16u;
+    let kq = ld / 16u;
+    let loads_w = lid < 128u;
+    for (var k0 = 0u; k0 < p.k; k0 += TK) {
+        let e = k0 + 4u * kq;
+        var b0 = vec4<f32>(0.0);
+        var b1 = vec4<f32>(0.0);
+        var b2 = vec4<f32>(0.0);
+        var b3 = vec4<f32>(0.0);
+        if (e < p.k) {
+            if (loads_w) {
+                let r = n0 + 4u * rq;
+                if (r < p.rows) { b0 = w4(r, e); }
+                if (r + 1u < p.rows) { b1 = w4(r + 1u, e); }
+                if (r + 2u < p.rows) { b2 = w4(r + 2u, e); }
+                if (r + 3u < p.rows) { b3 = w4(r + 3u, e); }
+            } else {
+                let r = m0 + 4u * rq;
+                if (r < p.n) { b0 = x4(r, e); }
+                if (r + 1u < p.n) { b1 = x4(r + 1u, e); }
+                if (r + 2u < p.n) { b2 = x4(r + 2u, e); }
+                if (r + 3u < p.n) { b3 = x4(r + 3u, e); }
+            }
+        }
+        // Transposed: value 4 kq + c of the four rows.
+        let at = 4u * kq * 16u + rq;
+        let t0 = vec4<f32>(b0.x, b1.x, b2.x, b3.x);
+        let t1 = vec4<f32>(b0.y, b1.y, b2.y, b3.y);
+        let t2 = vec4<f32>(b0.z, b1.z, b2.z, b3.z);
+        let t3 = vec4<f32>(b0.w, b1.w, b2.w, b3.w);
+        if (loads_w) {
+            ws[at] = t0;
+            ws[at + 16u] = t1;
+            ws[at + 32u] = t2;
+            ws[at + 48u] = t3;
+        } else {
+            xs[at] = t0;
+            xs[at + 16u] = t1;
+            xs[at + 32u] = t2;
+            xs[at + 48u] = t3;
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < TK; kk++) {
+            let a = xs[kk * 16u + ty];
+            let b = ws[kk * 16u + tx];
+            acc0 += a.x * b;
+            acc1 += a.y * b;
+            acc2 += a.z * b;
+            acc3 += a.w * b;
+        }
+        workgroupBarrier();
+    }
+    store4(m0 + 4u * ty, n0 + 4u * tx, acc0);
+    store4(m0 + 4u * ty + 1u, n0 + 4u * tx, acc1);
+    store4(m0 + 4u * ty + 2u, n0 + 4u * tx, acc2);
+    store4(m0 + 4u * ty + 3u, n0 + 4u * tx, acc3);
+}
+
+// out[r, c..c+3] = v, within the batch and this part's rows.
+fn store4(r: u32, c: u32, v: vec4<f32>) {
+    if (r >= p.n) {
+        return;
+    }
+    if (c < p.rows) { put(r, c, v.x); }
+    if (c + 1u < p.rows) { put(r, c + 1u, v.y); }
+    if (c + 2u < p.rows) { put(r, c + 2u, v.z); }
+    if (c + 3u < p.rows) { put(r, c + 3u, v.w); }
+}
