@@ -838,13 +838,15 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
 
 #[test]
 fn attention_over_histories_longer_than_one_chunk() {
-    // The kernel takes positions 1024 at a time with an online softmax across chunks:
-    // a 1030-row prompt then decode steps cross that boundary, with and without a window
-    // that itself spans more than one chunk.
+    // The per-row kernel takes positions 1024 at a time with an online softmax across
+    // chunks: a 1030-row prompt then decode steps cross that boundary, with and without
+    // a window that itself spans more than one chunk. The prompt itself goes through the
+    // batch kernel (attention_tiled: tiles of up to 32 positions, online softmax across
+    // them) where head_dim is a multiple of 4, else (18) through the per-row one.
     let mut rng = Rng(23);
     let mut b = gpu();
     let batches = [(0, 1030), (1030, 1), (1031, 3)];
-    for (heads, kv, hd, window) in [(2, 1, 16, None), (2, 1, 18, Some(1026))] {
+    for (heads, kv, hd, window) in [(2, 1, 16, None), (2, 1, 18, Some(1026)), (2, 1, 20, Some(1026))] {
         let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window, softcap: None };
         let data: Vec<_> = batches
             .iter()

@@ -248,8 +248,11 @@ fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usiz
         let tflops = 2.0 * (rows * cols * m) as f64 / us / 1e6;
         println!("{:<48} n={m:<4} start=0    {us:8.1} µs  {tflops:6.1} TFLOP/s", format!("qwen15 prefill {rows}x{cols} {ty:?}"));
     }
-    let (q, k, o) = (b.alloc_activation(m, 1536).expect("q"), b.alloc_activation(m, 256).expect("k"), b.alloc_activation(m, 1536).expect("o"));
-    let mut cache = b.alloc_kv_cache(KvSpec { capacity: m + 8, width: 256 }).expect("cache");
-    let p = AttentionParams { head_count: 12, head_count_kv: 2, head_dim: 128, scale: 0.088, sliding_window: None, softcap: None };
-    time(b, "qwen15 prefill attention 12/2x128", m, 0, sink, |b| b.attention(q, k, k, &mut cache, &p, o));
+    // Qwen2.5 1.5B and 0.5B, SmolLM2, Gemma 3.
+    for (heads, kv, hd) in [(12usize, 2usize, 128usize), (14, 2, 64), (9, 3, 64), (4, 1, 256)] {
+        let (q, k, o) = (b.alloc_activation(m, heads * hd).expect("q"), b.alloc_activation(m, kv * hd).expect("k"), b.alloc_activation(m, heads * hd).expect("o"));
+        let mut cache = b.alloc_kv_cache(KvSpec { capacity: m + 8, width: kv * hd }).expect("cache");
+        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 0.088, sliding_window: None, softcap: None };
+        time(b, &format!("prefill attention {heads}/{kv}x{hd}"), m, 0, sink, |b| b.attention(q, k, k, &mut cache, &p, o));
+    }
 }

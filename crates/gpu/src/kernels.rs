@@ -43,6 +43,8 @@ pub enum Op {
     QkRopeBias,
     KvStore,
     Attention,
+    /// Attention of a batch (prefill): the cache read once per block of rows.
+    AttentionTiled,
     AttnCombine,
     Add,
     Gated,
@@ -69,7 +71,7 @@ pub enum Slot {
 use Slot::{Params, Read, Table, Write};
 
 impl Op {
-    pub const ALL: [Op; 25] = [
+    pub const ALL: [Op; 26] = [
         Op::Embed,
         Op::Matvec,
         Op::MatvecTall,
@@ -87,6 +89,7 @@ impl Op {
         Op::QkRopeBias,
         Op::KvStore,
         Op::Attention,
+        Op::AttentionTiled,
         Op::AttnCombine,
         Op::Add,
         Op::Gated,
@@ -110,7 +113,7 @@ impl Op {
             | Op::MatmulTiled => Family::Matmul,
             Op::RmsNorm | Op::RmsNormInPlace | Op::RmsNormAdd => Family::RmsNorm,
             Op::Rope | Op::QkRope | Op::QkRopeBias => Family::Rope,
-            Op::KvStore | Op::Attention | Op::AttnCombine => Family::Attention,
+            Op::KvStore | Op::Attention | Op::AttentionTiled | Op::AttnCombine => Family::Attention,
             Op::Add | Op::Gated | Op::Softcap | Op::SelectRow => Family::Elementwise,
             Op::Argmax => Family::Argmax,
             Op::TopKChunks | Op::TopKMerge => Family::TopK,
@@ -136,6 +139,7 @@ impl Op {
             Op::QkRope | Op::QkRopeBias => "qk_rope",
             Op::KvStore => "kv_store",
             Op::Attention => "attention",
+            Op::AttentionTiled => "attention_tiled",
             Op::AttnCombine => "attn_combine",
             Op::Add => "add",
             Op::Gated => "gated",
@@ -213,7 +217,7 @@ impl Op {
             // k, v, k cache, v cache
             Op::KvStore => &[(0, Params), (5, Read), (6, Read), (9, Write), (10, Write)],
             // q, out, k cache, v cache, split scratch
-            Op::Attention => &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (11, Write)],
+            Op::Attention | Op::AttentionTiled => &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (11, Write)],
             // out, split scratch
             Op::AttnCombine => &[(0, Params), (2, Write), (11, Write)],
             // x, y
@@ -237,6 +241,7 @@ impl Op {
     pub fn layout(self) -> Op {
         match self {
             Op::MatmulTiled | Op::MatvecTall => Op::Matvec,
+            Op::AttentionTiled => Op::Attention,
             other => other,
         }
     }

@@ -67,6 +67,15 @@ const NORM_FUSE_MAX_ROWS: usize = 16384;
 /// Largest head the attention kernel handles (its q buffer in workgroup memory, MAX_HD).
 const MAX_HEAD_DIM: usize = 256;
 
+/// Rows per workgroup of `attention_tiled` (TQ in shaders/attention.wgsl), which takes
+/// batches of more than MAX_SPLIT_ROWS rows where head_dim is a multiple of 4 and at
+/// most ATTN_TILE_MAX_HEAD_DIM.
+const ATTN_TILE_ROWS: usize = 32;
+/// Measured on an H100 over 512 rows (bench/results/h100-attention-tiled.md): the
+/// tiled kernel takes 23-44% off the per-row one's time at head_dim 128 and 64, but
+/// at 256 (Gemma 3: tiles of 8 positions, 64 workgroups) it is 65% slower.
+const ATTN_TILE_MAX_HEAD_DIM: usize = 128;
+
 /// Most workgroups one (row, head) of attention is spread over (decode, long contexts).
 const MAX_SPLITS: usize = 32;
 /// Batches up to this many rows may split attention (decode and short chunks).

@@ -413,7 +413,12 @@ impl Backend for GpuBackend {
             }
         }
         let (qb, ob) = (self.act(q).buf, self.act(out).buf);
-        self.record(Op::Attention, None, &[qb, ob, cache.k, cache.v, scratch], &p, None, (rh * splits) as u32);
+        let bufs = [qb, ob, cache.k, cache.v, scratch];
+        if splits == 1 && n > MAX_SPLIT_ROWS && hd.is_multiple_of(4) && hd <= ATTN_TILE_MAX_HEAD_DIM {
+            let groups = n.div_ceil(ATTN_TILE_ROWS) * params.head_count;
+            return self.record(Op::AttentionTiled, None, &bufs, &p, None, groups as u32);
+        }
+        self.record(Op::Attention, None, &bufs, &p, None, (rh * splits) as u32);
         if splits > 1 {
             self.record(Op::AttnCombine, None, &[ob, scratch], &p, None, rh as u32);
         }
