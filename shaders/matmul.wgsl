@@ -357,3 +357,20 @@ fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         }
     }
 }
+
+// The sums of matmul_tiled's partial results over the spans of a split dot product
+// (out2: [p.splits][n][rows], cooperative-matrix kernel only), into the output: one
+// invocation per output value.
+@compute @workgroup_size(256)
+fn matmul_split_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                    @builtin(local_invocation_index) lid: u32) {
+    let i = wg_linear(wid, nwg) * 256u + lid;
+    if (i >= p.n * p.rows) {
+        return;
+    }
+    var v = 0.0;
+    for (var s = 0u; s < p.splits; s++) {
+        v += out2[s * p.n * p.rows + i];
+    }
+    put(i / p.rows, i % p.rows, v);
+}

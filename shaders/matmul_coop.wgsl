@@ -1,9 +1,9 @@
 // Appended to the matmul family (shaders/matmul.wgsl) instead of matmul_tiled.wgsl
 // where the device has cooperative matrices (tensor cores: wgpu's experimental
 // `wgpu_cooperative_matrix`, 16 × 16 × 16 with f16 inputs and f32 sums, subgroups of
-// 32; native only, see ShaderFeatures::coop_matrix). shaders.rs prepends the `enable`s
-// and the tile's size: CM activation rows × CN weight rows (kernels::batch_tile, which
-// the host dispatches by).
+// 32; native only, see ShaderFeatures::coop_matrix). shaders.rs prepends the `enable`s,
+// the tile's size, CM activation rows × CN weight rows (kernels::batch_tile, which the
+// host dispatches by), and CK, the values per step (kernels::COOP_STEP).
 //
 // matmul_tiled: one output tile per workgroup, one subgroup per 32 × 32 piece of it,
 // held as 2 × 2 accumulator matrices. Per step of CK values the workgroup stages the
@@ -15,7 +15,6 @@
 // the time, so the tile is large (kernels::COOP_TILE: every weight value is dequantized
 // once per CM activation rows, every activation converted once per CN weight rows).
 
-const CK: u32 = 32u; // values per step
 const CLD: u32 = 40u; // stride of a staged row in halves: CK plus 8, so that the rows of
                       // a 16 × 16 load start in different banks (80 bytes, a multiple of
                       // the 16 the matrix loads need)
@@ -85,16 +84,22 @@ fn fetch_w(n0: u32, i: u32, k0: u32) -> mat2x4<f32> {
     return w8_at(r, e);
 }
 
-// Result piece `acc` (rows r0.., columns c0.. of the output) from this subgroup's slot
-// of cs: 8 values per invocation. Barriers around: the piece is written cooperatively.
-fn emit_piece(sg: u32, lane: u32, r0: u32, c0: u32) {
+// A result piece (rows r0.., columns c0.. of the output) from this subgroup's slot of
+// cs: 8 values per invocation, into the output (put) or, for span `split` of a split
+// dot product, into its partial sums (out2: [splits][n][rows]). Barriers around: the
+// piece is written cooperatively.
+fn emit_piece(sg: u32, lane: u32, r0: u32, c0: u32, split: u32) {
     workgroupBarrier();
     for (var i = 0u; i < 8u; i++) {
         let at = lane + 32u * i;
         let r = r0 + at / 16u;
         let c = c0 + at % 16u;
         if (r < p.n && c < p.rows) {
-            put(r, c, cs[sg * 256u + at]);
+            if (p.splits > 1u) {
+                out2[(split * p.n + r) * p.rows + c] = cs[sg * 256u + at];
+            } else {
+                put(r, c, cs[sg * 256u + at]);
+            }
         }
     }
     workgroupBarrier();
@@ -102,8 +107,11 @@ fn emit_piece(sg: u32, lane: u32, r0: u32, c0: u32) {
 
 @compute @workgroup_size(CSG * 32u)
 fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    // wid.y: tile of activation rows, then span of the split (p.m_tiles tiles each).
     let n0 = wid.x * CN;
-    let m0 = wid.y * CM;
+    let m0 = (wid.y % p.m_tiles) * CM;
+    let split = wid.y / p.m_tiles;
+    let k_end = min(p.k, (split + 1u) * p.k_span);
     // This subgroup's 32 × 32 piece: activation rows wm.., weight rows wn.. of the tile.
     let sg = lid / 32u;
     let lane = lid % 32u;
@@ -113,7 +121,7 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     var c01 = coop_mat16x16<f32, C>();
     var c10 = coop_mat16x16<f32, C>();
     var c11 = coop_mat16x16<f32, C>();
-    for (var k0 = 0u; k0 < p.k; k0 += CK) {
+    for (var k0 = split * p.k_span; k0 < k_end; k0 += CK) {
         for (var i = lid; i < CM * CK / 8u; i += CSG * 32u) {
             stage8(0u, (i / (CK / 8u)) * CLD + 8u * (i % (CK / 8u)), fetch_x(m0, i, k0));
         }
@@ -136,11 +144,11 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     let r0 = m0 + wm;
     let c0 = n0 + wn;
     coopStoreT(c00, &cs[sg * 256u], 16u);
-    emit_piece(sg, lane, r0, c0);
+    emit_piece(sg, lane, r0, c0, split);
     coopStoreT(c01, &cs[sg * 256u], 16u);
-    emit_piece(sg, lane, r0, c0 + 16u);
+    emit_piece(sg, lane, r0, c0 + 16u, split);
     coopStoreT(c10, &cs[sg * 256u], 16u);
-    emit_piece(sg, lane, r0 + 16u, c0);
+    emit_piece(sg, lane, r0 + 16u, c0, split);
     coopStoreT(c11, &cs[sg * 256u], 16u);
-    emit_piece(sg, lane, r0 + 16u, c0 + 16u);
+    emit_piece(sg, lane, r0 + 16u, c0 + 16u, split);
 }

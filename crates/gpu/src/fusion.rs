@@ -237,6 +237,7 @@ impl GpuBackend {
                 rows3: 0,
                 lanes: matvec_lanes(part.rows, pm.cols),
                 eps: pm.norm.map_or(0.0, |nm| nm.eps),
+                ..Default::default()
             };
             let (rows, tall_rows) = (matvec_rows(p.lanes), matvec_tall_rows(p.lanes));
             let bufs = [xb, part.buf, ob, rb];
@@ -248,10 +249,39 @@ impl GpuBackend {
             } else if n <= MATVEC_MAX_ROWS {
                 self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else {
-                let (tm, tn) = batch_tile(self.shader_features);
-                let (gx, gy) = (part.rows.div_ceil(tn) as u32, n.div_ceil(tm) as u32);
-                self.record_grid(Op::MatmulTiled, Some(pm.ty), &bufs, &p, None, gx, gy);
+                self.record_batch_matmul(p, pm.ty, [xb, part.buf, ob, rb]);
             }
+        }
+    }
+
+    /// A batch's matmul over one weight part (`matmul_tiled`); on cooperative matrices
+    /// its dot products split into spans where it has few output tiles (`split_k`),
+    /// their partial sums then added up by a second dispatch.
+    fn record_batch_matmul(&mut self, mut p: MatmulParams, ty: GgmlType, [xb, wb, ob, rb]: [BufId; 4]) {
+        let (tm, tn) = batch_tile(self.shader_features);
+        let (n, rows, k) = (p.n as usize, p.rows as usize, p.k as usize);
+        let (gx, gy) = (rows.div_ceil(tn), n.div_ceil(tm));
+        let splits = if self.shader_features.coop_matrix { split_k(gx * gy, k) } else { 1 };
+        p.splits = splits as u32;
+        p.k_span = k.div_ceil(splits).next_multiple_of(kernels::COOP_STEP) as u32;
+        p.m_tiles = gy as u32;
+        let sums = if splits > 1 {
+            let need = (splits * n * rows * 4) as u64;
+            if self.split_sums.is_none_or(|(_, have)| have < need) {
+                // Rounded up, so that longer prompts rarely need another.
+                match self.storage_buffer("matmul split sums", need.next_power_of_two()) {
+                    Ok(buf) => self.split_sums = Some((buf, need.next_power_of_two())),
+                    Err(e) => return self.defer(e),
+                }
+            }
+            self.split_sums.map_or(self.dummy_read, |s| s.0)
+        } else {
+            // Unused: any buffer not bound elsewhere in the dispatch.
+            self.dummy_read
+        };
+        self.record_grid(Op::MatmulTiled, Some(ty), &[xb, wb, ob, rb, sums], &p, None, gx as u32, (gy * splits) as u32);
+        if splits > 1 {
+            self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, (n * rows).div_ceil(256) as u32);
         }
     }
 

@@ -34,6 +34,8 @@ pub enum Op {
     MatvecGatedNormed,
     MatvecMultiNormed,
     MatmulTiled,
+    /// Sums matmul_tiled's partial results over the spans of a split dot product.
+    MatmulSplitSum,
     RmsNorm,
     RmsNormInPlace,
     RmsNormAdd,
@@ -71,7 +73,7 @@ pub enum Slot {
 use Slot::{Params, Read, Table, Write};
 
 impl Op {
-    pub const ALL: [Op; 26] = [
+    pub const ALL: [Op; 27] = [
         Op::Embed,
         Op::Matvec,
         Op::MatvecTall,
@@ -81,6 +83,7 @@ impl Op {
         Op::MatvecGatedNormed,
         Op::MatvecMultiNormed,
         Op::MatmulTiled,
+        Op::MatmulSplitSum,
         Op::RmsNorm,
         Op::RmsNormInPlace,
         Op::RmsNormAdd,
@@ -110,7 +113,8 @@ impl Op {
             | Op::MatvecNormed
             | Op::MatvecGatedNormed
             | Op::MatvecMultiNormed
-            | Op::MatmulTiled => Family::Matmul,
+            | Op::MatmulTiled
+            | Op::MatmulSplitSum => Family::Matmul,
             Op::RmsNorm | Op::RmsNormInPlace | Op::RmsNormAdd => Family::RmsNorm,
             Op::Rope | Op::QkRope | Op::QkRopeBias => Family::Rope,
             Op::KvStore | Op::Attention | Op::AttentionTiled | Op::AttnCombine => Family::Attention,
@@ -130,6 +134,7 @@ impl Op {
             Op::MatvecGated | Op::MatvecGatedNormed => "matvec_gated",
             Op::MatvecMulti | Op::MatvecMultiNormed => "matvec_multi",
             Op::MatmulTiled => "matmul_tiled",
+            Op::MatmulSplitSum => "matmul_split_sum",
             Op::RmsNorm => "rms_norm",
             Op::RmsNormInPlace => "rms_norm_in_place",
             Op::RmsNormAdd => "rms_norm_add",
@@ -169,7 +174,11 @@ impl Op {
             // tokens, table part, out
             Op::Embed => &[(0, Params), (1, Read), (2, Read), (3, Write)],
             // x, weight part, out, residual (or a dummy)
-            Op::Matvec | Op::MatvecTall | Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write)],
+            Op::Matvec | Op::MatvecTall => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write)],
+            // x, weight part, out, residual (or a dummy), split partial sums (or a dummy)
+            Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (6, Write)],
+            // out, residual (or a dummy), split partial sums
+            Op::MatmulSplitSum => &[(0, Params), (3, Write), (4, Write), (6, Write)],
             // x, first weight part, out, second weight part
             Op::MatvecGated => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read)],
             // x, w, out, w2, out2, w3, out3
@@ -240,7 +249,7 @@ impl Op {
     /// Ops with identical bindings share one layout (and their bind groups).
     pub fn layout(self) -> Op {
         match self {
-            Op::MatmulTiled | Op::MatvecTall => Op::Matvec,
+            Op::MatvecTall => Op::Matvec,
             Op::AttentionTiled => Op::Attention,
             other => other,
         }
@@ -321,6 +330,25 @@ pub fn batch_tile(f: ShaderFeatures) -> (usize, usize) {
 /// idle (48 workgroups for a 1,536-row weight): staging a step, not the multiplies, is
 /// the cost, and a larger tile stages less per product.
 pub const COOP_TILE: (usize, usize) = (128, 128);
+
+/// Spans a cooperative-matrix batch matmul's dot products are split into (each a
+/// workgroup per output tile, summed by matmul_split_sum), for `tiles` output tiles and
+/// `k` values: enough for about SPLIT_K_TARGET workgroups, each span at least
+/// SPLIT_K_MIN_SPAN values, at most SPLIT_K_MAX. A workgroup walks its span serially
+/// (a step costs ~2 µs on an H100 whatever the tile), so a 1,536 × 8,960 down
+/// projection over 512 rows (48 tiles, 280 steps) or a 256-row k projection (8 tiles)
+/// left most of the GPU idle for the length of one long walk.
+pub fn split_k(tiles: usize, k: usize) -> usize {
+    SPLIT_K_TARGET.div_ceil(tiles.max(1)).min(k / SPLIT_K_MIN_SPAN).clamp(1, SPLIT_K_MAX)
+}
+
+const SPLIT_K_TARGET: usize = 256;
+const SPLIT_K_MIN_SPAN: usize = 256;
+const SPLIT_K_MAX: usize = 8;
+
+/// Values per step of the cooperative-matrix kernel (CK in shaders/matmul_coop.wgsl):
+/// a split's span is a multiple of it.
+pub const COOP_STEP: usize = 32;
 
 /// Whether a device's cooperative matrix configurations include the one
 /// shaders/matmul_coop.wgsl uses: 16 × 16 × 16, f16 inputs, f32 accumulator, subgroup
@@ -529,5 +557,23 @@ impl Cache {
         self.created += 1;
         self.bind_groups.insert(key, bg.clone());
         bg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_k_spreads_few_tiles_over_spans_of_at_least_256_values() {
+        // Qwen2.5-1.5B over 512 rows, 128 × 128 tiles: down (48 tiles, 8,960 values),
+        // k (8 tiles, 1,536), gate (280 tiles).
+        assert_eq!(split_k(48, 8960), 6);
+        assert_eq!(split_k(8, 1536), 6);
+        assert_eq!(split_k(280, 1536), 1);
+        // Short rows are never split; at most SPLIT_K_MAX spans.
+        assert_eq!(split_k(1, 300), 1);
+        assert_eq!(split_k(1, 100_000), SPLIT_K_MAX);
+        assert_eq!(split_k(0, 0), 1);
     }
 }

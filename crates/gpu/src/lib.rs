@@ -45,7 +45,7 @@ pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;
 use fusion::{same_parts, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope};
-use kernels::{batch_tile, matvec_rows, matvec_tall_rows, BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
+use kernels::{batch_tile, split_k, matvec_rows, matvec_tall_rows, BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 /// Bytes of the parameter blob one submission can carry (beyond it the batch is split
@@ -164,7 +164,8 @@ pub struct GpuBackend {
     pending: Option<Pending>,
     /// 16-byte buffers bound where a kernel's optional output (`dummy`) or input
     /// (`dummy_read`) is unused: one buffer cannot be both read-only and writable in a
-    /// dispatch.
+    /// dispatch. (matmul_tiled's unused split sums take `dummy_read`: its residual may
+    /// already be `dummy`.)
     dummy: BufId,
     dummy_read: BufId,
     /// Chained greedy steps being read back (see chain.rs).
@@ -177,6 +178,9 @@ pub struct GpuBackend {
     top_k_out: Option<(BufId, u64)>,
     /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
     attn_scratch: Option<(BufId, u64)>,
+    /// The cooperative-matrix batch matmul's partial sums of split dot products
+    /// (`[splits, rows, weight rows]` f32) and its bytes (grown on first need).
+    split_sums: Option<(BufId, u64)>,
     /// An op that could not be recorded; returned by the next read.
     deferred: Option<ModelError>,
     stats: GpuStats,
@@ -235,6 +239,7 @@ impl GpuBackend {
             max_part_bytes,
             weight_bytes: 0,
             attn_scratch: None,
+            split_sums: None,
             top_k_part: None,
             top_k_out: None,
             shader_features: ShaderFeatures::default(),

@@ -84,6 +84,13 @@ params!(
         lanes: u32,
         /// `*_normed`: the input norm's epsilon.
         eps: f32,
+        /// matmul_tiled on cooperative matrices: its values split into `splits` spans of
+        /// `k_span` (a multiple of its step), one workgroup per (span, tile), the tiles'
+        /// partial sums in `out2` for matmul_split_sum; `m_tiles` tiles of activation
+        /// rows per span. 1, k, the tiles: no split.
+        splits: u32,
+        k_span: u32,
+        m_tiles: u32,
     }
 );
 

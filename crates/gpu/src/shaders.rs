@@ -128,8 +128,8 @@ pub fn assemble(key: KernelKey) -> String {
     let (enables, batch) = match (key.op.family(), key.features.coop_matrix) {
         (Family::Matmul, false) => (String::new(), MATMUL_TILED),
         (Family::Matmul, true) => {
-            let (m, n) = crate::kernels::COOP_TILE;
-            (format!("enable f16;\nenable wgpu_cooperative_matrix;\nconst CM: u32 = {m}u;\nconst CN: u32 = {n}u;"), MATMUL_COOP)
+            let ((m, n), k) = (crate::kernels::COOP_TILE, crate::kernels::COOP_STEP);
+            (format!("enable f16;\nenable wgpu_cooperative_matrix;\nconst CM: u32 = {m}u;\nconst CN: u32 = {n}u;\nconst CK: u32 = {k}u;"), MATMUL_COOP)
         }
         _ => (String::new(), ""),
     };
