@@ -279,17 +279,19 @@ fn attn_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 // each takes every 8th position of the tile (a full q·k dot, q read from the batch),
 // for the weighted sum each takes every 8th vec4 of head_dim. Online softmax per row
 // across tiles: each invocation keeps the row's running max (from the 8 invocations'
-// maxima, through rowmax) and its share of the sum. Needs head_dim % 4 == 0 and no
-// splits (the host checks, and takes it only where it measured faster than the per-row
-// kernel: head_dim ≤ 128). Workgroup memory: sc (as [TQ][32] weights), kvt, rowmax and
-// rowf, 13.1 KB.
+// maxima, through rowmax) and its share of the sum. With splits > 1 each block's
+// positions are shared among `splits` workgroups (a long prompt's last blocks would
+// otherwise walk all of it alone), whose partial results attn_combine merges. Needs
+// head_dim % 4 == 0 (the host checks, and takes it only where it measured faster than
+// the per-row kernel: head_dim ≤ 128). Workgroup memory: sc (as [TQ][32] weights), kvt,
+// rowmax and rowf, 13.1 KB.
 const TQ: u32 = 32u;
 // A tile of tile_positions() cache rows' head slices (keys, then values), head_dim / 4
 // vec4s each.
 var<workgroup> kvt: array<vec4<f32>, 512>;
 // Per invocation: the max of its scores in a tile, at the end its share of the sum.
 var<workgroup> rowmax: array<f32, WG>;
-// Per row: 1 / the sum of its weights.
+// Per row: the sum of its weights.
 var<workgroup> rowf: array<f32, TQ>;
 
 // Positions per tile: as many as 2,048 values of head_dim allow, a multiple of 8, at
@@ -320,11 +322,12 @@ fn load_tile(which: u32, t0: u32, tp: u32, end: u32, kvb: u32, hd4: u32, lid: u3
 fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                    @builtin(local_invocation_index) lid: u32) {
     let id = wg_linear(wid, nwg);
-    if (id >= ((p.n + TQ - 1u) / TQ) * p.heads) {
+    if (id >= ((p.n + TQ - 1u) / TQ) * p.heads * p.splits) {
         return;
     }
-    let h = id % p.heads;
-    let r0 = (id / p.heads) * TQ;
+    let split = id % p.splits;
+    let h = (id / p.splits) % p.heads;
+    let r0 = (id / (p.splits * p.heads)) * TQ;
     let hd = p.head_dim;
     let hd4 = hd / 4u;
     let tp = tile_positions(hd);
@@ -338,11 +341,16 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     if (p.window != 0u && pos + 1u > p.window) {
         lo = pos + 1u - p.window;
     }
-    var first = 0u;
+    // The block's positions, and this workgroup's share of them (splits > 1: the
+    // attention of a long prompt, spread over more workgroups; attn_combine merges).
+    var block_first = 0u;
     if (p.window != 0u && p.start + r0 + 1u > p.window) {
-        first = p.start + r0 + 1u - p.window;
+        block_first = p.start + r0 + 1u - p.window;
     }
-    let end = p.start + min(r0 + TQ, p.n);
+    let block_end = p.start + min(r0 + TQ, p.n);
+    let span = (block_end - block_first + p.splits - 1u) / p.splits;
+    let first = block_first + split * span;
+    let end = min(block_end, first + span);
     let qb = r * p.q_cols + h * hd;
     let kvb = (h / (p.heads / p.kv_heads)) * hd;
     // Running max and sum (the row's first invocation), and this invocation's share
@@ -374,10 +382,12 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                 s += vec4<f32>(dot(qv, kvt[j0 * hd4 + g]), dot(qv, kvt[j1 * hd4 + g]), dot(qv, kvt[j2 * hd4 + g]), dot(qv, kvt[j3 * hd4 + g]));
             }
         }
-        // Masked scores (NEG_BIG past the tile or outside the row's positions), this
-        // invocation's max among them, then the row's max from its 8 invocations.
-        let sm = vec4<f32>(score(sub, t0, tp, s.x, live, lo, pos), score(sub + 8u, t0, tp, s.y, live, lo, pos),
-                           score(sub + 16u, t0, tp, s.z, live, lo, pos), score(sub + 24u, t0, tp, s.w, live, lo, pos));
+        // Masked scores (NEG_BIG past the tile or this share, or outside the row's
+        // positions), this invocation's max among them, then the row's max from its 8
+        // invocations.
+        let stop = min(pos + 1u, end);
+        let sm = vec4<f32>(score(sub, t0, tp, s.x, live, lo, stop), score(sub + 8u, t0, tp, s.y, live, lo, stop),
+                           score(sub + 16u, t0, tp, s.z, live, lo, stop), score(sub + 24u, t0, tp, s.w, live, lo, stop));
         rowmax[lid] = max(max(sm.x, sm.y), max(sm.z, sm.w));
         workgroupBarrier();
         // The values replace the keys while each invocation turns its scores into
@@ -414,11 +424,27 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         for (var c = 0u; c < 8u; c++) {
             sum += rowmax[i * 8u + c];
         }
-        rowf[i] = select(0.0, 1.0 / sum, sum > 0.0);
+        rowf[i] = sum;
     }
     workgroupBarrier();
-    if (live) {
-        let f = rowf[i];
+    if (live && p.splits > 1u) {
+        // This share's running max, sum and unnormalised weighted sum, as the per-row
+        // kernel's splits leave them for attn_combine.
+        let sb = ((r * p.heads + h) * p.splits + split) * (hd + 2u);
+        if (sub == 0u) {
+            scratch[sb] = m;
+            scratch[sb + 1u] = rowf[i];
+        }
+        put_share(sb + 2u, sub, hd4, a0);
+        put_share(sb + 2u, sub + 8u, hd4, a1);
+        put_share(sb + 2u, sub + 16u, hd4, a2);
+        put_share(sb + 2u, sub + 24u, hd4, a3);
+        put_share(sb + 2u, sub + 32u, hd4, a4);
+        put_share(sb + 2u, sub + 40u, hd4, a5);
+        put_share(sb + 2u, sub + 48u, hd4, a6);
+        put_share(sb + 2u, sub + 56u, hd4, a7);
+    } else if (live) {
+        let f = select(0.0, 1.0 / rowf[i], rowf[i] > 0.0);
         put_out(qb, sub, hd4, a0 * f);
         put_out(qb, sub + 8u, hd4, a1 * f);
         put_out(qb, sub + 16u, hd4, a2 * f);
@@ -431,9 +457,9 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
 }
 
 // Score of tile position j of a row: scaled, soft-capped, or NEG_BIG (masked) past the
-// tile or outside the row's positions lo..=pos.
-fn score(j: u32, t0: u32, tp: u32, dot_qk: f32, live: bool, lo: u32, pos: u32) -> f32 {
-    if (j >= tp || !live || t0 + j < lo || t0 + j > pos) {
+// tile or outside lo..stop (the row's positions within this workgroup's share).
+fn score(j: u32, t0: u32, tp: u32, dot_qk: f32, live: bool, lo: u32, stop: u32) -> f32 {
+    if (j >= tp || !live || t0 + j < lo || t0 + j >= stop) {
         return NEG_BIG;
     }
     let v = dot_qk * p.scale;
@@ -461,6 +487,16 @@ fn weigh(a: vec4<f32>, corr: f32, i: u32, g: u32, tp: u32, hd4: u32) -> vec4<f32
         r += sc[i * 32u + j] * kvt[j * hd4 + g];
     }
     return r;
+}
+
+// vec4 g of a share's weighted sum into the split scratch at sb (within head_dim).
+fn put_share(sb: u32, g: u32, hd4: u32, a: vec4<f32>) {
+    if (g < hd4) {
+        scratch[sb + 4u * g] = a.x;
+        scratch[sb + 4u * g + 1u] = a.y;
+        scratch[sb + 4u * g + 2u] = a.z;
+        scratch[sb + 4u * g + 3u] = a.w;
+    }
 }
 
 // vec4 g of an output row (within head_dim).

@@ -75,6 +75,12 @@ const ATTN_TILE_ROWS: usize = 32;
 /// tiled kernel takes 23-44% off the per-row one's time at head_dim 128 and 64, but
 /// at 256 (Gemma 3: tiles of 8 positions, 64 workgroups) it is 65% slower.
 const ATTN_TILE_MAX_HEAD_DIM: usize = 128;
+/// Positions per workgroup of attention_tiled aimed at: a block of rows attending to
+/// more is shared among several (its last blocks otherwise walk the whole prompt
+/// alone while the GPU idles), as long as there are fewer than
+/// ATTN_TILE_TARGET_GROUPS workgroups (which also bounds the scratch: rows × splits).
+const ATTN_TILE_SPLIT_POSITIONS: usize = 128;
+const ATTN_TILE_TARGET_GROUPS: usize = 1024;
 
 /// Most workgroups one (row, head) of attention is spread over (decode, long contexts).
 const MAX_SPLITS: usize = 32;

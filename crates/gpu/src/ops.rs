@@ -359,14 +359,21 @@ impl Backend for GpuBackend {
             None => self.start_pos + n,
         };
         let rh = n * params.head_count;
-        let splits = if n <= MAX_SPLIT_ROWS && span > SPLIT_MIN_SPAN {
+        // A batch (prefill) goes through attention_tiled where head_dim allows, its
+        // blocks' positions shared among workgroups for long prompts.
+        let tiled = n > MAX_SPLIT_ROWS && hd.is_multiple_of(4) && hd <= ATTN_TILE_MAX_HEAD_DIM;
+        let splits = if tiled {
+            let blocks = n.div_ceil(ATTN_TILE_ROWS) * params.head_count;
+            span.div_ceil(ATTN_TILE_SPLIT_POSITIONS).min(ATTN_TILE_TARGET_GROUPS.div_ceil(blocks)).clamp(1, MAX_SPLITS)
+        } else if n <= MAX_SPLIT_ROWS && span > SPLIT_MIN_SPAN {
             span.div_ceil(SPLIT_POSITIONS).min(SPLIT_TARGET_GROUPS.div_ceil(rh)).clamp(1, MAX_SPLITS)
         } else {
             1
         };
-        // The scratch is sized for the most rows and splits once, at the first call
-        // (the prefill), so nothing is created in the token loop.
-        let need = (MAX_SPLIT_ROWS * params.head_count * MAX_SPLITS * (hd + 2) * 4) as u64;
+        // The scratch is sized for the most decode rows and splits once, at the first
+        // call (the prefill), so nothing is created in the token loop; a longer prompt's
+        // splits may grow it.
+        let need = ((MAX_SPLIT_ROWS * MAX_SPLITS).max(n * splits) * params.head_count * (hd + 2) * 4) as u64;
         if self.attn_scratch.is_none_or(|(_, have)| have < need) {
             match self.storage_buffer("attention split scratch", need) {
                 Ok(buf) => {
@@ -414,11 +421,12 @@ impl Backend for GpuBackend {
         }
         let (qb, ob) = (self.act(q).buf, self.act(out).buf);
         let bufs = [qb, ob, cache.k, cache.v, scratch];
-        if splits == 1 && n > MAX_SPLIT_ROWS && hd.is_multiple_of(4) && hd <= ATTN_TILE_MAX_HEAD_DIM {
-            let groups = n.div_ceil(ATTN_TILE_ROWS) * params.head_count;
-            return self.record(Op::AttentionTiled, None, &bufs, &p, None, groups as u32);
+        if tiled {
+            let groups = n.div_ceil(ATTN_TILE_ROWS) * params.head_count * splits;
+            self.record(Op::AttentionTiled, None, &bufs, &p, None, groups as u32);
+        } else {
+            self.record(Op::Attention, None, &bufs, &p, None, (rh * splits) as u32);
         }
-        self.record(Op::Attention, None, &bufs, &p, None, (rh * splits) as u32);
         if splits > 1 {
             self.record(Op::AttnCombine, None, &[ob, scratch], &p, None, rh as u32);
         }
