@@ -7,11 +7,12 @@
 //                 row_dot8, shaders/row_dot8.wgsl) or 4 (several rows: one sum per
 //                 activation row, n ≤ MV_MAX_B), reduced through row_sum()
 //   matvec_tall, matvec_gated, matvec_multi  decode variants, below
-//   matmul_tiled  batches (prefill): a 64 × 64 output tile per workgroup, the x tile and
-//                 the dequantized weight tile staged in workgroup memory; appended from
-//                 shaders/matmul_tiled.wgsl (f32 on the shader cores) or, where the device
-//                 has cooperative matrices, shaders/matmul_coop.wgsl (f16 products on the
-//                 matrix units, f32 sums)
+//   matmul_tiled  batches (prefill): an output tile per workgroup, the x tile and the
+//                 dequantized weight tile staged in workgroup memory; appended from
+//                 shaders/matmul_tiled.wgsl (64 × 64, f32 on the shader cores) or, where the
+//                 device has cooperative matrices, shaders/matmul_coop.wgsl (128 × 128, f16
+//                 products on the matrix units, f32 sums, dot products split into spans
+//                 where there are few tiles: matmul_split_sum, below, adds them up)
 // Both can also add their result into a residual stream (res += out), so a matmul and
 // the residual add after it take one dispatch. The decode entry points read their input
 // through in4()/in_scale() (shaders/norm_off.wgsl, or norm_in.wgsl for the `*_normed`

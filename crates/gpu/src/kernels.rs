@@ -305,7 +305,7 @@ impl ShaderFeatures {
     /// What the matmul kernels can use on a device: subgroups when the device has them
     /// at one fixed power-of-two size; cooperative matrices where the device has the
     /// configuration the kernel is written for (`coop_matrix_usable`) and subgroups of 32
-    /// (its four subgroups split the tile by local invocation index).
+    /// (its subgroups split the tile by local invocation index).
     pub fn for_device(subgroups: bool, min_size: u32, max_size: u32, coop_matrix: bool) -> Self {
         let usable = subgroups && min_size == max_size && max_size.is_power_of_two() && (4..=128).contains(&max_size);
         let subgroup_size = if usable { max_size } else { 0 };
