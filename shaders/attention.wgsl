@@ -427,33 +427,31 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         rowf[i] = sum;
     }
     workgroupBarrier();
-    if (live && p.splits > 1u) {
-        // This share's running max, sum and unnormalised weighted sum, as the per-row
-        // kernel's splits leave them for attn_combine.
-        let sb = ((r * p.heads + h) * p.splits + split) * (hd + 2u);
+    if (!live) {
+        return;
+    }
+    // One workgroup per block: the row's normalised output. Splits: this share's
+    // running max, sum and unnormalised weighted sum, as the per-row kernel's splits
+    // leave them for attn_combine.
+    let sb = ((r * p.heads + h) * p.splits + split) * (hd + 2u);
+    var at = qb;
+    var f = select(0.0, 1.0 / rowf[i], rowf[i] > 0.0);
+    if (p.splits > 1u) {
         if (sub == 0u) {
             scratch[sb] = m;
             scratch[sb + 1u] = rowf[i];
         }
-        put_share(sb + 2u, sub, hd4, a0);
-        put_share(sb + 2u, sub + 8u, hd4, a1);
-        put_share(sb + 2u, sub + 16u, hd4, a2);
-        put_share(sb + 2u, sub + 24u, hd4, a3);
-        put_share(sb + 2u, sub + 32u, hd4, a4);
-        put_share(sb + 2u, sub + 40u, hd4, a5);
-        put_share(sb + 2u, sub + 48u, hd4, a6);
-        put_share(sb + 2u, sub + 56u, hd4, a7);
-    } else if (live) {
-        let f = select(0.0, 1.0 / rowf[i], rowf[i] > 0.0);
-        put_out(qb, sub, hd4, a0 * f);
-        put_out(qb, sub + 8u, hd4, a1 * f);
-        put_out(qb, sub + 16u, hd4, a2 * f);
-        put_out(qb, sub + 24u, hd4, a3 * f);
-        put_out(qb, sub + 32u, hd4, a4 * f);
-        put_out(qb, sub + 40u, hd4, a5 * f);
-        put_out(qb, sub + 48u, hd4, a6 * f);
-        put_out(qb, sub + 56u, hd4, a7 * f);
+        at = sb + 2u;
+        f = 1.0;
     }
+    put_row4(at, sub, hd4, a0 * f);
+    put_row4(at, sub + 8u, hd4, a1 * f);
+    put_row4(at, sub + 16u, hd4, a2 * f);
+    put_row4(at, sub + 24u, hd4, a3 * f);
+    put_row4(at, sub + 32u, hd4, a4 * f);
+    put_row4(at, sub + 40u, hd4, a5 * f);
+    put_row4(at, sub + 48u, hd4, a6 * f);
+    put_row4(at, sub + 56u, hd4, a7 * f);
 }
 
 // Score of tile position j of a row: scaled, soft-capped, or NEG_BIG (masked) past the
@@ -489,22 +487,22 @@ fn weigh(a: vec4<f32>, corr: f32, i: u32, g: u32, tp: u32, hd4: u32) -> vec4<f32
     return r;
 }
 
-// vec4 g of a share's weighted sum into the split scratch at sb (within head_dim).
-fn put_share(sb: u32, g: u32, hd4: u32, a: vec4<f32>) {
-    if (g < hd4) {
-        scratch[sb + 4u * g] = a.x;
-        scratch[sb + 4u * g + 1u] = a.y;
-        scratch[sb + 4u * g + 2u] = a.z;
-        scratch[sb + 4u * g + 3u] = a.w;
+// vec4 g (within head_dim) of a row's result at `at`: of the output, or with splits of
+// the split scratch (which one is the same for the whole dispatch).
+fn put_row4(at: u32, g: u32, hd4: u32, v: vec4<f32>) {
+    if (g >= hd4) {
+        return;
     }
-}
-
-// vec4 g of an output row (within head_dim).
-fn put_out(qb: u32, g: u32, hd4: u32, o: vec4<f32>) {
-    if (g < hd4) {
-        out[qb + 4u * g] = o.x;
-        out[qb + 4u * g + 1u] = o.y;
-        out[qb + 4u * g + 2u] = o.z;
-        out[qb + 4u * g + 3u] = o.w;
+    let e = at + 4u * g;
+    if (p.splits > 1u) {
+        scratch[e] = v.x;
+        scratch[e + 1u] = v.y;
+        scratch[e + 2u] = v.z;
+        scratch[e + 3u] = v.w;
+    } else {
+        out[e] = v.x;
+        out[e + 1u] = v.y;
+        out[e + 2u] = v.z;
+        out[e + 3u] = v.w;
     }
 }

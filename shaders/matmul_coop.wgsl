@@ -61,25 +61,17 @@ fn w8_at(row: u32, e: u32) -> mat2x4<f32> {
     return mat2x4<f32>(w4(row, e), w4(row, e + 4u));
 }
 
-// Staging: chunk i of a tile is values k0 + 8 (i % (CK / 8)).. of its row i / (CK / 8)
-// (consecutive invocations take consecutive chunks of a row).
-
-// Chunk i of the activation tile of rows m0.. at step k0 (zero outside the batch).
-fn fetch_x(m0: u32, i: u32, k0: u32) -> mat2x4<f32> {
-    let r = m0 + i / (CK / 8u);
+// Chunk i of tile 0 (activation rows from r0) or 1 (weight rows from r0) at step k0:
+// values k0 + 8 (i % (CK / 8)).. of its row i / (CK / 8), so consecutive invocations
+// take consecutive chunks of a row; zero outside the batch or the part.
+fn fetch(tile: u32, r0: u32, i: u32, k0: u32) -> mat2x4<f32> {
+    let r = r0 + i / (CK / 8u);
     let e = k0 + 8u * (i % (CK / 8u));
-    if (e >= p.k || r >= p.n) {
+    if (e >= p.k || r >= select(p.rows, p.n, tile == 0u)) {
         return mat2x4<f32>();
     }
-    return mat2x4<f32>(x4(r, e), x4(r, e + 4u));
-}
-
-// Chunk i of the weight tile of rows n0.. at step k0 (zero outside the part).
-fn fetch_w(n0: u32, i: u32, k0: u32) -> mat2x4<f32> {
-    let r = n0 + i / (CK / 8u);
-    let e = k0 + 8u * (i % (CK / 8u));
-    if (e >= p.k || r >= p.rows) {
-        return mat2x4<f32>();
+    if (tile == 0u) {
+        return mat2x4<f32>(x4(r, e), x4(r, e + 4u));
     }
     return w8_at(r, e);
 }
@@ -123,10 +115,10 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     var c11 = coop_mat16x16<f32, C>();
     for (var k0 = split * p.k_span; k0 < k_end; k0 += CK) {
         for (var i = lid; i < CM * CK / 8u; i += CSG * 32u) {
-            stage8(0u, (i / (CK / 8u)) * CLD + 8u * (i % (CK / 8u)), fetch_x(m0, i, k0));
+            stage8(0u, (i / (CK / 8u)) * CLD + 8u * (i % (CK / 8u)), fetch(0u, m0, i, k0));
         }
         for (var i = lid; i < CN * CK / 8u; i += CSG * 32u) {
-            stage8(1u, (i / (CK / 8u)) * CLD + 8u * (i % (CK / 8u)), fetch_w(n0, i, k0));
+            stage8(1u, (i / (CK / 8u)) * CLD + 8u * (i % (CK / 8u)), fetch(1u, n0, i, k0));
         }
         workgroupBarrier();
         for (var kk = 0u; kk < CK; kk += 16u) {

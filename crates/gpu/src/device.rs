@@ -6,6 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use kindling_model::{BackendFailure, ModelError, Result};
 
+use crate::kernels::{coop_matrix_usable, ShaderFeatures};
+
 /// How to pick and set up the GPU.
 #[derive(Clone, Debug)]
 pub struct GpuOptions {
@@ -79,7 +81,7 @@ impl AdapterSummary {
             subgroups: f.contains(wgpu::Features::SUBGROUP),
             subgroup_size: (info.subgroup_min_size, info.subgroup_max_size),
             coop_matrix: f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16)
-                && crate::kernels::coop_matrix_usable(&coop_configs),
+                && coop_matrix_usable(&coop_configs),
             coop_configs,
             max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
             max_buffer_size: l.max_buffer_size,
@@ -299,7 +301,11 @@ impl Gpu {
         if options.allow_subgroups && summary.subgroups {
             features |= wgpu::Features::SUBGROUP;
         }
-        let coop = options.allow_coop_matrix && options.allow_f16 && summary.coop_matrix;
+        // Cooperative matrices only where the kernels would use them (for_device's rule:
+        // the batch kernel also needs subgroups of 32).
+        let (min_sg, max_sg) = summary.subgroup_size;
+        let offered = options.allow_coop_matrix && options.allow_f16 && summary.coop_matrix;
+        let coop = ShaderFeatures::for_device(features.contains(wgpu::Features::SUBGROUP), min_sg, max_sg, offered).coop_matrix;
         let experimental = if coop {
             features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
             // SAFETY: wgpu asks its users to acknowledge that experimental features may

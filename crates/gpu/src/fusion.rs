@@ -266,15 +266,15 @@ impl GpuBackend {
         p.k_span = k.div_ceil(splits).next_multiple_of(kernels::COOP_STEP) as u32;
         p.m_tiles = gy as u32;
         let sums = if splits > 1 {
-            let need = (splits * n * rows * 4) as u64;
-            if self.split_sums.is_none_or(|(_, have)| have < need) {
-                // Rounded up, so that longer prompts rarely need another.
-                match self.storage_buffer("matmul split sums", need.next_power_of_two()) {
-                    Ok(buf) => self.split_sums = Some((buf, need.next_power_of_two())),
-                    Err(e) => return self.defer(e),
+            // Rounded up, so that longer prompts rarely need another.
+            let need = ((splits * n * rows * 4) as u64).next_power_of_two();
+            match self.scratch_buffer(self.split_sums, "matmul split sums", need) {
+                Ok(s) => {
+                    self.split_sums = Some(s);
+                    s.0
                 }
+                Err(e) => return self.defer(e),
             }
-            self.split_sums.map_or(self.dummy_read, |s| s.0)
         } else {
             // Unused: any buffer not bound elsewhere in the dispatch.
             self.dummy_read

@@ -362,6 +362,16 @@ impl GpuBackend {
         Ok(())
     }
 
+    /// A scratch buffer of at least `bytes`: `have` where it is large enough, else a new
+    /// storage buffer of `bytes` (the old one stays in the arena until the backend is
+    /// dropped). The caller keeps the result in its field.
+    fn scratch_buffer(&mut self, have: Option<(BufId, u64)>, label: &str, bytes: u64) -> Result<(BufId, u64)> {
+        match have {
+            Some((buf, size)) if size >= bytes => Ok((buf, size)),
+            _ => Ok((self.storage_buffer(label, bytes)?, bytes)),
+        }
+    }
+
     /// Makes the staging buffer hold `bytes`.
     fn grow_staging(&mut self, bytes: u64) {
         let have = self.staging.as_ref().map_or(0, |b| b.size());
@@ -626,14 +636,8 @@ impl GpuBackend {
     fn record_top_k(&mut self, x: BufId, cols: usize, rows: usize, k: usize, out: BufId) -> Result<()> {
         let chunks = cols.div_ceil(TOP_K_CHUNK);
         let part_bytes = (rows * chunks * k * 8) as u64;
-        let part = match self.top_k_part {
-            Some((p, have)) if have >= part_bytes => p,
-            _ => {
-                let p = self.storage_buffer("top-k chunk candidates", part_bytes)?;
-                self.top_k_part = Some((p, part_bytes));
-                p
-            }
-        };
+        let (part, size) = self.scratch_buffer(self.top_k_part, "top-k chunk candidates", part_bytes)?;
+        self.top_k_part = Some((part, size));
         let p = TopKParams { n: rows as u32, cols: cols as u32, k: k as u32, chunk: TOP_K_CHUNK as u32, chunks: chunks as u32 };
         self.record(Op::TopKChunks, None, &[x, part], &p, None, (rows * chunks) as u32);
         self.record(Op::TopKMerge, None, &[part, out], &p, None, rows as u32);

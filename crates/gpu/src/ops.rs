@@ -374,19 +374,17 @@ impl Backend for GpuBackend {
         // call (the prefill), so nothing is created in the token loop; a longer prompt's
         // splits may grow it.
         let need = ((MAX_SPLIT_ROWS * MAX_SPLITS).max(n * splits) * params.head_count * (hd + 2) * 4) as u64;
-        if self.attn_scratch.is_none_or(|(_, have)| have < need) {
-            match self.storage_buffer("attention split scratch", need) {
-                Ok(buf) => {
-                    self.attn_scratch = Some((buf, need));
-                    let device = &self.gpu.device;
-                    self.cache.pipeline(device, KernelKey::new(Op::AttnCombine, None));
-                    let ob = self.act(out).buf;
-                    self.cache.bind_group(device, Op::AttnCombine, &[ob, buf], &self.buffers, &self.buffers[self.params.0 as usize]);
-                }
-                Err(e) => return self.defer(e),
-            }
+        let (scratch, size) = match self.scratch_buffer(self.attn_scratch, "attention split scratch", need) {
+            Ok(s) => s,
+            Err(e) => return self.defer(e),
+        };
+        if self.attn_scratch != Some((scratch, size)) {
+            self.attn_scratch = Some((scratch, size));
+            let device = &self.gpu.device;
+            self.cache.pipeline(device, KernelKey::new(Op::AttnCombine, None));
+            let ob = self.act(out).buf;
+            self.cache.bind_group(device, Op::AttnCombine, &[ob, scratch], &self.buffers, &self.buffers[self.params.0 as usize]);
         }
-        let scratch = self.attn_scratch.map_or(BufId(0), |s| s.0);
         let p = AttnParams {
             n: n as u32,
             start: self.start_pos as u32,
@@ -559,15 +557,11 @@ impl Backend for GpuBackend {
             return Err(err(format!("top {k} candidates: the GPU selects at most {MAX_TOP_K}")));
         }
         let out_bytes = (rows * k * 8) as u64;
-        let out = match self.top_k_out {
-            Some((o, have)) if have >= out_bytes => o,
-            _ => {
-                let o = self.storage_buffer("top-k candidates", out_bytes)?;
-                self.grow_staging(out_bytes);
-                self.top_k_out = Some((o, out_bytes));
-                o
-            }
-        };
+        let (out, size) = self.scratch_buffer(self.top_k_out, "top-k candidates", out_bytes)?;
+        if self.top_k_out != Some((out, size)) {
+            self.grow_staging(out_bytes);
+            self.top_k_out = Some((out, size));
+        }
         self.record_top_k(buf, cols, rows, k, out)?;
         let data: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_back(out, out_bytes).await?);
         Ok(data
