@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// The real models the tests run.
@@ -125,10 +126,14 @@ pub fn run_python(script: &str, args: &[&str]) -> Vec<u8> {
 
 /// `model` split into `n` shards as llama.cpp's gguf-split lays them out
 /// (`tests/scripts/make_shards.py`, with the PyPI `gguf` reader), in shard order.
-/// Written into a temp folder of this test process.
+/// Written into a temp folder of its own for each call: tests of one process run on
+/// parallel threads, and two writing the same shards into one folder race on the
+/// renames of each other's temp files.
 pub fn shards(model: &Path, n: usize) -> Vec<PathBuf> {
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
     let stem = model.file_stem().expect("a model file name").to_string_lossy().into_owned();
-    let dir = std::env::temp_dir().join(format!("kindling-shards-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("kindling-shards-{}-{call}", std::process::id()));
     run_python("make_shards.py", &[&model.to_string_lossy(), &dir.to_string_lossy(), &n.to_string()]);
     (1..=n).map(|i| dir.join(format!("{stem}-{i:05}-of-{n:05}.gguf"))).collect()
 }
