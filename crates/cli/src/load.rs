@@ -75,6 +75,10 @@ pub struct ModelArgs {
 pub trait ModelTask: Sized {
     /// Which model, on which backend.
     fn model(&self) -> &ModelArgs;
+    /// Time every GPU dispatch (`GpuOptions::profile`).
+    fn profile(&self) -> bool {
+        false
+    }
     fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error>;
 }
 
@@ -82,7 +86,7 @@ pub trait ModelTask: Sized {
 pub fn with_model(options: ModelOptions, task: impl ModelTask) -> Result<(), Error> {
     let ModelArgs { file, backend, kv_f16, no_coop_matrix } = task.model().clone();
     let path = file.as_path();
-    let gpu = GpuOptions { kv_f16, allow_coop_matrix: !no_coop_matrix, ..Default::default() };
+    let gpu = GpuOptions { kv_f16, allow_coop_matrix: !no_coop_matrix, profile: task.profile(), ..Default::default() };
     match backend {
         BackendChoice::Cpu => task.run(load_onto(path, CpuBackend::new(), options)?),
         BackendChoice::Gpu => task.run(load_onto(path, open_gpu(gpu)?, options)?),

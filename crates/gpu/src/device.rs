@@ -27,6 +27,10 @@ pub struct GpuOptions {
     /// Keep the KV cache as f16 (half the memory and attention bandwidth; logits move
     /// by ~1e-2, see tests/gpu_e2e.rs) instead of f32 (the CPU engine's precision).
     pub kv_f16: bool,
+    /// Time every dispatch on the device with timestamp queries where the adapter
+    /// has them inside passes (native only; `GpuBackend::take_profile`). Each
+    /// submission is then waited for, so the run itself is slower.
+    pub profile: bool,
 }
 
 impl Default for GpuOptions {
@@ -39,6 +43,7 @@ impl Default for GpuOptions {
             allow_coop_matrix: true,
             max_part_bytes: None,
             kv_f16: false,
+            profile: false,
         }
     }
 }
@@ -300,6 +305,10 @@ impl Gpu {
         }
         if options.allow_subgroups && summary.subgroups {
             features |= wgpu::Features::SUBGROUP;
+        }
+        let stamps = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES;
+        if options.profile && adapter.features().contains(stamps) {
+            features |= stamps;
         }
         // Cooperative matrices only where the kernels would use them (for_device's rule:
         // the batch kernel also needs subgroups of 32).

@@ -27,6 +27,7 @@ mod fusion;
 mod kernels;
 mod ops;
 mod params;
+mod profile;
 mod readback;
 mod shaders;
 mod weights;
@@ -36,7 +37,7 @@ use std::sync::Arc;
 use bytemuck::Pod;
 use kindling_gguf::GgmlType;
 use kindling_model::{
-    Activation, AttentionParams, Backend, BackendFailure, Counters, KvSpec, ModelError, QkRope, Result, RopeConfig, RopeStyle, WeightSpec,
+    Activation, AttentionParams, Backend, BackendFailure, Counters, KernelTime, KvSpec, ModelError, QkRope, Result, RopeConfig, RopeStyle, WeightSpec,
 };
 
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
@@ -187,6 +188,8 @@ pub struct GpuBackend {
     /// The cooperative-matrix batch matmul's partial sums of split dot products
     /// (`[splits, rows, weight rows]` f32) and its bytes (grown on first need).
     split_sums: Option<(BufId, u64)>,
+    /// Timestamps around every dispatch (`GpuOptions::profile`).
+    profiler: Option<profile::Profiler>,
     /// An op that could not be recorded; returned by the next read.
     deferred: Option<ModelError>,
     stats: GpuStats,
@@ -253,9 +256,13 @@ impl GpuBackend {
             pending: None,
             dummy: BufId(0),
             dummy_read: BufId(0),
+            profiler: None,
             deferred: None,
             stats: GpuStats::default(),
         };
+        if b.gpu.features.contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES) && !cfg!(target_arch = "wasm32") {
+            b.profiler = Some(profile::Profiler::new(&b.gpu.device, &b.gpu.queue));
+        }
         let a = &b.gpu.adapter;
         let subgroups = b.gpu.features.contains(wgpu::Features::SUBGROUP);
         let coop = b.gpu.features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
@@ -465,6 +472,12 @@ impl GpuBackend {
                 .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch"), timestamp_writes: None })
                 .forget_lifetime()
         });
+        if let Some(p) = &mut self.profiler {
+            p.before_dispatch(pass, || match ty {
+                Some(t) => format!("{op:?} {t:?} ×{}", x * y),
+                None => format!("{op:?} ×{}", x * y),
+            });
+        }
         pass.set_pipeline(&pipeline);
         match table {
             Some(t) => pass.set_bind_group(0, &bind_group, &[offset, t]),
@@ -485,6 +498,9 @@ impl GpuBackend {
     /// submission (to wait for it alone).
     fn submit_into(&mut self, copy: Option<(BufId, u64, wgpu::Buffer)>) -> wgpu::SubmissionIndex {
         self.flush_pending();
+        if let (Some(p), Some(pass)) = (&mut self.profiler, &mut self.pass) {
+            p.end_pass(pass);
+        }
         self.pass = None;
         let device = &self.gpu.device;
         let mut encoder = self
@@ -501,8 +517,14 @@ impl GpuBackend {
             self.blob.clear();
         }
         self.rope_tables.clear();
+        if let Some(p) = &self.profiler {
+            p.resolve(&mut encoder);
+        }
         let index = self.gpu.queue.submit([encoder.finish()]);
         self.stats.submits += 1;
+        if let Some(p) = &mut self.profiler {
+            p.collect(&self.gpu.device);
+        }
         index
     }
 

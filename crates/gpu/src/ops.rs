@@ -22,6 +22,10 @@ impl Backend for GpuBackend {
         }
     }
 
+    fn take_profile(&mut self) -> Option<Vec<KernelTime>> {
+        self.profiler.as_mut().map(|p| p.take())
+    }
+
     fn alloc_weight(&mut self, spec: &WeightSpec) -> Result<GpuWeight> {
         let name = &spec.name;
         let (be, bb) = (spec.ty.block_elems(), spec.ty.block_bytes());

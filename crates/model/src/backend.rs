@@ -92,6 +92,16 @@ pub struct Counters {
     pub wait_us: u64,
 }
 
+/// Device time of one kernel over a profiled stretch (`Backend::take_profile`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelTime {
+    /// The kernel, with what tells its uses apart (weight type, workgroups).
+    pub kernel: String,
+    pub dispatches: u64,
+    /// Nanoseconds on the device, summed over the dispatches.
+    pub ns: f64,
+}
+
 /// Most chained greedy steps submitted whose token has not been read. Three keep the
 /// device busy while the host records the next step, even where a read's result only
 /// arrives when the host's event loop comes round again (a browser): with one step
@@ -114,6 +124,12 @@ pub trait Backend {
     /// Work counted since the backend was created.
     fn counters(&self) -> Counters {
         Counters::default()
+    }
+
+    /// Device time per kernel since the last call, where the backend was opened to
+    /// profile and can (the GPU backend with timestamp queries); None otherwise.
+    fn take_profile(&mut self) -> Option<Vec<KernelTime>> {
+        None
     }
 
     // ---- loading ----------------------------------------------------------------

@@ -141,6 +141,11 @@ impl<B: Backend> Model<B> {
         &self.backend
     }
 
+    /// Device time per kernel since the last call (see `Backend::take_profile`).
+    pub fn take_profile(&mut self) -> Option<Vec<crate::KernelTime>> {
+        self.backend.take_profile()
+    }
+
     pub fn backend_name(&self) -> String {
         self.backend.name()
     }

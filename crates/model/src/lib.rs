@@ -15,7 +15,7 @@ pub mod loader;
 pub mod sampler;
 pub mod weights;
 
-pub use backend::{top_k, AttentionParams, Backend, Counters, KvSpec, QkRope, WeightSpec, CHAINED_STEPS};
+pub use backend::{top_k, AttentionParams, Backend, Counters, KernelTime, KvSpec, QkRope, WeightSpec, CHAINED_STEPS};
 pub use arch::{ArchSpec, ARCHITECTURES};
 pub use config::{Activation, Architecture, LayerConfig, ModelConfig, RopeConfig, RopeStyle};
 pub use engine::{EvalOutput, Evaluated, Model, ModelOptions, Session};

@@ -1,9 +1,10 @@
-//! `kindling bench FILE [--backend] [--prompt-tokens N] [--gen-tokens N] [--json]`:
-//! load time, prefill and decode speed, and the work per decoded token.
+//! `kindling bench FILE [--backend] [--prompt-tokens N] [--gen-tokens N] [--json] [--profile]`:
+//! load time, prefill and decode speed, and the work per decoded token; with
+//! `--profile`, the device time of each kernel in the prefill and per decoded token.
 
 use std::time::Instant;
 
-use kindling_model::{Backend, EvalOutput, Evaluated, Model, ModelOptions, CHAINED_STEPS};
+use kindling_model::{Backend, EvalOutput, Evaluated, KernelTime, Model, ModelOptions, CHAINED_STEPS};
 
 use crate::load::{with_model, Error, Loaded, ModelArgs, ModelTask};
 
@@ -25,6 +26,11 @@ pub struct Args {
     repeat: usize,
     #[arg(long)]
     json: bool,
+    /// Time every GPU dispatch with timestamp queries and print the device time per
+    /// kernel (the last repetition's prefill, and per decoded token). Each submission
+    /// is then waited for: tok/s of a profiled run are lower than a plain run's.
+    #[arg(long)]
+    profile: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
@@ -36,6 +42,10 @@ impl ModelTask for Args {
         &self.model
     }
 
+    fn profile(&self) -> bool {
+        self.profile
+    }
+
     fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error> {
         let args = self;
         let load_ms = loaded.load_ms;
@@ -43,18 +53,28 @@ impl ModelTask for Args {
         let r = measure(&mut model, &args)?;
         let (file, backend) = (args.model.file.display().to_string(), model.backend_name());
         let name = model.info().name.clone();
+        if args.profile && r.profile.is_none() {
+            eprintln!("note: no device profile: this backend or adapter has no timestamp queries inside passes");
+        }
         if args.json {
-            println!(
-                "{}",
-                serde_json::json!({
-                    "file": file, "model": name, "backend": backend,
-                    "load_ms": load_ms,
-                    "prompt_tokens": args.prompt_tokens, "prefill_tok_s": r.prefill_tok_s,
-                    "gen_tokens": args.gen_tokens, "decode_tok_s": r.decode_tok_s,
-                    "dispatches_per_token": r.dispatches_per_token, "submits_per_token": r.submits_per_token,
-                    "bytes_read_per_token": r.bytes_read_per_token, "wait_ms_per_token": r.wait_ms_per_token,
-                })
-            );
+            let mut out = serde_json::json!({
+                "file": file, "model": name, "backend": backend,
+                "load_ms": load_ms,
+                "prompt_tokens": args.prompt_tokens, "prefill_tok_s": r.prefill_tok_s,
+                "gen_tokens": args.gen_tokens, "decode_tok_s": r.decode_tok_s,
+                "dispatches_per_token": r.dispatches_per_token, "submits_per_token": r.submits_per_token,
+                "bytes_read_per_token": r.bytes_read_per_token, "wait_ms_per_token": r.wait_ms_per_token,
+            });
+            if let Some(p) = &r.profile {
+                let rows = |ks: &[KernelTime], per: f64| -> Vec<serde_json::Value> {
+                    ks.iter().map(|k| serde_json::json!({"kernel": k.kernel, "dispatches": k.dispatches as f64 / per, "us": k.ns / per / 1e3})).collect()
+                };
+                out["profile"] = serde_json::json!({
+                    "prefill": rows(&p.prefill, 1.0),
+                    "decode_per_token": rows(&p.decode, args.gen_tokens.max(1) as f64),
+                });
+            }
+            println!("{out}");
         } else {
             println!("model:     {name} ({file})");
             println!("backend:   {backend}");
@@ -66,9 +86,32 @@ impl ModelTask for Args {
                 r.dispatches_per_token, r.submits_per_token, r.bytes_read_per_token
             );
             println!("           {:.3} ms of it waiting for the device", r.wait_ms_per_token);
+            if let Some(p) = &r.profile {
+                print_profile(&format!("device time of the prefill ({} tokens)", args.prompt_tokens), &p.prefill, 1.0);
+                print_profile("device time per decoded token", &p.decode, args.gen_tokens.max(1) as f64);
+            }
         }
         Ok(())
     }
+}
+
+/// A table of kernels by device time, each figure divided by `per` (tokens).
+fn print_profile(title: &str, kernels: &[KernelTime], per: f64) {
+    let total: f64 = kernels.iter().map(|k| k.ns).sum();
+    println!("\n{title}: {:.1} µs", total / per / 1e3);
+    println!("  {:>9} {:>7} {:>9} {:>6}  kernel (type, workgroups)", "µs", "calls", "µs/call", "share");
+    for k in kernels {
+        let calls = k.dispatches as f64 / per;
+        let us = k.ns / per / 1e3;
+        let per_call = if k.dispatches > 0 { k.ns / k.dispatches as f64 / 1e3 } else { 0.0 };
+        println!("  {us:9.1} {calls:7.1} {per_call:9.2} {:5.1}%  {}", 100.0 * k.ns / total.max(1.0), k.kernel);
+    }
+}
+
+/// Device time per kernel of the last repetition (`--profile`).
+struct Profile {
+    prefill: Vec<KernelTime>,
+    decode: Vec<KernelTime>,
 }
 
 struct Figures {
@@ -80,6 +123,7 @@ struct Figures {
     /// Of a decode step, the time spent waiting for the device (the rest: recording
     /// and submitting on the host).
     wait_ms_per_token: f64,
+    profile: Option<Profile>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -94,11 +138,14 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
     let context = args.prompt_tokens + args.gen_tokens + 1;
     let (mut prefill, mut decode) = (Vec::new(), Vec::new());
     let mut per_token = (0.0, 0.0, 0.0, 0.0);
+    let mut profile = None;
     for rep in 0..args.repeat.max(1) + 1 {
         let mut session = model.new_session(context)?;
+        model.take_profile();
         let t = Instant::now();
         let first = pollster::block_on(model.eval(&mut session, &prompt, EvalOutput::LastArgmax))?;
         let prefill_s = t.elapsed().as_secs_f64();
+        let prefill_profile = model.take_profile();
         let Evaluated::Token(mut token) = first else { return Err("no token from prefill".into()) };
         let before = model.backend().counters();
         let t = Instant::now();
@@ -126,6 +173,9 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
         }
         let decode_s = t.elapsed().as_secs_f64();
         let after = model.backend().counters();
+        if let (Some(prefill), Some(decode)) = (prefill_profile, model.take_profile()) {
+            profile = Some(Profile { prefill, decode });
+        }
         if rep == 0 {
             continue; // warm-up: pipelines, bind groups, caches
         }
@@ -146,5 +196,6 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
         submits_per_token: per_token.1,
         bytes_read_per_token: per_token.2,
         wait_ms_per_token: per_token.3,
+        profile,
     })
 }
