@@ -155,3 +155,23 @@ fn bench_json_reports_speeds() {
     }
     assert!(v["decode_tok_s"].as_f64().unwrap() > 0.0);
 }
+
+/// `--profile` on the GPU (lavapipe here): every decode dispatch is timed, the
+/// kernels' dispatch counts add up to the dispatches per token the counters saw, and
+/// each kernel took device time.
+#[test]
+fn bench_profile_times_every_dispatch_on_the_device() {
+    let tiny = kindling_testdata::synthetic("tiny-llama.gguf");
+    let args = ["bench", &tiny.to_string_lossy(), "--backend", "gpu", "--prompt-tokens", "20", "--gen-tokens", "5", "--repeat", "1", "--json", "--profile"];
+    let v = json(&kindling(&args));
+    let decode = v["profile"]["decode_per_token"].as_array().unwrap_or_else(|| panic!("no decode profile: {v}"));
+    let calls: f64 = decode.iter().map(|k| k["dispatches"].as_f64().unwrap()).sum();
+    assert!((calls - v["dispatches_per_token"].as_f64().unwrap()).abs() < 1e-9, "{calls} timed dispatches per token: {v}");
+    for k in decode.iter().chain(v["profile"]["prefill"].as_array().unwrap()) {
+        assert!(k["us"].as_f64().unwrap() > 0.0 && !k["kernel"].as_str().unwrap().is_empty(), "{k}");
+    }
+    assert!(decode.iter().any(|k| k["kernel"].as_str().unwrap().starts_with("Attention")), "{v}");
+    // 20 prompt tokens in one batch: the batch matmul.
+    let prefill = v["profile"]["prefill"].as_array().unwrap();
+    assert!(prefill.iter().any(|k| k["kernel"].as_str().unwrap().starts_with("MatmulTiled")), "{v}");
+}
