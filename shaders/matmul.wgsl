@@ -4,7 +4,7 @@
 // values in registers; sums are f32. The entry points share the bindings:
 //   matvec        few rows (decode): mv_rows() weight rows per workgroup, p.lanes
 //                 invocations per row striding over it 8 values at a time (one row:
-//                 row_dot8, shaders/row_dot8.wgsl) or 4 (several rows: one sum per
+//                 row_dot8, shaders/weight_rows.wgsl) or 4 (several rows: one sum per
 //                 activation row, n ≤ MV_MAX_B), reduced through row_sum()
 //   matvec_tall, matvec_gated, matvec_multi  decode variants, below
 //   matmul_tiled  batches (prefill): an output tile per workgroup, the x tile and the
@@ -37,7 +37,8 @@
 // w2: a second weight part of the same type and shape as w (matvec_gated: up beside
 // gate), read through dq4_2 (the type's snippet again, over w2).
 @group(0) @binding(5) var<storage, read> w2: array<u32>;
-// matvec_multi: out2 = w2 · x, w3 (dq4_3) and out3 = w3 · x.
+// matvec_multi: out2 = w2 · x, w3 (dq4_3; its type may differ from w's: the kernel
+// key's ty3) and out3 = w3 · x.
 @group(0) @binding(6) var<storage, read_write> out2: array<f32>;
 @group(0) @binding(7) var<storage, read> w3: array<u32>;
 @group(0) @binding(8) var<storage, read_write> out3: array<f32>;
@@ -49,34 +50,6 @@ fn put(r: u32, c: u32, v: f32) {
         let at = r * p.res_stride + p.out_offset + c;
         res[at] = res[at] + v;
     }
-}
-
-// Values 4g..4g+3 of weight row `row` (zero past the row's end: only float types have
-// rows that are not whole groups of 4).
-fn w4(row: u32, e: u32) -> vec4<f32> {
-    let v = dq4(row * p.row_words + (e / BLOCK_ELEMS) * BLOCK_WORDS, (e % BLOCK_ELEMS) / 4u);
-    if (e + 4u <= p.k) {
-        return v;
-    }
-    return select(vec4<f32>(0.0), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
-}
-
-// w4 of w2.
-fn w4_2(row: u32, e: u32) -> vec4<f32> {
-    let v = dq4_2(row * p.row_words + (e / BLOCK_ELEMS) * BLOCK_WORDS, (e % BLOCK_ELEMS) / 4u);
-    if (e + 4u <= p.k) {
-        return v;
-    }
-    return select(vec4<f32>(0.0), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
-}
-
-// w4 of w3.
-fn w4_3(row: u32, e: u32) -> vec4<f32> {
-    let v = dq4_3(row * p.row_words + (e / BLOCK_ELEMS) * BLOCK_WORDS, (e % BLOCK_ELEMS) / 4u);
-    if (e + 4u <= p.k) {
-        return v;
-    }
-    return select(vec4<f32>(0.0), v, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(p.k));
 }
 
 // w4 of weight `s` (0: w, 1: w2, 2: w3).
@@ -114,19 +87,10 @@ fn x1(i: u32) -> f32 {
 // a row takes values 8l..8l+7, then 8 (l + p.lanes).., (consecutive lanes read
 // consecutive words), dequantized by the type's dq8: one decode of a block's scales
 // for all 8 where the snippet has its own (see shaders.rs). Every quantized type's
-// blocks are whole 8s; float weights, and rows that are not, take the 4-value path.
+// blocks are whole 8s; float weights, and rows that are not, take the 4-value path
+// (for all three weights of matvec_multi at once: w3's type may differ).
 fn by8() -> bool {
-    return BLOCK_ELEMS % 8u == 0u && p.k % 8u == 0u;
-}
-
-// First word of the block holding chunk c (values 8c..8c+7) of weight row `row`, and
-// the chunk's index within that block.
-fn chunk_block(row: u32, c: u32) -> u32 {
-    return row * p.row_words + (8u * c / BLOCK_ELEMS) * BLOCK_WORDS;
-}
-
-fn chunk_index(c: u32) -> u32 {
-    return c % max(BLOCK_ELEMS / 8u, 1u);
+    return BLOCK_ELEMS % 8u == 0u && BLOCK_ELEMS_3 % 8u == 0u && p.k % 8u == 0u;
 }
 
 // dq8 of chunk c of weight row `row`.
@@ -267,9 +231,9 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         for (; i + p.lanes < n8; i += 2u * p.lanes) {
             let i2 = i + p.lanes;
             let g0 = w8(row, i);
-            let u0 = dq8_2(chunk_block(row, i), chunk_index(i));
+            let u0 = dq8_2(chunk_block_2(row, i), chunk_index_2(i));
             let g1 = w8(row, i2);
-            let u1 = dq8_2(chunk_block(row, i2), chunk_index(i2));
+            let u1 = dq8_2(chunk_block_2(row, i2), chunk_index_2(i2));
             let xa = in8(i);
             let xb = in8(i2);
             a += dot8(g0, xa) + dot8(g1, xb);
@@ -278,7 +242,7 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         if (i < n8) {
             let xa = in8(i);
             a += dot8(w8(row, i), xa);
-            c += dot8(dq8_2(chunk_block(row, i), chunk_index(i)), xa);
+            c += dot8(dq8_2(chunk_block_2(row, i), chunk_index_2(i)), xa);
         }
     } else if (row < p.rows) {
         var e = 4u * lane;

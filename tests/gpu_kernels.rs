@@ -460,12 +460,18 @@ fn qkv_script<B: Backend>(b: &mut B, w: &[(GgmlType, usize, Vec<u8>)], cols: usi
 }
 
 #[test]
-fn qkv_projections_of_one_type_join_one_decode_dispatch_and_match_cpu() {
-    use GgmlType::{Q4K, Q4_1, Q5_0, Q8_0, F16};
+fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
+    use GgmlType::{Q4K, Q4_1, Q5_0, Q6K, Q8_0, F16};
     // (types and rows of the weights, split weights (rows per part), decode dispatches)
-    let cases: [(&[(GgmlType, usize)], Option<usize>, u64); 6] = [
+    // A third weight of another type joins too (v in Q6_K beside q and k in Q4_K, as
+    // Q4_K_M files have it); a second one does not.
+    let cases: [(&[(GgmlType, usize)], Option<usize>, u64); 9] = [
         (&[(Q4_1, 131), (Q4_1, 37), (Q4_1, 37)], None, 1),
-        (&[(Q5_0, 131), (Q5_0, 37), (Q8_0, 37)], None, 2),
+        (&[(Q5_0, 131), (Q5_0, 37), (Q8_0, 37)], None, 1),
+        (&[(Q4K, 131), (Q4K, 37), (Q6K, 37)], None, 1),
+        (&[(Q4K, 37), (Q6K, 37), (Q4K, 37)], None, 3),
+        // A float third weight: all three through the 4-value path.
+        (&[(Q8_0, 37), (Q8_0, 9), (F16, 7)], None, 1),
         (&[(Q4K, 37), (Q4K, 130)], None, 1),
         (&[(F16, 5), (F16, 3), (F16, 2)], None, 1),
         (&[(Q8_0, 9), (Q4_1, 3), (Q8_0, 2)], None, 3),

@@ -131,6 +131,7 @@ impl GpuBackend {
             self.unfuse_norm(&mut g[0]);
         }
         let first = &g[0];
+        let third = g.last().filter(|_| g.len() == 3).unwrap_or(first);
         let norm = first.norm;
         let xb = match norm {
             Some(nm) => self.act(nm.x).buf,
@@ -159,17 +160,20 @@ impl GpuBackend {
             x_stride,
             rows2: rows[1],
             rows3: rows[2],
+            row_words3: third.row_words as u32,
             lanes,
             eps: norm.map_or(0.0, |nm| nm.eps),
             ..Default::default()
         };
-        match norm {
+        let op = match norm {
             Some(nm) => {
                 bufs.extend([nm.w, self.act(first.x).buf]);
-                self.record(Op::MatvecMultiNormed, Some(first.ty), &bufs, &p, None, groups as u32);
+                Op::MatvecMultiNormed
             }
-            None => self.record(Op::MatvecMulti, Some(first.ty), &bufs, &p, None, groups as u32),
-        }
+            None => Op::MatvecMulti,
+        };
+        let key = KernelKey::new(op, Some(first.ty)).with_third_type(third.ty);
+        self.record_keyed(key, &bufs, &p, None, groups as u32);
     }
 
     /// Records gate and up (one row, same weight type and part layout) and
@@ -279,7 +283,7 @@ impl GpuBackend {
             // Unused: any buffer not bound elsewhere in the dispatch.
             self.dummy_read
         };
-        self.record_grid(Op::MatmulTiled, Some(ty), &[xb, wb, ob, rb, sums], &p, None, gx as u32, (gy * splits) as u32);
+        self.record_grid(KernelKey::new(Op::MatmulTiled, Some(ty)), &[xb, wb, ob, rb, sums], &p, None, gx as u32, (gy * splits) as u32);
         if splits > 1 {
             self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, (n * rows).div_ceil(256) as u32);
         }

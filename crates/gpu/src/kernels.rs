@@ -364,12 +364,24 @@ pub fn coop_matrix_usable(configs: &[wgpu::CooperativeMatrixProperties]) -> bool
 pub struct KernelKey {
     pub op: Op,
     pub ty: Option<GgmlType>,
+    /// matvec_multi's third weight's type where it differs from `ty` (v beside q and k:
+    /// Q4_K_M files store v in Q6_K in half the layers).
+    pub ty3: Option<GgmlType>,
     pub features: ShaderFeatures,
 }
 
 impl KernelKey {
     pub fn new(op: Op, ty: Option<GgmlType>) -> Self {
-        KernelKey { op, ty: if op.reads_weight() { ty } else { None }, features: ShaderFeatures::default() }
+        KernelKey { op, ty: if op.reads_weight() { ty } else { None }, ty3: None, features: ShaderFeatures::default() }
+    }
+
+    /// The variant whose third weight is of type `t` (matvec_multi only; the same type
+    /// as the first is the plain variant).
+    pub fn with_third_type(mut self, t: GgmlType) -> Self {
+        if matches!(self.op, Op::MatvecMulti | Op::MatvecMultiNormed) && self.ty != Some(t) {
+            self.ty3 = Some(t);
+        }
+        self
     }
 
     /// The variant for these features (each family keeps the ones it has variants for,
@@ -392,7 +404,7 @@ impl KernelKey {
     /// The module a kernel lives in: entry points of one family and type share it,
     /// except those assembled with an extra binding (the fused norm's, the v bias).
     fn module_key(self) -> ModuleKey {
-        (self.op.family(), self.ty, self.features, self.op.normed() || self.op == Op::QkRopeBias)
+        (self.op.family(), self.ty, self.ty3, self.features, self.op.normed() || self.op == Op::QkRopeBias)
     }
 
     /// The WGSL module source of this kernel.
@@ -400,7 +412,8 @@ impl KernelKey {
         shaders::assemble(self)
     }
 
-    /// Every kernel the backend can build, for the given weight types.
+    /// Every kernel the backend can build, for the given weight types; of the mixed
+    /// matvec_multi variants, each type with the next one in `types` as its third.
     pub fn all(types: &[GgmlType]) -> Vec<KernelKey> {
         let mut keys = Vec::new();
         for op in Op::ALL {
@@ -408,6 +421,10 @@ impl KernelKey {
                 keys.extend(types.iter().map(|&t| KernelKey::new(op, Some(t))));
             } else {
                 keys.push(KernelKey::new(op, None));
+            }
+            if matches!(op, Op::MatvecMulti | Op::MatvecMultiNormed) && types.len() > 1 {
+                let next = types.iter().cycle().skip(1);
+                keys.extend(types.iter().zip(next).map(|(&t, &t3)| KernelKey::new(op, Some(t)).with_third_type(t3)));
             }
         }
         keys
@@ -419,8 +436,9 @@ pub const PARAMS_SLOT: u64 = 256;
 /// Bytes of a table binding (RoPE's cos/sin) in the parameter blob.
 pub const TABLE_BYTES: u64 = 1 << 20;
 
-/// A shader module: family, weight type, features, input norm fused (see `Op::normed`).
-type ModuleKey = (Family, Option<GgmlType>, ShaderFeatures, bool);
+/// A shader module: family, weight type, third weight's type, features, input norm
+/// fused (see `Op::normed`).
+type ModuleKey = (Family, Option<GgmlType>, Option<GgmlType>, ShaderFeatures, bool);
 
 /// Most non-parameter buffers a kernel binds.
 const MAX_BUFFERS: usize = 9;
@@ -485,7 +503,7 @@ impl Cache {
         }
         let mk = key.module_key();
         if !self.modules.contains_key(&mk) {
-            let label = format!("{:?} {:?}", mk.0, mk.1);
+            let label = format!("{:?} {:?} {:?}", mk.0, mk.1, mk.2);
             let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(&label),
                 source: wgpu::ShaderSource::Wgsl(key.source().into()),

@@ -438,8 +438,13 @@ impl GpuBackend {
 
     /// Records one dispatch of `op` over `groups` workgroups (folded into a 2-D grid).
     fn record<P: Pod>(&mut self, op: Op, ty: Option<GgmlType>, bufs: &[BufId], params: &P, table: Option<u32>, groups: u32) {
+        self.record_keyed(KernelKey::new(op, ty), bufs, params, table, groups);
+    }
+
+    /// `record` of a kernel variant the key names in full (matvec_multi's mixed types).
+    fn record_keyed<P: Pod>(&mut self, key: KernelKey, bufs: &[BufId], params: &P, table: Option<u32>, groups: u32) {
         let (x, y) = self.grid(groups);
-        self.record_grid(op, ty, bufs, params, table, x, y);
+        self.record_grid(key, bufs, params, table, x, y);
     }
 
     fn grid(&self, groups: u32) -> (u32, u32) {
@@ -451,8 +456,7 @@ impl GpuBackend {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn record_grid<P: Pod>(&mut self, op: Op, ty: Option<GgmlType>, bufs: &[BufId], params: &P, table: Option<u32>, x: u32, y: u32) {
+    fn record_grid<P: Pod>(&mut self, key: KernelKey, bufs: &[BufId], params: &P, table: Option<u32>, x: u32, y: u32) {
         self.flush_pending();
         if x == 0 || y == 0 {
             return;
@@ -462,7 +466,8 @@ impl GpuBackend {
         }
         let offset = self.push_blob(bytemuck::bytes_of(params));
         let device = &self.gpu.device;
-        let pipeline = self.cache.pipeline(device, KernelKey::new(op, ty).with_features(self.shader_features));
+        let op = key.op;
+        let pipeline = self.cache.pipeline(device, key.with_features(self.shader_features));
         let bind_group = self.cache.bind_group(device, op, bufs, &self.buffers, &self.buffers[self.params.0 as usize]);
         let encoder = self
             .encoder
@@ -473,9 +478,10 @@ impl GpuBackend {
                 .forget_lifetime()
         });
         if let Some(p) = &mut self.profiler {
-            p.before_dispatch(pass, || match ty {
-                Some(t) => format!("{op:?} {t:?} ×{}", x * y),
-                None => format!("{op:?} ×{}", x * y),
+            p.before_dispatch(pass, || match (key.ty, key.ty3) {
+                (Some(t), Some(t3)) => format!("{op:?} {t:?}+{t3:?} ×{}", x * y),
+                (Some(t), None) => format!("{op:?} {t:?} ×{}", x * y),
+                _ => format!("{op:?} ×{}", x * y),
             });
         }
         pass.set_pipeline(&pipeline);

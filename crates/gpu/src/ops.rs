@@ -249,23 +249,24 @@ impl Backend for GpuBackend {
             parts: weight.parts.clone(),
             norm,
         };
-        // Another decode matvec over the same input and a weight of the same type and
-        // width: held with the others (see `Pending::Group`).
+        // Another decode matvec over the same input and a weight of the same width:
+        // held with the others (see `Pending::Group`). The first two are of one type
+        // (gate and up may become matvec_gated); a third may be of another (v beside q
+        // and k: matvec_multi reads it in its own type).
         let joins = |a: &PendingMatmul| {
             n == 1
                 && a.n == 1
                 && a.x == x
-                && a.ty == pm.ty
                 && a.cols == pm.cols
-                && a.row_words == pm.row_words
                 && a.out != out
                 && a.out != x
                 && out != x
                 && (a.parts.len() == 1 && pm.parts.len() == 1 || same_parts(a, &pm))
         };
+        let same_type = |a: &PendingMatmul| a.ty == pm.ty && a.row_words == pm.row_words;
         let group = match self.pending.take() {
-            Some(Pending::Matmul(a)) if joins(&a) => Some(vec![a]),
-            Some(Pending::Group(g)) if g.len() < 3 && g.iter().all(joins) => Some(g),
+            Some(Pending::Matmul(a)) if joins(&a) && same_type(&a) => Some(vec![a]),
+            Some(Pending::Group(g)) if g.len() == 2 && g.iter().all(joins) => Some(g),
             other => {
                 self.pending = other;
                 None

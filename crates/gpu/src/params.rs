@@ -76,9 +76,12 @@ params!(
         /// matvec_gated: 0 SiLU, 1 GELU-tanh of the first weight's result, times the
         /// second's.
         act: u32,
-        /// matvec_multi: rows of the second and third weights (`rows` is the first's).
+        /// matvec_multi: rows of the second and third weights (`rows` is the first's),
+        /// and u32 words per stored row of the third (it may be of another type: v
+        /// beside q and k).
         rows2: u32,
         rows3: u32,
+        row_words3: u32,
         /// Decode matvecs: invocations per weight row (a power of two, 4..=256; see
         /// `kernels::matvec_lanes`).
         lanes: u32,

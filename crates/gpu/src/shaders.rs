@@ -27,7 +27,7 @@ pub const REDUCE_WG: &str = include_str!("../../../shaders/reduce_wg.wgsl");
 pub const REDUCE_SG: &str = include_str!("../../../shaders/reduce_sg.wgsl");
 pub const NORM_IN: &str = include_str!("../../../shaders/norm_in.wgsl");
 pub const NORM_OFF: &str = include_str!("../../../shaders/norm_off.wgsl");
-pub const ROW_DOT8: &str = include_str!("../../../shaders/row_dot8.wgsl");
+pub const WEIGHT_ROWS: &str = include_str!("../../../shaders/weight_rows.wgsl");
 
 pub const Q_F32: &str = include_str!("../../../shaders/quant/f32.wgsl");
 pub const Q_F16: &str = include_str!("../../../shaders/quant/f16.wgsl");
@@ -139,8 +139,10 @@ pub fn assemble(key: KernelKey) -> String {
             0 => REDUCE_WG.to_string(),
             sg => format!("const SG: u32 = {sg}u;\n{REDUCE_SG}"),
         };
-        let rows = [ROW_DOT8.to_string(), row_dot8_over("2"), row_dot8_over("3")].concat();
-        (other_weight(snippet, "2"), other_weight(snippet, "3"), input, format!("{reduce}\n{rows}"))
+        let rows = [WEIGHT_ROWS.to_string(), weight_rows_over("2"), weight_rows_over("3")].concat();
+        // The third weight in its own type where the key names one (matvec_multi's v).
+        let third = key.ty3.map(quant_snippet).unwrap_or_else(|| snippet.to_string());
+        (other_weight(snippet, "2"), other_weight(&third, "3"), input, format!("{reduce}\n{rows}"))
     } else {
         (String::new(), String::new(), "", String::new())
     };
@@ -153,22 +155,25 @@ pub fn assemble(key: KernelKey) -> String {
 }
 
 /// A weight type's snippet over another weight binding: `w[` read as `w<n>[`, each of
-/// its functions renamed `<name>_<n>` (so `dq4_2`), its constants left to the first copy.
+/// its functions and constants renamed `<name>_<n>` (so `dq4_2`, `BLOCK_ELEMS_2`).
 pub fn other_weight(snippet: &str, n: &str) -> String {
-    let fns: Vec<&str> = snippet
+    let names: Vec<&str> = snippet
         .lines()
-        .filter_map(|l| l.trim_start().strip_prefix("fn "))
-        .filter_map(|r| r.find('(').map(|i| r[..i].trim()))
+        .filter_map(|l| {
+            let t = l.trim_start();
+            let (rest, end) = match (t.strip_prefix("fn "), t.strip_prefix("const ")) {
+                (Some(r), _) => (r, '('),
+                (None, Some(r)) => (r, ':'),
+                _ => return None,
+            };
+            rest.find(end).map(|i| rest[..i].trim())
+        })
         .collect();
     let mut out = String::with_capacity(snippet.len() + 64);
-    for line in snippet.lines() {
-        let t = line.trim_start();
-        if t.starts_with("const ") || t.starts_with("//") {
-            continue;
-        }
+    for line in snippet.lines().filter(|l| !l.trim_start().starts_with("//")) {
         let mut l = rename_word(line, "w", &format!("w{n}"), Some('['));
-        for f in &fns {
-            l = rename_word(&l, f, &format!("{f}_{n}"), Some('('));
+        for name in &names {
+            l = rename_word(&l, name, &format!("{name}_{n}"), None);
         }
         out.push_str(&l);
         out.push('\n');
@@ -176,12 +181,20 @@ pub fn other_weight(snippet: &str, n: &str) -> String {
     out
 }
 
-/// row_dot8.wgsl over weight `n`: its dq8 and row_dot8 read as dq8_<n> and row_dot8_<n>.
-fn row_dot8_over(n: &str) -> String {
-    let mut out = String::with_capacity(ROW_DOT8.len() + 64);
-    for line in ROW_DOT8.lines().filter(|l| !l.trim_start().starts_with("//")) {
-        let l = rename_word(line, "dq8", &format!("dq8_{n}"), Some('('));
-        out.push_str(&rename_word(&l, "row_dot8", &format!("row_dot8_{n}"), Some('(')));
+/// weight_rows.wgsl over weight `n`: its functions, the type's dq4/dq8 and BLOCK_*
+/// constants read as `<name>_<n>`; the third weight's rows are p.row_words3 wide.
+fn weight_rows_over(n: &str) -> String {
+    let names = ["w4", "chunk_block", "chunk_index", "row_dot8", "dq4", "dq8", "BLOCK_ELEMS", "BLOCK_WORDS"];
+    let mut out = String::with_capacity(WEIGHT_ROWS.len() + 64);
+    for line in WEIGHT_ROWS.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        let mut l = line.to_string();
+        for name in names {
+            l = rename_word(&l, name, &format!("{name}_{n}"), None);
+        }
+        if n == "3" {
+            l = rename_word(&l, "row_words", "row_words3", None);
+        }
+        out.push_str(&l);
         out.push('\n');
     }
     out
