@@ -4,6 +4,8 @@
 //              row r (position start + r) attends to positions lo..=start+r; with
 //              splits > 1 (decode over a long context) each (row, head) is spread over
 //              `splits` workgroups, each taking a contiguous share of the positions
+//   attention_rope  decode (one row): `attention` with the q/k preparation and the KV
+//              store of qk_rope (rope.wgsl) taken in, one dispatch fewer per layer
 //   attn_combine  merges the splits' partial results (splits > 1 only)
 // `attention` walks the positions in chunks of CHUNK with an online softmax (running
 // max and sum), so any context length fits in workgroup memory.
@@ -13,7 +15,8 @@
 // q_cols (heads × head_dim: row stride of q and out), heads, kv_heads, head_dim,
 // window (0: none), scale, k_stride / v_stride (row strides of the k and v batches),
 // splits (workgroups per (row, head)), softcap (> 0: scores become
-// softcap * tanh(score / softcap) before the softmax, Gemma 2).
+// softcap * tanh(score / softcap) before the softmax, Gemma 2); attention_rope also
+// half, neox, norm, eps, bias (as qk_rope's).
 @group(0) @binding(0) var<uniform> p: Params;
 // q: [n, q_cols] queries (attention).
 @group(0) @binding(1) var<storage, read> q: array<f32>;
@@ -29,6 +32,13 @@
 // max, its sum, then its unnormalised weighted sum of V (attention when splits > 1,
 // read by attn_combine).
 @group(0) @binding(11) var<storage, read_write> scratch: array<f32>;
+// attention_rope: qn, kn the q and k norm weights [head_dim] (norm == 1), or the q and
+// k biases [heads × head_dim] (bias == 1); vbias v's bias (bias == 1); table the
+// (cos, sin) of the row's pairs (as qk_rope's). Dummies where unused.
+@group(0) @binding(7) var<storage, read> qn: array<f32>;
+@group(0) @binding(8) var<storage, read> kn: array<f32>;
+@group(0) @binding(12) var<storage, read> table: array<vec2<f32>>;
+@group(0) @binding(13) var<storage, read> vbias: array<f32>;
 
 @compute @workgroup_size(256)
 fn kv_store(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -70,6 +80,9 @@ var<workgroup> qs: array<f32, MAX_HD>;
 var<workgroup> sc: array<f32, CHUNK>;
 var<workgroup> red: array<f32, WG>;
 var<workgroup> part: array<vec4<f32>, WG>;
+// attention_rope: the head being prepared (prep_head, shaders/head_prep.wgsl).
+const PREP_WG: u32 = WG;
+var<workgroup> hv: array<f32, MAX_HD>;
 
 fn reduce_max(lid: u32) {
     workgroupBarrier();
@@ -110,6 +123,19 @@ fn v4(at: u32, d: u32, hd: u32) -> vec4<f32> {
     return r;
 }
 
+// Row r's positions this workgroup takes (the split-th share): first..end (exclusive;
+// may be empty).
+fn share(r: u32, split: u32) -> vec2<u32> {
+    let pos = p.start + r;
+    var lo = 0u;
+    if (p.window != 0u && pos + 1u > p.window) {
+        lo = pos + 1u - p.window;
+    }
+    let span = (pos + 1u - lo + p.splits - 1u) / p.splits;
+    let first = lo + split * span;
+    return vec2<u32>(first, min(pos + 1u, first + span));
+}
+
 @compute @workgroup_size(256)
 fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {
@@ -117,27 +143,92 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     if (id >= p.n * p.heads * p.splits) {
         return;
     }
-    let split = id % p.splits;
     let rh = id / p.splits;
     let r = rh / p.heads;
     let h = rh % p.heads;
-    let pos = p.start + r;
-    var lo = 0u;
-    if (p.window != 0u && pos + 1u > p.window) {
-        lo = pos + 1u - p.window;
+    let qb = r * p.q_cols + h * p.head_dim;
+    for (var d = lid; d < p.head_dim; d += WG) {
+        qs[d] = q[qb + d] * p.scale;
     }
-    // This workgroup's share of the positions: first..end (exclusive; may be empty).
-    let span = (pos + 1u - lo + p.splits - 1u) / p.splits;
-    let first = lo + split * span;
-    let end = min(pos + 1u, first + span);
+    workgroupBarrier();
+    attend(id, lid, r, h, share(r, id % p.splits));
+}
+
+// v's bias (attention_rope; zero without).
+fn v_bias(i: u32) -> f32 {
+    if (p.bias != 0u) {
+        return vbias[i];
+    }
+    return 0.0;
+}
+
+// `attention_rope`: the one row of a decode step, its query, key and value as the
+// projections left them (q/k/v widths: heads and kv_heads × head_dim). Each workgroup
+// prepares its head of q (bias, norm, rotation: prep_head) into qs; a workgroup whose
+// share of the positions holds the new one also prepares the row's key for its KV head
+// and adds v's bias, and stores both into the cache before it reads the cache (the
+// other workgroups of its KV group that hold it store the same values). q, k and v
+// are left as they were. The cache is bound writable here and read through that
+// binding (shaders.rs assembles k_at/v_at over kw/vw for this kernel).
+@compute @workgroup_size(256)
+fn attention_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) lid: u32) {
+    let id = wg_linear(wid, nwg);
+    if (id >= p.heads * p.splits) {
+        return;
+    }
+    let h = id / p.splits;
+    let range = share(0u, id % p.splits);
+    let hd = p.head_dim;
+    for (var d = lid; d < hd; d += WG) {
+        var e = q[h * hd + d];
+        if (p.bias != 0u) {
+            e += qn[h * hd + d];
+        }
+        hv[d] = e;
+    }
+    prep_head(lid, false, 0u);
+    for (var d = lid; d < hd; d += WG) {
+        qs[d] = hv[d] * p.scale;
+    }
+    if (range.x <= p.start && p.start < range.y) {
+        workgroupBarrier();
+        let kh = (h / (p.heads / p.kv_heads)) * hd;
+        for (var d = lid; d < hd; d += WG) {
+            var e = k[kh + d];
+            if (p.bias != 0u) {
+                e += kn[kh + d];
+            }
+            hv[d] = e;
+        }
+        prep_head(lid, true, 0u);
+        // By pairs (an f16 cache packs two values per word; the host keeps heads even).
+        let at = p.start * p.width + kh;
+        for (var d = 2u * lid; d < hd; d += 2u * WG) {
+            let both = d + 1u < hd;
+            var vv = vec2<f32>(v[kh + d] + v_bias(kh + d), 0.0);
+            var kv = vec2<f32>(hv[d], 0.0);
+            if (both) {
+                vv.y = v[kh + d + 1u] + v_bias(kh + d + 1u);
+                kv.y = hv[d + 1u];
+            }
+            kv_put2(at + d, kv, vv, both);
+        }
+        storageBarrier();
+    }
+    workgroupBarrier();
+    attend(id, lid, 0u, h, range);
+}
+
+// Row r, head h of attention over the positions `range` (first..end), the scaled query
+// in qs: into `out`, or with splits > 1 into the scratch slot of workgroup `id`.
+fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
+    let first = range.x;
+    let end = range.y;
     let hd = p.head_dim;
     let hd4 = hd & ~3u;
     let qb = r * p.q_cols + h * hd;
     let kvb = (h / (p.heads / p.kv_heads)) * hd;
-    for (var d = lid; d < hd; d += WG) {
-        qs[d] = q[qb + d] * p.scale;
-    }
-    workgroupBarrier();
     let lanes = (hd + 3u) / 4u;
     let slices = WG / lanes;
     let lane = lid % lanes;

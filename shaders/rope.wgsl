@@ -5,9 +5,10 @@
 //   qk_rope  q and k together, one workgroup per (row, head of either): optionally the
 //            projection biases first (Qwen2; v's too, in place, by the k heads'
 //            workgroups), optionally a per-head RMS norm (Qwen3's and Gemma 3's q/k
-//            norms), then the rotation, and optionally the k row and the v row stored
-//            into the layer's KV cache, so everything between the projections and
-//            attention is one dispatch
+//            norms) and the rotation (both in prep_head, shaders/head_prep.wgsl),
+//            then optionally the k row and the v row stored into the layer's KV
+//            cache, so everything between the projections and attention is one
+//            dispatch (in decode, attention_rope in attention.wgsl takes it all in)
 // Params: RopeParams.
 
 // Params: n (rows in this dispatch), row0 (first row of x), cols (row stride of x),
@@ -35,14 +36,6 @@
 @group(0) @binding(7) var<storage, read> qn: array<f32>;
 @group(0) @binding(8) var<storage, read> kn: array<f32>;
 
-// The two indices (within a head) of pair i.
-fn pair(i: u32) -> vec2<u32> {
-    if (p.neox != 0u) {
-        return vec2<u32>(i, i + p.half);
-    }
-    return vec2<u32>(2u * i, 2u * i + 1u);
-}
-
 @compute @workgroup_size(256)
 fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -68,7 +61,9 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 
 const QK_WG: u32 = 64u;
-// One head (head_dim ≤ 256, checked by the host) and the norm's partial sums.
+// One head (head_dim ≤ 256, checked by the host) and the norm's partial sums, for
+// prep_head (shaders/head_prep.wgsl, appended).
+const PREP_WG: u32 = QK_WG;
 var<workgroup> hv: array<f32, 256>;
 var<workgroup> red: array<f32, QK_WG>;
 
@@ -88,7 +83,6 @@ fn qk_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     if (is_k) {
         base = (p.row0 + r) * p.cols2 + (h - p.heads) * hd;
     }
-    var ss = 0.0;
     for (var d = lid; d < hd; d += QK_WG) {
         var e = 0.0;
         if (is_k) {
@@ -103,39 +97,8 @@ fn qk_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
             }
         }
         hv[d] = e;
-        ss += e * e;
     }
-    if (p.norm != 0u) {
-        red[lid] = ss;
-        workgroupBarrier();
-        for (var s = QK_WG / 2u; s > 0u; s >>= 1u) {
-            if (lid < s) {
-                red[lid] += red[lid + s];
-            }
-            workgroupBarrier();
-        }
-        // As rms_norm.wgsl computes it: x * (1 / sqrt(mean + eps)) * weight.
-        let scale = 1.0 / sqrt(red[0] / f32(hd) + p.eps);
-        for (var d = lid; d < hd; d += QK_WG) {
-            var wt = 0.0;
-            if (is_k) {
-                wt = kn[d];
-            } else {
-                wt = qn[d];
-            }
-            hv[d] = hv[d] * scale * wt;
-        }
-    }
-    workgroupBarrier();
-    for (var i = lid; i < p.half; i += QK_WG) {
-        let cs = table[r * p.half + i];
-        let ab = pair(i);
-        let x0 = hv[ab.x];
-        let x1 = hv[ab.y];
-        hv[ab.x] = x0 * cs.x - x1 * cs.y;
-        hv[ab.y] = x0 * cs.y + x1 * cs.x;
-    }
-    workgroupBarrier();
+    prep_head(lid, is_k, r);
     if (!is_k) {
         for (var d = lid; d < hd; d += QK_WG) {
             x[base + d] = hv[d];

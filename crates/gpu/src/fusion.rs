@@ -1,8 +1,9 @@
 //! Fusion of op sequences the forward passes always emit, inside the backend: an op
 //! is held back one step (`Pending`) so that the next op can join its dispatch —
-//! a matmul and the residual add of its output, same-type q/k/v matvecs, the gate/up
-//! matvecs with their gated activation, and the q/k preparation with the KV-cache
-//! store of the attention after it. Anything else that arrives first records the held
+//! a matmul and the residual add of its output, q/k/v matvecs (v may be of another
+//! type), the gate/up matvecs with their gated activation, and the q/k preparation
+//! with the KV-cache store of the attention after it (in decode, with the whole
+//! attention: `attention_rope`). Anything else that arrives first records the held
 //! op on its own (`flush_pending`).
 
 use super::*;
@@ -75,6 +76,19 @@ pub(crate) struct PendingQkRope {
     pub(crate) norm: Option<(BufId, BufId, f32)>,
     /// The q, k and v bias buffers (never together with `norm`).
     pub(crate) bias: Option<(BufId, BufId, BufId)>,
+}
+
+/// Storage buffers `attention_rope` binds (its (cos, sin) table included).
+pub(crate) const ATTENTION_ROPE_STORAGE_BUFFERS: u32 = 11;
+
+/// What `attention_rope` reads and writes besides the prepared rope's weights.
+pub(crate) struct AttentionRopeBuffers<'a> {
+    pub(crate) q: GpuActivation,
+    pub(crate) out: GpuActivation,
+    pub(crate) k: GpuActivation,
+    pub(crate) v: GpuActivation,
+    pub(crate) cache: &'a GpuKvCache,
+    pub(crate) scratch: BufId,
 }
 
 /// Where `qk_rope` also stores the batch's k and v rows: the cache and its row width.
@@ -341,17 +355,45 @@ impl GpuBackend {
         }
     }
 
+    /// What a held `rope_qk` binds in its q/k norms' (or biases') slots and v bias's:
+    /// the q and k norm weights or biases, v's bias (dummies where absent), and the
+    /// norm's epsilon.
+    fn prep_buffers(&self, r: &PendingQkRope) -> (BufId, BufId, BufId, f32) {
+        let (qn, kn, eps) = r.norm.unwrap_or((self.dummy_read, self.dummy_read, 0.0));
+        match r.bias {
+            Some((bq, bk, bv)) => (bq, bk, bv, eps),
+            None => (qn, kn, self.dummy_read, eps),
+        }
+    }
+
+    /// Records a decode step's attention with the held `rope_qk` taken in
+    /// (`attention_rope`: biases, q/k norms, rotation and the KV store in the attention
+    /// dispatch), then the merge of its splits if it has any. `p`: the attention's
+    /// parameters, completed here with the rope's.
+    pub(crate) fn record_attention_rope(&mut self, r: PendingQkRope, mut p: AttnParams, b: AttentionRopeBuffers<'_>) {
+        let Some(table) = self.rope_table_at(&r.rope, r.ff.as_ref(), 0, 1) else { return };
+        let (qn, kn, vbias, eps) = self.prep_buffers(&r);
+        p.half = (r.rope.n_rot / 2) as u32;
+        p.neox = (r.rope.style == RopeStyle::Neox) as u32;
+        p.norm = r.norm.is_some() as u32;
+        p.eps = eps;
+        p.bias = r.bias.is_some() as u32;
+        let [qb, ob, kb, vb] = [b.q, b.out, b.k, b.v].map(|a| self.act(a).buf);
+        let bufs = [qb, ob, kb, vb, qn, kn, b.cache.k, b.cache.v, b.scratch, vbias];
+        let heads = p.heads;
+        self.record(Op::AttentionRope, None, &bufs, &p, Some(table), heads * p.splits);
+        if p.splits > 1 {
+            self.record(Op::AttnCombine, None, &[ob, b.scratch], &p, None, heads);
+        }
+    }
+
     /// Records a held `rope_qk` (q/k norms and rotation in one dispatch per table), and
     /// with `store` the KV-cache store of the batch's k and v rows too.
     pub(crate) fn record_qk_rope(&mut self, r: PendingQkRope, store: Option<KvStoreTarget>) {
         let n = self.rows(r.q);
         let (qa, ka) = (self.act(r.q), self.act(r.k));
         let (qb, q_cols, kb, k_cols) = (qa.buf, qa.cols, ka.buf, ka.cols);
-        let (qn, kn, eps) = r.norm.unwrap_or((self.dummy_read, self.dummy_read, 0.0));
-        let (qn, kn, vbias) = match r.bias {
-            Some((bq, bk, bv)) => (bq, bk, bv),
-            None => (qn, kn, self.dummy_read),
-        };
+        let (qn, kn, vbias, eps) = self.prep_buffers(&r);
         let (kc, vc, width) = match &store {
             Some(s) => (s.k_cache, s.v_cache, s.width),
             None => (self.dummy, self.dummy, 0),

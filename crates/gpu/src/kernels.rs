@@ -45,6 +45,9 @@ pub enum Op {
     QkRopeBias,
     KvStore,
     Attention,
+    /// Decode attention with qk_rope's work (biases, q/k norms, rotation, KV store)
+    /// taken in.
+    AttentionRope,
     /// Attention of a batch (prefill): the cache read once per block of rows.
     AttentionTiled,
     AttnCombine,
@@ -73,7 +76,7 @@ pub enum Slot {
 use Slot::{Params, Read, Table, Write};
 
 impl Op {
-    pub const ALL: [Op; 27] = [
+    pub const ALL: [Op; 28] = [
         Op::Embed,
         Op::Matvec,
         Op::MatvecTall,
@@ -92,6 +95,7 @@ impl Op {
         Op::QkRopeBias,
         Op::KvStore,
         Op::Attention,
+        Op::AttentionRope,
         Op::AttentionTiled,
         Op::AttnCombine,
         Op::Add,
@@ -117,7 +121,7 @@ impl Op {
             | Op::MatmulSplitSum => Family::Matmul,
             Op::RmsNorm | Op::RmsNormInPlace | Op::RmsNormAdd => Family::RmsNorm,
             Op::Rope | Op::QkRope | Op::QkRopeBias => Family::Rope,
-            Op::KvStore | Op::Attention | Op::AttentionTiled | Op::AttnCombine => Family::Attention,
+            Op::KvStore | Op::Attention | Op::AttentionRope | Op::AttentionTiled | Op::AttnCombine => Family::Attention,
             Op::Add | Op::Gated | Op::Softcap | Op::SelectRow => Family::Elementwise,
             Op::Argmax => Family::Argmax,
             Op::TopKChunks | Op::TopKMerge => Family::TopK,
@@ -144,6 +148,7 @@ impl Op {
             Op::QkRope | Op::QkRopeBias => "qk_rope",
             Op::KvStore => "kv_store",
             Op::Attention => "attention",
+            Op::AttentionRope => "attention_rope",
             Op::AttentionTiled => "attention_tiled",
             Op::AttnCombine => "attn_combine",
             Op::Add => "add",
@@ -227,6 +232,23 @@ impl Op {
             Op::KvStore => &[(0, Params), (5, Read), (6, Read), (9, Write), (10, Write)],
             // q, out, k cache, v cache, split scratch
             Op::Attention | Op::AttentionTiled => &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (11, Write)],
+            // q, out, k, v, q norm (or bias), k norm (or bias), k cache, v cache (read and
+            // written), split scratch, (cos, sin) table, v bias: eleven storage buffers
+            // with the table, used where the device allows that many per stage.
+            Op::AttentionRope => &[
+                (0, Params),
+                (1, Read),
+                (2, Write),
+                (5, Read),
+                (6, Read),
+                (7, Read),
+                (8, Read),
+                (9, Write),
+                (10, Write),
+                (11, Write),
+                (12, Table),
+                (13, Read),
+            ],
             // out, split scratch
             Op::AttnCombine => &[(0, Params), (2, Write), (11, Write)],
             // x, y
@@ -402,9 +424,11 @@ impl KernelKey {
     }
 
     /// The module a kernel lives in: entry points of one family and type share it,
-    /// except those assembled with an extra binding (the fused norm's, the v bias).
+    /// except those assembled with bindings of their own (the fused norm's, the v bias,
+    /// attention_rope's cache reads).
     fn module_key(self) -> ModuleKey {
-        (self.op.family(), self.ty, self.ty3, self.features, self.op.normed() || self.op == Op::QkRopeBias)
+        let own_bindings = self.op.normed() || matches!(self.op, Op::QkRopeBias | Op::AttentionRope);
+        (self.op.family(), self.ty, self.ty3, self.features, own_bindings)
     }
 
     /// The WGSL module source of this kernel.
@@ -441,7 +465,7 @@ pub const TABLE_BYTES: u64 = 1 << 20;
 type ModuleKey = (Family, Option<GgmlType>, Option<GgmlType>, ShaderFeatures, bool);
 
 /// Most non-parameter buffers a kernel binds.
-const MAX_BUFFERS: usize = 9;
+const MAX_BUFFERS: usize = 10;
 
 /// Identifies a buffer of the backend's arena (bind groups are cached by these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -45,7 +45,7 @@ pub use kernels::{matvec_lanes, KernelKey, Op, ShaderFeatures};
 pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;
-use fusion::{same_parts, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope};
+use fusion::{same_parts, AttentionRopeBuffers, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope, ATTENTION_ROPE_STORAGE_BUFFERS};
 use kernels::{batch_tile, split_k, matvec_rows, matvec_tall_rows, BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 

@@ -404,6 +404,7 @@ impl Backend for GpuBackend {
             v_stride: width as u32,
             splits: splits as u32,
             softcap: params.softcap.unwrap_or(0.0),
+            ..Default::default()
         };
         // q and k just prepared by `rope_qk`: the store joins that dispatch.
         let joins = match &self.pending {
@@ -412,7 +413,13 @@ impl Backend for GpuBackend {
             }
             _ => false,
         };
+        // In decode the attention itself does that preparation: one dispatch fewer.
+        let in_attention = n == 1 && !tiled && self.gpu.limits.max_storage_buffers_per_shader_stage >= ATTENTION_ROPE_STORAGE_BUFFERS;
         match self.pending.take() {
+            Some(Pending::QkRope(r)) if joins && in_attention => {
+                let bufs = AttentionRopeBuffers { q, out, k, v, cache, scratch };
+                return self.record_attention_rope(r, p, bufs);
+            }
             Some(Pending::QkRope(r)) if joins => {
                 self.record_qk_rope(r, Some(KvStoreTarget { k_cache: cache.k, v_cache: cache.v, width }));
             }

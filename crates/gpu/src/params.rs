@@ -152,6 +152,14 @@ params!(
         splits: u32,
         /// Soft cap of the scaled scores (0: none).
         softcap: f32,
+        /// attention_rope (decode, the q/k preparation taken in; as RopeParams): n_rot
+        /// / 2, neox pairs (1) or adjacent (0), the per-head norm (1, with eps), the
+        /// q/k/v biases (1).
+        half: u32,
+        neox: u32,
+        norm: u32,
+        eps: f32,
+        bias: u32,
     }
 );
 

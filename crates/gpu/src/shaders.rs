@@ -15,6 +15,7 @@ pub const MATMUL: &str = include_str!("../../../shaders/matmul.wgsl");
 pub const MATMUL_TILED: &str = include_str!("../../../shaders/matmul_tiled.wgsl");
 pub const MATMUL_COOP: &str = include_str!("../../../shaders/matmul_coop.wgsl");
 pub const ROPE: &str = include_str!("../../../shaders/rope.wgsl");
+pub const HEAD_PREP: &str = include_str!("../../../shaders/head_prep.wgsl");
 pub const ATTENTION: &str = include_str!("../../../shaders/attention.wgsl");
 pub const ELEMENTWISE: &str = include_str!("../../../shaders/elementwise.wgsl");
 pub const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
@@ -110,11 +111,18 @@ pub fn assemble(key: KernelKey) -> String {
     // memory, or subgroups of a size fixed here).
     // The attention family reads and writes the KV cache, the rope family writes it:
     // as f32 or as f16 pairs.
+    // attention_rope writes the cache and reads it back: through the writable binding
+    // only (one dispatch cannot bind a buffer both read-only and writable), so its
+    // module reads over kw/vw. Both families prepare heads with head_prep.wgsl.
     let f16 = key.features.kv_f16;
-    let (kv_read, kv_write) = match key.op.family() {
-        Family::Attention => (if f16 { KV_READ_F16 } else { KV_READ_F32 }, if f16 { KV_WRITE_F16 } else { KV_WRITE_F32 }),
-        Family::Rope => ("", if f16 { KV_WRITE_F16 } else { KV_WRITE_F32 }),
-        _ => ("", ""),
+    let (kv_read, kv_write, head_prep) = match key.op.family() {
+        Family::Attention => {
+            let read = if f16 { KV_READ_F16 } else { KV_READ_F32 };
+            let read = if key.op == Op::AttentionRope { kv_read_over_writable(read) } else { read.to_string() };
+            (read, if f16 { KV_WRITE_F16 } else { KV_WRITE_F32 }, HEAD_PREP)
+        }
+        Family::Rope => (String::new(), if f16 { KV_WRITE_F16 } else { KV_WRITE_F32 }, HEAD_PREP),
+        _ => (String::new(), "", ""),
     };
     // qk_rope reads the v bias through v_bias(): a binding only in the bias variant,
     // which the plain one must not declare (it would not fit its bind group layout).
@@ -147,7 +155,7 @@ pub fn assemble(key: KernelKey) -> String {
         (String::new(), String::new(), "", String::new())
     };
     let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + reduce.len() + body.len() + batch.len() + 4096);
-    for part in [&enables, params, PRELUDE, snippet, &second, &third, input, &reduce, kv_read, kv_write, v_bias, body, batch] {
+    for part in [&enables, params, PRELUDE, snippet, &second, &third, input, &reduce, &kv_read, kv_write, v_bias, head_prep, body, batch] {
         s.push_str(part);
         s.push('\n');
     }
@@ -195,6 +203,17 @@ fn weight_rows_over(n: &str) -> String {
             l = rename_word(&l, "row_words", "row_words3", None);
         }
         out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// A kv_read_*.wgsl over the writable cache bindings of kv_write_*.wgsl: its own
+/// (read-only) declarations dropped, `kc`/`vc` read as `kw`/`vw`.
+fn kv_read_over_writable(read: &str) -> String {
+    let mut out = String::with_capacity(read.len());
+    for line in read.lines().filter(|l| !l.trim_start().starts_with("@group") && !l.trim_start().starts_with("//")) {
+        out.push_str(&rename_word(&rename_word(line, "kc", "kw", None), "vc", "vw", None));
         out.push('\n');
     }
     out

@@ -172,7 +172,9 @@ pub trait Backend {
     /// k, in place: what every forward pass does between the projections and
     /// `attention`. The default records the separate ops; a backend may do it in one
     /// pass (the GPU also stores k and v into the cache in that pass when `attention`
-    /// follows).
+    /// follows), or inside the `attention` that follows over the same q, k and v (the
+    /// GPU in decode), which then leaves them as they were: read q, k and v after
+    /// `rope_qk` only where no such attention follows.
     fn rope_qk(&mut self, q: Self::Activation, k: Self::Activation, v: Self::Activation, p: &QkRope<'_, Self::Weight>) {
         if let Some([bq, bk, bv]) = p.bias {
             self.add_bias(q, bq);
