@@ -13,9 +13,10 @@
 //! Peephole fusion (`Pending`): an op is held back until the next one arrives, so
 //! sequences the forward pass always emits take one dispatch: a matmul and the residual
 //! add of its output; decode matvecs over one input with weights of one type and width
-//! (q/k/v: `matvec_multi`; gate/up followed by the gated activation: `matvec_gated`,
-//! gate and up themselves not written); the q/k norms and rope with the KV-cache store
-//! of the attention after them (`qk_rope`).
+//! (q/k/v: `matvec_multi`, v's weight may be of another type; gate/up followed by the
+//! gated activation: `matvec_gated`, gate and up themselves not written); the q/k norms
+//! and rope with the KV-cache store of the attention after them (`qk_rope`), and in
+//! decode all of that inside the attention itself (`attention_rope`).
 //!
 //! Weights stay quantized: rows are repacked at upload so each block starts on a word
 //! (`weights.rs`), tensors larger than the storage binding limit are split by rows, and
