@@ -8,12 +8,16 @@
 #     (compare its figures within one call only: two calls on fresh machines read the
 #     vocabulary matvec at 614 and 145 µs)
 # BINS (default "kindling kindling-new"), MODELS (default "qwen15 qwen05 gemma3"), PROMPTS
-# ("8 512"), ROUNDS (3). Writes $OUT/ab.jsonl (one line per bench) and $OUT/ab.md (medians).
+# ("8 512"), ROUNDS (3), EXTRA (more `kindling bench` arguments, e.g. --profile). A BINS
+# entry may set environment variables for its binary: "kindling-x:KNOB=1,OTHER=2" runs
+# .bench/kindling-x with KNOB=1 OTHER=2 (a build's variants side by side).
+# Writes $OUT/ab.jsonl (one line per bench) and $OUT/ab.md (medians).
 set -u
 MODELS=${MODELS:-qwen15 qwen05 gemma3}
 source bench/device_setup.sh
 BINS=${BINS:-kindling kindling-new}
-for bin in $BINS; do
+for spec in $BINS; do
+  bin=${spec%%:*}
   t=.bench/${bin/kindling/op_timing}
   [ -x "$t" ] || continue
   QWEN_ONLY=1 timeout 120 "$t" 512 > "$OUT/$(basename "$t").txt" 2>&1
@@ -22,11 +26,13 @@ done
 for round in $(seq "${ROUNDS:-3}"); do
   for m in $MODELS; do
     for pt in ${PROMPTS:-8 512}; do
-      for bin in $BINS; do
-        line=$(timeout 120 ".bench/$bin" bench "/tmp/$m.gguf" --backend gpu --prompt-tokens "$pt" \
-          --gen-tokens 128 --json 2>> "$OUT/errors.txt" | tail -n 1)
-        echo "$line" | python3 -c "import json,sys; d=json.load(sys.stdin); d.update(bin='$bin', model='$m', round=$round); print(json.dumps(d))" \
-          >> "$OUT/ab.jsonl" || echo "$bin $m p$pt round $round: no result" | tee -a "$OUT/errors.txt"
+      for spec in $BINS; do
+        bin=${spec%%:*}
+        vars=""; [ "$spec" != "$bin" ] && vars=${spec#*:}
+        line=$(env ${vars//,/ } timeout 120 ".bench/$bin" bench "/tmp/$m.gguf" --backend gpu --prompt-tokens "$pt" \
+          --gen-tokens 128 --json ${EXTRA:-} 2>> "$OUT/errors.txt" | tail -n 1)
+        echo "$line" | python3 -c "import json,sys; d=json.load(sys.stdin); d.update(bin='$spec', model='$m', round=$round); print(json.dumps(d))" \
+          >> "$OUT/ab.jsonl" || echo "$spec $m p$pt round $round: no result" | tee -a "$OUT/errors.txt"
       done
     done
   done
