@@ -206,13 +206,8 @@ fn attention_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         let at = p.start * p.width + kh;
         for (var d = 2u * lid; d < hd; d += 2u * WG) {
             let both = d + 1u < hd;
-            var vv = vec2<f32>(v[kh + d] + v_bias(kh + d), 0.0);
-            var kv = vec2<f32>(hv[d], 0.0);
-            if (both) {
-                vv.y = v[kh + d + 1u] + v_bias(kh + d + 1u);
-                kv.y = hv[d + 1u];
-            }
-            kv_put2(at + d, kv, vv, both);
+            let kv = kv_pair(kh, kh, d, both);
+            kv_put2(at + d, kv[0], kv[1], both);
         }
         storageBarrier();
     }

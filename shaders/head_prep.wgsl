@@ -3,7 +3,8 @@
 // (Qwen3's and Gemma 3's q/k norms) and the rotation. The including file declares
 // hv (the head's values, loaded by its caller with any bias added), red (PREP_WG
 // partial sums), PREP_WG (its workgroup size), the table of (cos, sin) and the norm
-// weights qn, kn; its Params have head_dim, half, neox, norm and eps.
+// weights qn, kn, the values v and v_bias(); its Params have head_dim, half, neox, norm
+// and eps.
 
 // The two indices (within a head) of pair i.
 fn pair(i: u32) -> vec2<u32> {
@@ -53,4 +54,17 @@ fn prep_head(lid: u32, is_k: bool, r: u32) {
         hv[ab.y] = x0 * cs.y + x1 * cs.x;
     }
     workgroupBarrier();
+}
+
+// Values d and (where `both`) d + 1 of a prepared key head in hv and of its value row
+// (v from element vb + d, plus v's bias at kh + d: kh is the head's first column), as
+// kv_put2 stores them: columns 0 (key) and 1 (value).
+fn kv_pair(vb: u32, kh: u32, d: u32, both: bool) -> mat2x2<f32> {
+    var kv = vec2<f32>(hv[d], 0.0);
+    var vv = vec2<f32>(v[vb + d] + v_bias(kh + d), 0.0);
+    if (both) {
+        kv.y = hv[d + 1u];
+        vv.y = v[vb + d + 1u] + v_bias(kh + d + 1u);
+    }
+    return mat2x2<f32>(kv, vv);
 }

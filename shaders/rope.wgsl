@@ -115,20 +115,15 @@ fn qk_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         // By pairs (an f16 cache packs two values per word; the host keeps heads even).
         for (var d = 2u * lid; d < hd; d += 2u * QK_WG) {
             let both = d + 1u < hd;
-            var vv = vec2<f32>(v[vb + d] + v_bias(kh + d), 0.0);
-            var kv = vec2<f32>(hv[d], 0.0);
-            if (both) {
-                vv.y = v[vb + d + 1u] + v_bias(kh + d + 1u);
-                kv.y = hv[d + 1u];
-            }
+            let kv = kv_pair(vb, kh, d, both);
             if (p.bias != 0u) {
-                v[vb + d] = vv.x;
+                v[vb + d] = kv[1].x;
                 if (both) {
-                    v[vb + d + 1u] = vv.y;
+                    v[vb + d + 1u] = kv[1].y;
                 }
             }
             if (p.store != 0u) {
-                kv_put2(at + d, kv, vv, both);
+                kv_put2(at + d, kv[0], kv[1], both);
             }
         }
     }
