@@ -156,7 +156,8 @@ fn gemma3_matches_cpu_and_the_references() {
 /// Greedy decoding: ids equal to the CPU engine's while the CPU's top-1/top-2 margin is
 /// clear, one submission and 4 bytes read back per token, no GPU object created after
 /// the first token.
-fn decode(key: &str, steps: usize) {
+/// Returns the dispatches of a decode step.
+fn decode(key: &str, steps: usize) -> u64 {
     let fx = fixture(key);
     let path = fixture_model(key);
     let mut gpu = load_gpu(&path, GpuOptions::default());
@@ -173,6 +174,7 @@ fn decode(key: &str, steps: usize) {
         panic!("no logits")
     };
     let mut created_after_first = None;
+    let mut dispatches = 0;
     let t = Instant::now();
     for step in 0..steps {
         let c = argmax(&cl);
@@ -189,6 +191,7 @@ fn decode(key: &str, steps: usize) {
         let after = gpu.backend().stats();
         assert_eq!(after.submits - before.submits, 1, "{key}: one submission per decode token");
         assert_eq!(after.bytes_read_back - before.bytes_read_back, 4, "{key}: 4 bytes read back per greedy token");
+        dispatches = after.dispatches - before.dispatches;
         match created_after_first {
             None => created_after_first = Some(after.objects_created),
             Some(n) => assert_eq!(after.objects_created, n, "{key}: GPU objects created in the token loop"),
@@ -206,6 +209,7 @@ fn decode(key: &str, steps: usize) {
         steps as f64 / t.elapsed().as_secs_f64(),
         stats
     );
+    dispatches
 }
 
 /// Token-by-token logits (the decode kernels: matvecs with their input norm fused in,
@@ -278,7 +282,12 @@ fn tiny_architectures_decode_is_one_submit_and_4_bytes_per_token() {
 fn qwen25_05b_matches_cpu_and_the_references() {
     compare_where("qwen2.5-0.5b", |_, name| name == "single_word", GpuOptions::default());
     decode_logits("qwen2.5-0.5b", 3, GpuOptions::default());
-    decode("qwen2.5-0.5b", 3);
+    // A decode layer of a Q4_K_M Qwen2 is five dispatches: q/k/v (v in another type in
+    // half the layers) with the input norm, attention with the q/k preparation and
+    // the KV store, o with its residual add, gate/up with the norm and activation, down
+    // with its residual add; then the output and its argmax.
+    let per_token = decode("qwen2.5-0.5b", 3);
+    assert!(per_token > 0 && per_token <= 5 * 24 + 6, "Qwen2.5-0.5B: {per_token} dispatches per decode step");
 }
 
 #[test]
