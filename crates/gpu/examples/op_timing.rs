@@ -1,6 +1,7 @@
 //! Times single ops on the default adapter: each op is recorded REPS times into one
 //! batch, then one readback; the figure is (total − one empty readback) / REPS, so the
-//! per-dispatch overhead inside a pass is included but the submit is not.
+//! per-dispatch overhead inside a pass is included but the submit is not; with DEVICE=1,
+//! the device time of the ops' dispatches (timestamp queries), host recording left out.
 //! `cargo run --release -p kindling-gpu --example op_timing [prefill rows, default 512]`
 use std::time::Instant;
 
@@ -29,14 +30,23 @@ fn weight(b: &mut GpuBackend, ty: GgmlType, rows: usize, cols: usize) -> kindlin
 }
 
 fn time(b: &mut GpuBackend, label: &str, n: usize, start: usize, sink: kindling_gpu::GpuActivation, mut op: impl FnMut(&mut GpuBackend)) {
+    let us = measure(b, sink, n, start, &mut op);
+    println!("{label:<48} n={n:<4} start={start:<4} {us:8.1} µs");
+}
+
+/// µs per call of `op` in a batch of `n` rows at position `start`: REPS calls recorded
+/// into one batch, then one readback; the wall time minus an empty batch's (host
+/// recording included, the submit not), or with DEVICE=1 (the backend then profiles)
+/// the device time of their dispatches from timestamp queries. Best of 3.
+fn measure(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, n: usize, start: usize, op: &mut dyn FnMut(&mut GpuBackend)) -> f64 {
     let ids: Vec<u32> = vec![1; n];
-    let mut empty = f64::MAX;
-    let mut full = f64::MAX;
+    let (mut empty, mut full, mut device) = (f64::MAX, f64::MAX, f64::MAX);
     for _ in 0..3 {
         b.begin_batch(&ids, start).expect("batch");
         let t = Instant::now();
         pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
         empty = empty.min(t.elapsed().as_secs_f64());
+        b.take_profile();
         b.begin_batch(&ids, start).expect("batch");
         let t = Instant::now();
         for _ in 0..REPS {
@@ -44,14 +54,27 @@ fn time(b: &mut GpuBackend, label: &str, n: usize, start: usize, sink: kindling_
         }
         pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
         full = full.min(t.elapsed().as_secs_f64());
+        if let Some(kernels) = b.take_profile() {
+            let ns: f64 = kernels.iter().filter(|k| !k.kernel.starts_with("Argmax") && !k.kernel.starts_with("TopK")).map(|k| k.ns).sum();
+            device = device.min(ns / REPS as f64 / 1e3);
+        }
     }
-    println!("{label:<48} n={n:<4} start={start:<4} {:8.1} µs", (full - empty) / REPS as f64 * 1e6);
+    if device < f64::MAX {
+        device
+    } else {
+        (full - empty) / REPS as f64 * 1e6
+    }
 }
 
 fn main() {
     let m: usize = std::env::args().nth(1).map_or(512, |s| s.parse().expect("rows"));
     // NO_COOP=1: the f32 batch kernel even where the device has cooperative matrices.
-    let options = GpuOptions { allow_coop_matrix: std::env::var_os("NO_COOP").is_none(), ..Default::default() };
+    // DEVICE=1: device times from timestamp queries instead of wall times.
+    let options = GpuOptions {
+        allow_coop_matrix: std::env::var_os("NO_COOP").is_none(),
+        profile: std::env::var_os("DEVICE").is_some(),
+        ..Default::default()
+    };
     let mut b = pollster::block_on(GpuBackend::new(options)).expect("gpu");
     println!("{}", b.adapter());
     println!("kernel variants: {:?}", b.shader_features());
@@ -200,27 +223,12 @@ fn qwen15_decode(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation) {
 
 /// µs per call of `op` (as `time`, without printing).
 fn time_us(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, op: &mut dyn FnMut(&mut GpuBackend)) -> f64 {
-    time_at(b, sink, 0, op)
+    measure(b, sink, 1, 0, op)
 }
 
 /// `time_us` for a one-token batch at position `start`.
 fn time_at(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, start: usize, op: &mut dyn FnMut(&mut GpuBackend)) -> f64 {
-    let mut empty = f64::MAX;
-    let mut full = f64::MAX;
-    for _ in 0..3 {
-        b.begin_batch(&[1], start).expect("batch");
-        let t = Instant::now();
-        pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
-        empty = empty.min(t.elapsed().as_secs_f64());
-        b.begin_batch(&[1], start).expect("batch");
-        let t = Instant::now();
-        for _ in 0..REPS {
-            op(b);
-        }
-        pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
-        full = full.min(t.elapsed().as_secs_f64());
-    }
-    (full - empty) / REPS as f64 * 1e6
+    measure(b, sink, 1, start, op)
 }
 
 /// Qwen2.5-1.5B's prefill matmuls over `m` rows: µs and TFLOP/s; then its attention
@@ -231,20 +239,7 @@ fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usiz
         let w = weight(b, ty, rows, cols);
         let x = b.alloc_activation(m, cols).expect("x");
         let out = b.alloc_activation(m, rows).expect("out");
-        let ids = vec![1u32; m];
-        let mut best = [f64::MAX; 2];
-        for _ in 0..3 {
-            for (i, reps) in [0usize, 10].into_iter().enumerate() {
-                b.begin_batch(&ids, 0).expect("batch");
-                let t = Instant::now();
-                for _ in 0..reps {
-                    b.matmul(x, &w, out);
-                }
-                pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
-                best[i] = best[i].min(t.elapsed().as_secs_f64());
-            }
-        }
-        let us = (best[1] - best[0]) / 10.0 * 1e6;
+        let us = measure(b, sink, m, 0, &mut |b| b.matmul(x, &w, out));
         let tflops = 2.0 * (rows * cols * m) as f64 / us / 1e6;
         println!("{:<48} n={m:<4} start=0    {us:8.1} µs  {tflops:6.1} TFLOP/s", format!("qwen15 prefill {rows}x{cols} {ty:?}"));
     }
