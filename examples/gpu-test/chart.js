@@ -24,7 +24,9 @@ export function barChart(container, { groups, series, unit }) {
   const width = 760;
   const height = 240;
   const pad = { top: 28, bottom: 34, left: 8 };
-  const max = Math.max(1e-9, ...groups.flatMap((g) => series.map((s) => g.values[s] ?? 0)));
+  // A value that is not a finite number (a failed or unmeasurable run) gets no bar.
+  const finite = (v) => typeof v === 'number' && Number.isFinite(v);
+  const max = Math.max(1e-9, ...groups.flatMap((g) => series.map((s) => (finite(g.values[s]) ? g.values[s] : 0))));
   const groupWidth = (width - pad.left) / Math.max(1, groups.length);
   const barWidth = Math.min(34, (groupWidth - 10) / series.length);
   const svg = el('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img' });
@@ -36,7 +38,7 @@ export function barChart(container, { groups, series, unit }) {
     const x0 = pad.left + gi * groupWidth + (groupWidth - barWidth * series.length) / 2;
     series.forEach((s, si) => {
       const v = g.values[s];
-      if (v == null) return;
+      if (!finite(v)) return;
       const h = ((height - pad.top - pad.bottom) * v) / max;
       const x = x0 + si * barWidth;
       const y = height - pad.bottom - h;
@@ -53,10 +55,11 @@ export function barChart(container, { groups, series, unit }) {
 export function timeline(container, values, unit, caption) {
   const width = 760;
   const height = 120;
-  const max = Math.max(1e-9, ...values);
+  const max = Math.max(1e-9, ...values.filter(Number.isFinite));
   const w = width / Math.max(values.length, 1);
   const svg = el('svg', { viewBox: `0 0 ${width} ${height + 16}`, role: 'img' });
   values.forEach((v, i) => {
+    if (!Number.isFinite(v)) return;
     const h = (height * v) / max;
     svg.append(el('rect', { x: i * w, y: height - h, width: Math.max(w - 1, 0.5), height: Math.max(h, 0.5), fill: COLORS[0] }));
   });

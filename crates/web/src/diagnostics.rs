@@ -424,8 +424,9 @@ pub async fn run_kernel_check(name: String) -> Result<JsValue, JsValue> {
 }
 
 /// Records `reps` matvecs of one `rows × cols` weight of `type` per timed batch on
-/// `backend` ('webgpu' | 'cpu') and reads the result back once: ms per matvec (after a
-/// warm-up batch) and the weight bytes streamed per second.
+/// `backend` ('webgpu' | 'cpu') and reads the result back once, batch after batch for at
+/// least MIN_TIMED_MS: ms per matvec (after a warm-up batch) and the weight bytes
+/// streamed per second.
 #[wasm_bindgen(js_name = benchMatvec)]
 pub async fn bench_matvec(backend: String, ty: String, rows: usize, cols: usize, reps: usize) -> Result<JsValue, JsValue> {
     crate::init();
@@ -457,13 +458,24 @@ async fn time_matvec<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usi
     let out = b.alloc_activation(1, rows)?;
     b.matmul(xa, &wt, out);
     b.read_rows(out, 1).await?;
-    let start = now_ms();
-    for _ in 0..reps.max(1) {
-        b.matmul(xa, &wt, out);
+    // Batches of `reps` until MIN_TIMED_MS have passed: a browser may coarsen its clock
+    // to 0.1 ms, less than a small matvec takes on the CPU, and a zero reading would be
+    // an infinite rate.
+    let (start, mut ops) = (now_ms(), 0);
+    loop {
+        for _ in 0..reps.max(1) {
+            b.matmul(xa, &wt, out);
+        }
+        b.read_rows(out, 1).await?;
+        ops += reps.max(1);
+        if now_ms() - start >= MIN_TIMED_MS {
+            return Ok((now_ms() - start) / ops as f64);
+        }
     }
-    b.read_rows(out, 1).await?;
-    Ok((now_ms() - start) / reps.max(1) as f64)
 }
+
+/// The least time a matvec benchmark measures over.
+const MIN_TIMED_MS: f64 = 20.0;
 
 /// The cost of one more small dispatch in a batch: `count` tiny adds then one read,
 /// minus one add then one read, per add (µs).
