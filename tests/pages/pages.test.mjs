@@ -110,7 +110,7 @@ async function gpuTestPage(browser, base, webgpu) {
   await screenshot(page, `gpu-test-${mode}`);
   if (webgpu) {
     await docShot(page.locator('#detect'), 'gpu-test-detection');
-    // The kernel table's first rows (all 54 make a tall picture).
+    // The kernel table's first rows (all 56 make a tall picture).
     const box = await page.locator('#kernels').boundingBox();
     await docShot(page, 'gpu-test-kernels', { clip: { ...box, height: Math.min(box.height, 620) }, fullPage: true });
     await docShot(page.locator('#bench'), 'gpu-test-benchmarks');

@@ -13,7 +13,7 @@
 use kindling_cpu::CpuBackend;
 use kindling_gguf::GgmlType;
 use kindling_gpu::{GpuBackend, GpuOptions};
-use kindling_model::{Activation, AttentionParams, Backend, KvSpec, RopeConfig, RopeStyle, WeightSpec};
+use kindling_model::{Activation, AttentionParams, Backend, KvSpec, QkRope, RopeConfig, RopeStyle, WeightSpec};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{ErrorName, JsResult, WebError};
@@ -133,13 +133,23 @@ fn filled<B: Backend>(b: &mut B, data: &[f32], n: usize, cols: usize, start: usi
     Ok(a)
 }
 
+/// What `rope_qk` does before an attention check: the rotation, and the q/k/v biases
+/// (Qwen2) or the per-head q/k norm weights (Qwen3, Gemma 3).
+struct QkPrep {
+    rope: RopeConfig,
+    bias: Option<[Vec<f32>; 3]>,
+    norm: Option<(Vec<f32>, Vec<f32>)>,
+}
+
 /// One check's inputs, run on either backend; returns the values to compare.
 enum Case {
     Matmul { ty: GgmlType, rows: usize, cols: usize, n: usize, w: Vec<u8>, x: Vec<f32> },
     Embed { ty: GgmlType, rows: usize, cols: usize, w: Vec<u8>, tokens: Vec<u32> },
     Norm { n: usize, cols: usize, group: usize, x: Vec<f32>, w: Vec<f32> },
     Rope { n: usize, start: usize, heads: usize, head_dim: usize, rope: RopeConfig, x: Vec<f32> },
-    Attention { p: AttentionParams, batches: Vec<(usize, usize)>, data: Vec<(Vec<f32>, Vec<f32>, Vec<f32>)> },
+    /// With `prep`, each batch's q/k/v go through `rope_qk` first (in decode the GPU then
+    /// does that inside the attention: `attention_rope`).
+    Attention { p: AttentionParams, batches: Vec<(usize, usize)>, data: Vec<(Vec<f32>, Vec<f32>, Vec<f32>)>, prep: Option<QkPrep> },
     Gated { act: Activation, n: usize, cols: usize, g: Vec<f32>, u: Vec<f32> },
     Add { n: usize, cols: usize, x: Vec<f32>, y: Vec<f32> },
     Softcap { n: usize, cols: usize, x: Vec<f32> },
@@ -176,8 +186,17 @@ impl Case {
                 b.rope(xa, *heads, *head_dim, rope, None);
                 b.read_rows(xa, *n).await?
             }
-            Case::Attention { p, batches, data } => {
+            Case::Attention { p, batches, data, prep } => {
                 let (q_cols, width) = (p.head_count * p.head_dim, p.head_count_kv * p.head_dim);
+                let one_row = |b: &mut B, v: &[f32]| weight(b, GgmlType::F32, 1, v.len(), &f32_bytes(v));
+                let bias = match prep.as_ref().and_then(|q| q.bias.as_ref()) {
+                    Some([bq, bk, bv]) => Some([one_row(b, bq)?, one_row(b, bk)?, one_row(b, bv)?]),
+                    None => None,
+                };
+                let norm = match prep.as_ref().and_then(|q| q.norm.as_ref()) {
+                    Some((nq, nk)) => Some((one_row(b, nq)?, one_row(b, nk)?)),
+                    None => None,
+                };
                 let cap = batches.iter().map(|b| b.1).max().unwrap_or(1);
                 let positions = batches.iter().map(|b| b.0 + b.1).max().unwrap_or(1);
                 let mut cache = b.alloc_kv_cache(KvSpec { capacity: positions, width })?;
@@ -190,6 +209,18 @@ impl Case {
                     b.embed(&qt, 1.0, q);
                     b.embed(&kt, 1.0, k);
                     b.embed(&vt, 1.0, v);
+                    if let Some(prep) = prep {
+                        let qk = QkRope {
+                            bias: bias.as_ref(),
+                            heads: p.head_count,
+                            kv_heads: p.head_count_kv,
+                            head_dim: p.head_dim,
+                            rope: &prep.rope,
+                            freq_factors: None,
+                            norm: norm.as_ref().map(|(nq, nk)| (nq, nk, 1e-6)),
+                        };
+                        b.rope_qk(q, k, v, &qk);
+                    }
                     b.attention(q, k, v, &mut cache, p, out);
                     all.extend(b.read_rows(out, n).await?);
                 }
@@ -262,7 +293,22 @@ fn check_names() -> Vec<String> {
         names.extend(GgmlType::ALL.iter().map(|t| format!("{op}/{}", t.name())));
     }
     names.extend(GgmlType::ALL.iter().map(|t| format!("embed/{}", t.name())));
-    for n in ["rms_norm/row", "rms_norm/per-head", "rope/normal", "rope/neox", "attention/gqa", "attention/window-softcap", "silu", "gelu", "add", "softcap", "argmax", "top_k"] {
+    for n in [
+        "rms_norm/row",
+        "rms_norm/per-head",
+        "rope/normal",
+        "rope/neox",
+        "attention/gqa",
+        "attention/window-softcap",
+        "attention/rope-bias",
+        "attention/rope-norm-long",
+        "silu",
+        "gelu",
+        "add",
+        "softcap",
+        "argmax",
+        "top_k",
+    ] {
         names.push(n.into());
     }
     names
@@ -297,13 +343,29 @@ fn make_case(name: &str) -> JsResult<Case> {
             let (window, softcap) = if variant == "window-softcap" { (Some(7), Some(1.5)) } else { (None, None) };
             let (heads, kv, hd) = (6, 2, 64);
             let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window, softcap };
-            // A prompt chunk crossing the kernel's 64-position chunk, then decode steps.
-            let batches = vec![(0, 70), (70, 1), (71, 2)];
+            // A prompt chunk crossing the kernel's 64-position chunk, then decode steps;
+            // "rope-norm-long" decodes after 300 positions, where decode attention is
+            // split among workgroups.
+            let batches = match variant {
+                "rope-norm-long" => vec![(0, 300), (300, 1), (301, 1)],
+                "rope-bias" => vec![(0, 70), (70, 1), (71, 1), (72, 2)],
+                _ => vec![(0, 70), (70, 1), (71, 2)],
+            };
             let data = batches
                 .iter()
                 .map(|&(_, n)| (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0)))
                 .collect();
-            Case::Attention { p, batches, data }
+            let style = if variant == "rope-bias" { RopeStyle::Neox } else { RopeStyle::Normal };
+            let rope = RopeConfig { style, n_rot: hd, base: 10000.0, freq_scale: 1.0, attn_factor: 1.0 };
+            let prep = match variant {
+                "rope-bias" => {
+                    let bias = [rng.vec(heads * hd, -1.0, 1.0), rng.vec(kv * hd, -1.0, 1.0), rng.vec(kv * hd, -1.0, 1.0)];
+                    Some(QkPrep { rope, bias: Some(bias), norm: None })
+                }
+                "rope-norm-long" => Some(QkPrep { rope, bias: None, norm: Some((rng.vec(hd, 0.5, 1.5), rng.vec(hd, 0.5, 1.5))) }),
+                _ => None,
+            };
+            Case::Attention { p, batches, data, prep }
         }
         "silu" | "gelu" => {
             let act = if family == "silu" { Activation::Silu } else { Activation::GeluTanh };
