@@ -34,10 +34,11 @@
 @group(0) @binding(11) var<storage, read_write> scratch: array<f32>;
 // attention_rope: qn, kn the q and k norm weights [head_dim] (norm == 1), or the q and
 // k biases [heads × head_dim] (bias == 1); vbias v's bias (bias == 1); table the
-// (cos, sin) of the row's pairs (as qk_rope's). Dummies where unused.
+// (cos, sin) of the row's pairs, two per vec4 (as qk_rope's, but a uniform: it counts
+// toward no storage-buffer limit). Dummies where unused.
 @group(0) @binding(7) var<storage, read> qn: array<f32>;
 @group(0) @binding(8) var<storage, read> kn: array<f32>;
-@group(0) @binding(12) var<storage, read> table: array<vec2<f32>>;
+@group(0) @binding(12) var<uniform> table: array<vec4<f32>, 64>;
 @group(0) @binding(13) var<storage, read> vbias: array<f32>;
 
 @compute @workgroup_size(256)
@@ -152,6 +153,15 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     }
     workgroupBarrier();
     attend(id, lid, r, h, share(r, id % p.splits));
+}
+
+// Pair i's (cos, sin) (for prep_head; one row: r is 0).
+fn cos_sin(r: u32, i: u32) -> vec2<f32> {
+    let two = table[i >> 1u];
+    if ((i & 1u) == 0u) {
+        return two.xy;
+    }
+    return two.zw;
 }
 
 // v's bias (attention_rope; zero without).

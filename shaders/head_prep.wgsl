@@ -2,9 +2,9 @@
 // attention that takes it in (attention_rope, attention.wgsl): the per-head RMS norm
 // (Qwen3's and Gemma 3's q/k norms) and the rotation. The including file declares
 // hv (the head's values, loaded by its caller with any bias added), red (PREP_WG
-// partial sums), PREP_WG (its workgroup size), the table of (cos, sin) and the norm
-// weights qn, kn, the values v and v_bias(); its Params have head_dim, half, neox, norm
-// and eps.
+// partial sums), PREP_WG (its workgroup size), cos_sin(r, i) (pair i's (cos, sin) in
+// row r of its table), the norm weights qn, kn, the values v and v_bias(); its Params
+// have head_dim, half, neox, norm and eps.
 
 // The two indices (within a head) of pair i.
 fn pair(i: u32) -> vec2<u32> {
@@ -46,7 +46,7 @@ fn prep_head(lid: u32, is_k: bool, r: u32) {
     }
     workgroupBarrier();
     for (var i = lid; i < p.half; i += PREP_WG) {
-        let cs = table[r * p.half + i];
+        let cs = cos_sin(r, i);
         let ab = pair(i);
         let x0 = hv[ab.x];
         let x1 = hv[ab.y];

@@ -60,6 +60,11 @@ fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     x[base + b] = x0 * cs.y + x1 * cs.x;
 }
 
+// Pair i's (cos, sin) in row r of the table (for prep_head).
+fn cos_sin(r: u32, i: u32) -> vec2<f32> {
+    return table[r * p.half + i];
+}
+
 const QK_WG: u32 = 64u;
 // One head (head_dim ≤ 256, checked by the host) and the norm's partial sums, for
 // prep_head (shaders/head_prep.wgsl, appended).

@@ -78,8 +78,8 @@ pub(crate) struct PendingQkRope {
     pub(crate) bias: Option<(BufId, BufId, BufId)>,
 }
 
-/// Storage buffers `attention_rope` binds (its (cos, sin) table included).
-pub(crate) const ATTENTION_ROPE_STORAGE_BUFFERS: u32 = 11;
+/// Storage buffers `attention_rope` binds: within the 10 browsers commonly allow.
+pub(crate) const ATTENTION_ROPE_STORAGE_BUFFERS: u32 = 10;
 
 /// What `attention_rope` reads and writes besides the prepared rope's weights.
 pub(crate) struct AttentionRopeBuffers<'a> {

@@ -71,9 +71,13 @@ pub enum Slot {
     Write,
     /// A read-only table in the parameter blob (dynamic offset, `TABLE_BYTES` long).
     Table,
+    /// A table of at most `ROW_TABLE_BYTES` in the parameter blob (one row's RoPE
+    /// (cos, sin), dynamic offset) bound as a uniform: it counts toward no storage-buffer
+    /// limit, which browsers often hold at 10 per stage.
+    RowTable,
 }
 
-use Slot::{Params, Read, Table, Write};
+use Slot::{Params, Read, RowTable, Table, Write};
 
 impl Op {
     pub const ALL: [Op; 28] = [
@@ -233,8 +237,8 @@ impl Op {
             // q, out, k cache, v cache, split scratch
             Op::Attention | Op::AttentionTiled => &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (11, Write)],
             // q, out, k, v, q norm (or bias), k norm (or bias), k cache, v cache (read and
-            // written), split scratch, (cos, sin) table, v bias: eleven storage buffers
-            // with the table, used where the device allows that many per stage.
+            // written), split scratch, the row's (cos, sin), v bias: ten storage buffers,
+            // used where the device allows that many per stage.
             Op::AttentionRope => &[
                 (0, Params),
                 (1, Read),
@@ -246,7 +250,7 @@ impl Op {
                 (9, Write),
                 (10, Write),
                 (11, Write),
-                (12, Table),
+                (12, RowTable),
                 (13, Read),
             ],
             // out, split scratch
@@ -459,6 +463,9 @@ impl KernelKey {
 pub const PARAMS_SLOT: u64 = 256;
 /// Bytes of a table binding (RoPE's cos/sin) in the parameter blob.
 pub const TABLE_BYTES: u64 = 1 << 20;
+/// Bytes of a `RowTable` binding: (cos, sin) of 128 pairs (head_dim 256), as
+/// `array<vec4<f32>, 64>` in WGSL.
+pub const ROW_TABLE_BYTES: u64 = 1024;
 
 /// A shader module: family, weight type, third weight's type, features, input norm
 /// fused (see `Op::normed`).
@@ -495,6 +502,7 @@ impl Cache {
                         Read => (wgpu::BufferBindingType::Storage { read_only: true }, false),
                         Write => (wgpu::BufferBindingType::Storage { read_only: false }, false),
                         Table => (wgpu::BufferBindingType::Storage { read_only: true }, true),
+                        RowTable => (wgpu::BufferBindingType::Uniform, true),
                     };
                     wgpu::BindGroupLayoutEntry {
                         binding,
@@ -582,6 +590,11 @@ impl Cache {
                         buffer: params,
                         offset: 0,
                         size: wgpu::BufferSize::new(TABLE_BYTES),
+                    }),
+                    RowTable => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: params,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(ROW_TABLE_BYTES),
                     }),
                     Read | Write => {
                         let id = next.next().copied().unwrap_or(BufId(0));
