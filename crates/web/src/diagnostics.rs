@@ -188,13 +188,13 @@ impl Case {
             }
             Case::Attention { p, batches, data, prep } => {
                 let (q_cols, width) = (p.head_count * p.head_dim, p.head_count_kv * p.head_dim);
-                let one_row = |b: &mut B, v: &[f32]| weight(b, GgmlType::F32, 1, v.len(), &f32_bytes(v));
+                // One-row tables: the biases' and norm weights' rows.
                 let bias = match prep.as_ref().and_then(|q| q.bias.as_ref()) {
-                    Some([bq, bk, bv]) => Some([one_row(b, bq)?, one_row(b, bk)?, one_row(b, bv)?]),
+                    Some([bq, bk, bv]) => Some([table(b, bq, bq.len())?, table(b, bk, bk.len())?, table(b, bv, bv.len())?]),
                     None => None,
                 };
                 let norm = match prep.as_ref().and_then(|q| q.norm.as_ref()) {
-                    Some((nq, nk)) => Some((one_row(b, nq)?, one_row(b, nk)?)),
+                    Some((nq, nk)) => Some((table(b, nq, nq.len())?, table(b, nk, nk.len())?)),
                     None => None,
                 };
                 let cap = batches.iter().map(|b| b.1).max().unwrap_or(1);
