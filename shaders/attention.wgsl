@@ -66,13 +66,14 @@ fn kv_store(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
 
 // `attention`: one workgroup of WG invocations per (row, head). The row's positions are
 // taken CHUNK at a time (online softmax across chunks: running max and sum):
-//   1. scores: the invocations split the chunk's positions, each computing the full
-//      q·k dot of its positions (q scaled, in workgroup memory, read as a broadcast);
-//   2. one workgroup max reduction per chunk (each invocation keeps its share of the
-//      sum, reduced once at the end);
+//   1. scores: the invocations split the chunk's positions, 1 to 8 of them per position
+//      (score_share: more where there are few) each taking a share of its q·k dot (q
+//      scaled, in workgroup memory, read as a broadcast);
+//   2. one workgroup max reduction per chunk (fold: each invocation keeps its share of
+//      the sum, reduced once at the end);
 //   3. the weighted sum of V: invocations over (4-value lane of head_dim) × (slice of
 //      positions), each accumulating a vec4, reduced over the slices at the end.
-// So a chunk of up to CHUNK positions costs ~12 barriers, not ~14 per 64 positions.
+// So a chunk of up to CHUNK positions costs a few barriers, not ~14 per 64 positions.
 const WG: u32 = 256u;
 const CHUNK: u32 = 1024u;
 // Largest head_dim (the host checks it).
@@ -85,24 +86,26 @@ var<workgroup> part: array<vec4<f32>, WG>;
 const PREP_WG: u32 = WG;
 var<workgroup> hv: array<f32, MAX_HD>;
 
-fn reduce_max(lid: u32) {
+// The max (take_max) or the sum of every invocation's v, for all: a fold of 16 values
+// by every 16th invocation, then of the 16 results by all, so three barriers, not one
+// per halving of a tree. Called in uniform control flow.
+fn fold(lid: u32, v: f32, take_max: bool) -> f32 {
     workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] = max(red[lid], red[lid + s]);
-        }
-        workgroupBarrier();
-    }
-}
-
-fn reduce_sum(lid: u32) {
+    red[lid] = v;
     workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (lid < s) {
-            red[lid] += red[lid + s];
+    if (lid % 16u == 0u) {
+        var a = v;
+        for (var j = 1u; j < 16u; j++) {
+            a = select(a + red[lid + j], max(a, red[lid + j]), take_max);
         }
-        workgroupBarrier();
+        red[lid] = a;
     }
+    workgroupBarrier();
+    var t = red[0];
+    for (var j = 16u; j < WG; j += 16u) {
+        t = select(t + red[j], max(t, red[j]), take_max);
+    }
+    return t;
 }
 
 // Values d..d+3 of the (scaled) query.
@@ -225,6 +228,46 @@ fn attention_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     attend(id, lid, 0u, h, range);
 }
 
+// The scores of `attend`: up to 8 invocations per position where a chunk has few
+// positions (score_share), each a share of the q·k dot (every share-th vec4 of
+// head_dim, so a position's invocations read consecutive words), summed through
+// workgroup memory: a short context's few positions would otherwise leave one
+// invocation each to walk all of head_dim, load after load, while the rest wait.
+fn score_share(cnt: u32) -> u32 {
+    var t = 8u;
+    while (t > 1u && cnt * t > WG) {
+        t >>= 1u;
+    }
+    return t;
+}
+
+// Invocation t's share (of `share`) of the (scaled) query · the key at cache position
+// `pos`, head columns from kvb.
+fn part_dot(pos: u32, t: u32, share: u32, kvb: u32) -> f32 {
+    let hd = p.head_dim;
+    let hd4 = hd & ~3u;
+    let kb = pos * p.width + kvb;
+    var s4 = vec4<f32>(0.0);
+    var d = 4u * t;
+    // Two vec4s a step, for loads in flight (head_dim 128 over 8: all of a share at once).
+    for (; d + 4u * share < hd4; d += 8u * share) {
+        let d2 = d + 4u * share;
+        let k0 = vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u));
+        let k1 = vec4<f32>(k_at(kb + d2), k_at(kb + d2 + 1u), k_at(kb + d2 + 2u), k_at(kb + d2 + 3u));
+        s4 += k0 * q4(d) + k1 * q4(d2);
+    }
+    if (d < hd4) {
+        s4 += vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u)) * q4(d);
+    }
+    var s = s4.x + s4.y + s4.z + s4.w;
+    if (t == 0u) {
+        for (var e = hd4; e < hd; e++) {
+            s += k_at(kb + e) * qs[e];
+        }
+    }
+    return s;
+}
+
 // Row r, head h of attention over the positions `range` (first..end), the scaled query
 // in qs: into `out`, or with splits > 1 into the scratch slot of workgroup `id`.
 fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
@@ -244,37 +287,31 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
     var acc = vec4<f32>(0.0);
     for (var c0 = first; c0 < end; c0 += CHUNK) {
         let cnt = min(CHUNK, end - c0);
+        let share = score_share(cnt);
+        let per_step = WG / share;
+        for (var i0 = 0u; i0 < cnt; i0 += per_step) {
+            let i = i0 + lid / share;
+            if (i < cnt) {
+                red[lid] = part_dot(c0 + i, lid % share, share, kvb);
+            }
+            workgroupBarrier();
+            if (lid < per_step && i0 + lid < cnt) {
+                var s = 0.0;
+                for (var t = 0u; t < share; t++) {
+                    s += red[lid * share + t];
+                }
+                if (p.softcap > 0.0) {
+                    s = p.softcap * tanh_safe(s / p.softcap);
+                }
+                sc[i0 + lid] = s;
+            }
+            workgroupBarrier();
+        }
         var lmax = NEG_BIG;
         for (var i = lid; i < cnt; i += WG) {
-            let kb = (c0 + i) * p.width + kvb;
-            // 16 values per step: many loads in flight per invocation (the dot is
-            // latency-bound, not bandwidth-bound).
-            var s4 = vec4<f32>(0.0);
-            var d = 0u;
-            for (; d + 16u <= hd4; d += 16u) {
-                let k0 = vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u));
-                let k1 = vec4<f32>(k_at(kb + d + 4u), k_at(kb + d + 5u), k_at(kb + d + 6u), k_at(kb + d + 7u));
-                let k2 = vec4<f32>(k_at(kb + d + 8u), k_at(kb + d + 9u), k_at(kb + d + 10u), k_at(kb + d + 11u));
-                let k3 = vec4<f32>(k_at(kb + d + 12u), k_at(kb + d + 13u), k_at(kb + d + 14u), k_at(kb + d + 15u));
-                s4 += k0 * q4(d) + k1 * q4(d + 4u) + k2 * q4(d + 8u) + k3 * q4(d + 12u);
-            }
-            for (; d < hd4; d += 4u) {
-                let kv = vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u));
-                s4 += kv * q4(d);
-            }
-            var s = s4.x + s4.y + s4.z + s4.w;
-            for (var d = hd4; d < hd; d++) {
-                s += k_at(kb + d) * qs[d];
-            }
-            if (p.softcap > 0.0) {
-                s = p.softcap * tanh_safe(s / p.softcap);
-            }
-            sc[i] = s;
-            lmax = max(lmax, s);
+            lmax = max(lmax, sc[i]);
         }
-        red[lid] = lmax;
-        reduce_max(lid);
-        let m_new = max(m, red[0]);
+        let m_new = max(m, fold(lid, lmax, true));
         // Each invocation keeps its own share of the sum (all scaled by the common
         // running max); one reduction at the end.
         let corr = exp(m - m_new);
@@ -304,9 +341,7 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
         }
         workgroupBarrier();
     }
-    red[lid] = l;
-    reduce_sum(lid);
-    l = red[0];
+    l = fold(lid, l, false);
     part[lid] = acc;
     workgroupBarrier();
     if (lid < lanes) {
