@@ -3,8 +3,8 @@
 // quant/*.wgsl snippet (prepended) provides dq4() and dq8(), which dequantize 4 or 8
 // values in registers; sums are f32. The entry points share the bindings:
 //   matvec        few rows (decode): mv_rows() weight rows per workgroup, p.lanes
-//                 invocations per row striding over it 32 values at a time (one row:
-//                 row_dot32, shaders/weight_rows.wgsl) or 4 (several rows: one sum per
+//                 invocations per row striding over it 8 values at a time (one row:
+//                 row_dot8, shaders/weight_rows.wgsl) or 4 (several rows: one sum per
 //                 activation row, n ≤ MV_MAX_B), reduced through row_sum()
 //   matvec_tall, matvec_gated, matvec_multi  decode variants, below
 //   matmul_tiled  batches (prefill): an output tile per workgroup, the x tile and the
@@ -83,19 +83,14 @@ fn x1(i: u32) -> f32 {
     return x[i >> 2u][i & 3u];
 }
 
-// Decode matvecs walk a row a 32-value piece at a time where the weight type allows:
-// lane l of a row takes piece l, then l + p.lanes, ... (row_dot32, piece_dot:
-// shaders/weight_rows.wgsl), dequantized by the type's dq32, which decodes a block's
-// scales once for all 32 where the snippet has its own (see shaders.rs). Every
-// quantized type's blocks are whole 32s; float weights take the 4-value path (for all
-// three weights of matvec_multi at once: w3's type may differ). matvec_tall walks 8
-// values at a time (by8, dq8), four rows per invocation.
-fn by32() -> bool {
-    return BLOCK_ELEMS % 32u == 0u && BLOCK_ELEMS_3 % 32u == 0u && p.k % 32u == 0u;
-}
-
+// Decode matvecs walk a row 8 values at a time where the weight type allows: lane l of
+// a row takes values 8l..8l+7, then 8 (l + p.lanes).., (consecutive lanes read
+// consecutive words), dequantized by the type's dq8: one decode of a block's scales
+// for all 8 where the snippet has its own (see shaders.rs). Every quantized type's
+// blocks are whole 8s; float weights, and rows that are not, take the 4-value path
+// (for all three weights of matvec_multi at once: w3's type may differ).
 fn by8() -> bool {
-    return BLOCK_ELEMS % 8u == 0u && p.k % 8u == 0u;
+    return BLOCK_ELEMS % 8u == 0u && BLOCK_ELEMS_3 % 8u == 0u && p.k % 8u == 0u;
 }
 
 // dq8 of chunk c of weight row `row`.
@@ -132,8 +127,8 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         // Decode: one sum in a register (no per-row array), two groups per step.
         let sc = in_scale(lid, wg_linear(wid, nwg) == 0u);
         var a = 0.0;
-        if (row < p.rows && by32()) {
-            a = row_dot32(row, lane);
+        if (row < p.rows && by8()) {
+            a = row_dot8(row, lane);
         } else if (row < p.rows) {
             var e = 4u * lane;
             for (; e + 4u * p.lanes < p.k; e += 8u * p.lanes) {
@@ -220,7 +215,7 @@ fn matvec_tall(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 
 // One activation row (decode) through two weights at once: out[out_offset + j] =
 // act(w[j] · x) * (w2[j] · x), the gate and up projections and the gated activation
-// of a feed-forward in one dispatch. Same work split as matvec.
+// of a feed-forward in one dispatch. Same work split and summation order as matvec.
 @compute @workgroup_size(256)
 fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
@@ -229,11 +224,25 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let sc = in_scale(lid, wg_linear(wid, nwg) == 0u);
     var a = 0.0;
     var c = 0.0;
-    if (row < p.rows && by32()) {
-        // A piece of each weight a step (the input's loads are the same for both).
-        for (var i = lane; i < p.k / 32u; i += p.lanes) {
-            a += piece_dot(row, i);
-            c += piece_dot_2(row, i);
+    if (row < p.rows && by8()) {
+        // Two chunks of each weight a step, loads first (as row_dot8 does with four).
+        let n8 = p.k / 8u;
+        var i = lane;
+        for (; i + p.lanes < n8; i += 2u * p.lanes) {
+            let i2 = i + p.lanes;
+            let g0 = w8(row, i);
+            let u0 = dq8_2(chunk_block_2(row, i), chunk_index_2(i));
+            let g1 = w8(row, i2);
+            let u1 = dq8_2(chunk_block_2(row, i2), chunk_index_2(i2));
+            let xa = in8(i);
+            let xb = in8(i2);
+            a += dot8(g0, xa) + dot8(g1, xb);
+            c += dot8(u0, xa) + dot8(u1, xb);
+        }
+        if (i < n8) {
+            let xa = in8(i);
+            a += dot8(w8(row, i), xa);
+            c += dot8(dq8_2(chunk_block_2(row, i), chunk_index_2(i)), xa);
         }
     } else if (row < p.rows) {
         var e = 4u * lane;
@@ -283,13 +292,13 @@ fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let row = g * mv_rows() + lid / p.lanes;
     let sc = in_scale(lid, wg_linear(wid, nwg) == 0u);
     var a = 0.0;
-    if (row < rows && by32()) {
+    if (row < rows && by8()) {
         if (s == 0u) {
-            a = row_dot32(row, lane);
+            a = row_dot8(row, lane);
         } else if (s == 1u) {
-            a = row_dot32_2(row, lane);
+            a = row_dot8_2(row, lane);
         } else {
-            a = row_dot32_3(row, lane);
+            a = row_dot8_3(row, lane);
         }
     } else if (row < rows) {
         var e = 4u * lane;

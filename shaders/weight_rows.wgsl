@@ -25,34 +25,23 @@ fn chunk_index(c: u32) -> u32 {
     return c % max(BLOCK_ELEMS / 8u, 1u);
 }
 
-// Piece pc of weight row `row` (its values 32pc..32pc+31, dequantized by the type's
-// dq32 with one decode of the block's scales) · the input at the same values (in4).
-// The piece's vec4s are in the type's order, piece_at() says where each starts.
-fn piece_dot(row: u32, pc: u32) -> f32 {
-    let per = max(BLOCK_ELEMS / 32u, 1u);
-    let t = pc % per;
-    let e0 = (pc / per) * BLOCK_ELEMS;
-    let v = dq32(row * p.row_words + (pc / per) * BLOCK_WORDS, t);
-    let a = dot(v[0], in4(e0 + piece_at(t, 0u))) + dot(v[1], in4(e0 + piece_at(t, 1u)))
-        + dot(v[2], in4(e0 + piece_at(t, 2u))) + dot(v[3], in4(e0 + piece_at(t, 3u)));
-    let b = dot(v[4], in4(e0 + piece_at(t, 4u))) + dot(v[5], in4(e0 + piece_at(t, 5u)))
-        + dot(v[6], in4(e0 + piece_at(t, 6u))) + dot(v[7], in4(e0 + piece_at(t, 7u)));
-    return a + b;
-}
-
-// Row `row` of the weight · the input, this lane's share of it (by32() in matmul.wgsl):
-// pieces lane, lane + p.lanes, ..., so consecutive lanes read consecutive words of a
-// block. Two pieces a step with their loads issued together: a lane's loop is a chain
-// of memory round trips.
-fn row_dot32(row: u32, lane: u32) -> f32 {
-    let n32 = p.k / 32u;
+// Row `row` of the weight · the input, this lane's share of it (by8() in matmul.wgsl).
+// Four chunks a step with their loads issued together: a lane's loop is a chain of
+// memory round trips, and one chunk a step left the decode matvecs bound by that
+// latency.
+fn row_dot8(row: u32, lane: u32) -> f32 {
+    let n8 = p.k / 8u;
     var a = 0.0;
     var c = lane;
-    for (; c + p.lanes < n32; c += 2u * p.lanes) {
-        a += piece_dot(row, c) + piece_dot(row, c + p.lanes);
+    for (; c + 3u * p.lanes < n8; c += 4u * p.lanes) {
+        let v0 = dq8(chunk_block(row, c), chunk_index(c));
+        let v1 = dq8(chunk_block(row, c + p.lanes), chunk_index(c + p.lanes));
+        let v2 = dq8(chunk_block(row, c + 2u * p.lanes), chunk_index(c + 2u * p.lanes));
+        let v3 = dq8(chunk_block(row, c + 3u * p.lanes), chunk_index(c + 3u * p.lanes));
+        a += dot8(v0, in8(c)) + dot8(v1, in8(c + p.lanes)) + dot8(v2, in8(c + 2u * p.lanes)) + dot8(v3, in8(c + 3u * p.lanes));
     }
-    if (c < n32) {
-        a += piece_dot(row, c);
+    for (; c < n8; c += p.lanes) {
+        a += dot8(dq8(chunk_block(row, c), chunk_index(c)), in8(c));
     }
     return a;
 }

@@ -31,34 +31,3 @@ fn dq8(b: u32, i: u32) -> mat2x4<f32> {
     let mask = vec4<u32>(0xfu);
     return mat2x4<f32>(d * u2f(bytes4(w[at] >> sh) & mask) - m, d * u2f(bytes4(w[at + 1u] >> sh) & mask) - m);
 }
-
-// Piece t (0..7) of a block: its 32 values, 16 low and 16 high nibbles of qs words
-// 4 + 4t..7 + 4t (two groups: one decode of the header for all 32). In piece order:
-// vec4 j of the piece holds values piece_at(t, j)..+3.
-fn dq32(b: u32, t: u32) -> array<vec4<f32>, 8> {
-    let g = 2u * (t >> 1u);
-    let dm = unpack2x16float(w[b]);
-    let sa = vec2<f32>(k4_scale_min(b, g));
-    let sb = vec2<f32>(k4_scale_min(b, g + 1u));
-    let da = dm.x * sa.x;
-    let ma = dm.y * sa.y;
-    let db = dm.x * sb.x;
-    let mb = dm.y * sb.y;
-    let at = b + 4u + 4u * t;
-    let q0 = w[at];
-    let q1 = w[at + 1u];
-    let q2 = w[at + 2u];
-    let q3 = w[at + 3u];
-    let m = vec4<u32>(0xfu);
-    return array<vec4<f32>, 8>(
-        da * u2f(bytes4(q0) & m) - ma, da * u2f(bytes4(q1) & m) - ma,
-        da * u2f(bytes4(q2) & m) - ma, da * u2f(bytes4(q3) & m) - ma,
-        db * u2f(bytes4(q0 >> 4u) & m) - mb, db * u2f(bytes4(q1 >> 4u) & m) - mb,
-        db * u2f(bytes4(q2 >> 4u) & m) - mb, db * u2f(bytes4(q3 >> 4u) & m) - mb);
-}
-
-// First value (within the block) of vec4 j of piece t: the low nibbles' 16 values, then
-// the high nibbles' 16, 32 further on.
-fn piece_at(t: u32, j: u32) -> u32 {
-    return 64u * (t >> 1u) + 16u * (t & 1u) + 32u * (j >> 2u) + 4u * (j & 3u);
-}

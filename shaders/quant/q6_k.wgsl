@@ -41,38 +41,3 @@ fn q6x4(lo: u32, hi: u32, s: u32) -> vec4<f32> {
     let q = (bytes4(lo >> (4u * (s >> 1u))) & vec4<u32>(0xfu)) | ((bytes4(hi >> (2u * s)) & vec4<u32>(3u)) << vec4<u32>(4u));
     return bitcast<vec4<f32>>(q | vec4<u32>(0x4B000000u)) - vec4<f32>(8388640.0);
 }
-
-// Piece t (0..7) of a block: half h = t / 4 of it, positions l = 8 (t % 4)..+7 of each
-// of its four 32-value quarters s (value 128h + 32s + l): four ql words, two qh words,
-// two scale words and d for all 32. Vec4 j holds quarter j / 2, positions (j % 2) * 4
-// on (piece_at).
-fn dq32(b: u32, t: u32) -> array<vec4<f32>, 8> {
-    let h = t >> 2u;
-    let tq = t & 3u;
-    let lo = b + 16u * h + 2u * tq;
-    let hi = b + 32u + 8u * h + 2u * tq;
-    let l0 = w[lo];
-    let l1 = w[lo + 1u];
-    let l2 = w[lo + 8u];
-    let l3 = w[lo + 9u];
-    let h0 = w[hi];
-    let h1 = w[hi + 1u];
-    // Scale of quarter s: byte 8h + 2s + tq / 2 of the 16, in word 48 + 2h + s / 2.
-    let s01 = w[b + 48u + 2u * h];
-    let s23 = w[b + 49u + 2u * h];
-    let d = unpack2x16float(w[b + 52u]).x;
-    let k = tq >> 1u;
-    let d0 = d * f32(bitcast<i32>(byte_of(s01, k) << 24u) >> 24u);
-    let d1 = d * f32(bitcast<i32>(byte_of(s01, k + 2u) << 24u) >> 24u);
-    let d2 = d * f32(bitcast<i32>(byte_of(s23, k) << 24u) >> 24u);
-    let d3 = d * f32(bitcast<i32>(byte_of(s23, k + 2u) << 24u) >> 24u);
-    return array<vec4<f32>, 8>(
-        d0 * q6x4(l0, h0, 0u), d0 * q6x4(l1, h1, 0u),
-        d1 * q6x4(l2, h0, 1u), d1 * q6x4(l3, h1, 1u),
-        d2 * q6x4(l0, h0, 2u), d2 * q6x4(l1, h1, 2u),
-        d3 * q6x4(l2, h0, 3u), d3 * q6x4(l3, h1, 3u));
-}
-
-fn piece_at(t: u32, j: u32) -> u32 {
-    return 128u * (t >> 2u) + 32u * (j >> 1u) + 8u * (t & 3u) + 4u * (j & 1u);
-}

@@ -285,17 +285,18 @@ impl Op {
 /// Invocations per weight row in a decode matvec of `rows` rows of `k` values (of 256
 /// per workgroup): the fewest, from 16, that give rows × lanes ≥ 128k invocations (an
 /// H100 holds 270k; fewer left short wide matrices such as a 1,536 × 8,960 down
-/// projection latency-bound), doubling only while lanes × 64 ≤ k, so that each lane
-/// keeps at least one of its row's 32-value pieces (row_dot32 in
-/// shaders/weight_rows.wgsl). Tall matrices (gate/up, the vocabulary) keep 16 lanes,
-/// each walking several pieces with their loads in flight.
+/// projection latency-bound), doubling only while lanes × 28 ≤ k, so that each lane
+/// keeps at least 14 of its row's values. Tall matrices
+/// (gate/up, the vocabulary) keep 16 lanes, each walking several chunks with their
+/// loads in flight.
 ///
-/// Measured on the H100 (Vulkan): with 8-value chunks the bound was lanes × 28 ≤ k
-/// (bench/results/h100-matvec-lanes.md); pieces need the 64, or lanes go idle (the 1.5B's
-/// 1,536-wide o projection would get 64 lanes for its 48 pieces).
+/// The 28 is measured (H100, Vulkan; bench/results/h100-matvec-lanes.md). It was 32:
+/// Qwen2.5 0.5B's 896-wide q/k/v and o projections now get 64 lanes instead of 32,
+/// +19% decode; 24 gave the 1.5B's 1,536-wide o projection 128 lanes and cost it 3%;
+/// the other models' lanes are unchanged.
 pub fn matvec_lanes(rows: usize, k: usize) -> u32 {
     let mut lanes = 16usize;
-    while lanes < 256 && rows * lanes < 131_072 && lanes * 64 <= k {
+    while lanes < 256 && rows * lanes < 131_072 && lanes * 28 <= k {
         lanes *= 2;
     }
     lanes as u32

@@ -57,27 +57,12 @@ pub fn quant_snippet(ty: GgmlType) -> String {
     // dq8 (8 values at once, for the decode matvecs) is written by hand where one
     // decode of the scales serves all 8; elsewhere it is two dq4 calls.
     let dq8 = if own.contains("fn dq8(") { "" } else { DQ8_FROM_DQ4 };
-    // dq32 (a 32-value piece, the decode matvecs' step) likewise, else four dq8 calls.
-    let dq32 = if own.contains("fn dq32(") { "" } else { DQ32_FROM_DQ8 };
-    format!("{shared}\n{own}\n{dq8}\n{dq32}")
+    format!("{shared}\n{own}\n{dq8}")
 }
 
 /// The generic `dq8`: values 8i..8i+7 of a block as two `dq4` calls.
 const DQ8_FROM_DQ4: &str = "fn dq8(b: u32, i: u32) -> mat2x4<f32> {
     return mat2x4<f32>(dq4(b, 2u * i), dq4(b, 2u * i + 1u));
-}";
-
-/// The generic `dq32`: piece t (values 32t..32t+31 of a block) as four `dq8` calls,
-/// in order. Unused (and its arithmetic never reached) by types of blocks under 32.
-const DQ32_FROM_DQ8: &str = "fn dq32(b: u32, t: u32) -> array<vec4<f32>, 8> {
-    let a = dq8(b, 4u * t);
-    let c = dq8(b, 4u * t + 1u);
-    let d = dq8(b, 4u * t + 2u);
-    let e = dq8(b, 4u * t + 3u);
-    return array<vec4<f32>, 8>(a[0], a[1], c[0], c[1], d[0], d[1], e[0], e[1]);
-}
-fn piece_at(t: u32, j: u32) -> u32 {
-    return 32u * t + 4u * j;
 }";
 
 /// The snippet file of a weight type alone.
@@ -207,7 +192,7 @@ pub fn other_weight(snippet: &str, n: &str) -> String {
 /// weight_rows.wgsl over weight `n`: its functions, the type's dq4/dq8 and BLOCK_*
 /// constants read as `<name>_<n>`; the third weight's rows are p.row_words3 wide.
 fn weight_rows_over(n: &str) -> String {
-    let names = ["w4", "chunk_block", "chunk_index", "piece_dot", "row_dot32", "dq4", "dq8", "dq32", "piece_at", "BLOCK_ELEMS", "BLOCK_WORDS"];
+    let names = ["w4", "chunk_block", "chunk_index", "row_dot8", "dq4", "dq8", "BLOCK_ELEMS", "BLOCK_WORDS"];
     let mut out = String::with_capacity(WEIGHT_ROWS.len() + 64);
     for line in WEIGHT_ROWS.lines().filter(|l| !l.trim_start().starts_with("//")) {
         let mut l = line.to_string();
