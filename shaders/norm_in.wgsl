@@ -10,9 +10,24 @@
 // h: [k] f32 the normalised row (written by workgroup 0).
 @group(0) @binding(10) var<storage, read_write> h: array<f32>;
 
+// The input row times the norm weight, staged in workgroup memory by in_scale where
+// the row is whole vec4s of at most 4 × STAGE_VEC4 values (staged()): every lane of
+// every row of the workgroup reads it, and from global memory each read was two loads
+// (the row and the weight) and a product. 8 KiB, with mv_red's 8 within the 16 KiB of
+// workgroup memory that WebGPU guarantees.
+const STAGE_VEC4: u32 = 512u;
+var<workgroup> xn: array<vec4<f32>, STAGE_VEC4>;
+
+fn staged() -> bool {
+    return p.k % 4u == 0u && p.k <= 4u * STAGE_VEC4;
+}
+
 // Values e..e+3 of the input row times the norm weight (zero past the row's end).
 fn in4(e: u32) -> vec4<f32> {
     if (e + 4u <= p.k && (e & 3u) == 0u) {
+        if (staged()) {
+            return xn[e >> 2u];
+        }
         return x4(0u, e) * nw[e >> 2u];
     }
     var wv = vec4<f32>(0.0);
@@ -24,13 +39,22 @@ fn in4(e: u32) -> vec4<f32> {
     return x4(0u, e) * wv;
 }
 
-// 1 / rms of the input row, as rms_norm.wgsl computes it; workgroup `first` also
-// writes h. Called in uniform control flow (it has barriers).
+// 1 / rms of the input row, as rms_norm.wgsl computes it; stages the row for in4 where
+// staged(); workgroup `first` also writes h. Called in uniform control flow (it has
+// barriers, which also make the staged row visible to the whole workgroup).
 fn in_scale(lid: u32, first: bool) -> f32 {
     var ss = 0.0;
-    for (var e = lid; e < p.k; e += MV_WG) {
-        let v = x1(e);
-        ss += v * v;
+    if (staged()) {
+        for (var i = lid; i < p.k / 4u; i += MV_WG) {
+            let v = x[i];
+            ss += dot(v, v);
+            xn[i] = v * nw[i];
+        }
+    } else {
+        for (var e = lid; e < p.k; e += MV_WG) {
+            let v = x1(e);
+            ss += v * v;
+        }
     }
     let scale = 1.0 / sqrt(wg_sum(lid, ss) / f32(p.k) + p.eps);
     if (first) {

@@ -388,17 +388,20 @@ fn gated_ffn_script<B: Backend>(
 
 #[test]
 fn gate_up_and_gated_activation_fuse_in_decode_and_match_cpu_also_over_split_weights() {
+    // (type, rows per weight part, activation, row width where not awkward_cols: the
+    // fused norm stages rows of up to 2,048 values in workgroup memory, wider ones not)
     let cases = [
-        (GgmlType::Q4_1, None, Activation::Silu),
-        (GgmlType::Q4K, None, Activation::GeluTanh),
-        (GgmlType::Q5_0, None, Activation::GeluTanh),
-        (GgmlType::F16, None, Activation::Silu),
-        (GgmlType::Q8_0, Some(5), Activation::Silu),
-        (GgmlType::Q6K, Some(7), Activation::GeluTanh),
+        (GgmlType::Q4_1, None, Activation::Silu, None),
+        (GgmlType::Q4K, None, Activation::GeluTanh, None),
+        (GgmlType::Q5_0, None, Activation::GeluTanh, None),
+        (GgmlType::F16, None, Activation::Silu, None),
+        (GgmlType::Q8_0, Some(5), Activation::Silu, None),
+        (GgmlType::Q6K, Some(7), Activation::GeluTanh, None),
+        (GgmlType::Q8_0, None, Activation::Silu, Some(2304)),
     ];
-    for (i, (ty, part, act)) in cases.into_iter().enumerate() {
+    for (i, (ty, part, act, width)) in cases.into_iter().enumerate() {
         let mut rng = Rng(400 + i as u64);
-        let (rows, cols) = (131, awkward_cols(ty));
+        let (rows, cols) = (131, width.unwrap_or_else(|| awkward_cols(ty)));
         let (wg, wu) = (random_weight(&mut rng, ty, rows, cols), random_weight(&mut rng, ty, rows, cols));
         let x = rng.vec(9 * cols, -2.0, 2.0);
         let row_bytes = (cols / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
