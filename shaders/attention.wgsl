@@ -507,10 +507,17 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         load_tile(0u, t0, tp, end, kvb, hd4, lid);
         workgroupBarrier();
         var s = vec4<f32>(0.0);
-        if (live) {
+        if (live && tp > 16u) {
             for (var g = 0u; g < hd4; g++) {
                 let qv = vec4<f32>(q[qb + 4u * g], q[qb + 4u * g + 1u], q[qb + 4u * g + 2u], q[qb + 4u * g + 3u]);
                 s += vec4<f32>(dot(qv, kvt[j0 * hd4 + g]), dot(qv, kvt[j1 * hd4 + g]), dot(qv, kvt[j2 * hd4 + g]), dot(qv, kvt[j3 * hd4 + g]));
+            }
+        } else if (live) {
+            // Tiles of at most 16 positions (head_dim 128): each invocation has two, and
+            // the other two dots would only be masked.
+            for (var g = 0u; g < hd4; g++) {
+                let qv = vec4<f32>(q[qb + 4u * g], q[qb + 4u * g + 1u], q[qb + 4u * g + 2u], q[qb + 4u * g + 3u]);
+                s += vec4<f32>(dot(qv, kvt[j0 * hd4 + g]), dot(qv, kvt[j1 * hd4 + g]), 0.0, 0.0);
             }
         }
         // Masked scores (NEG_BIG past the tile or this share, or outside the row's

@@ -837,6 +837,8 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
         (4, 1, 256, Some(4), None),
         (3, 3, 16, None, None),
         (2, 1, 64, Some(100), None),
+        // Qwen2.5's head_dim: the batch kernel's tiles of 16 positions.
+        (4, 2, 128, None, None),
         // Gemma 2: soft-capped scores (a cap the random scores reach), windowed or not.
         (4, 2, 64, None, Some(1.5)),
         (4, 2, 64, Some(5), Some(1.5)),
