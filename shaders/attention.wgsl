@@ -18,8 +18,9 @@
 // softcap * tanh(score / softcap) before the softmax, Gemma 2); attention_rope also
 // half, neox, norm, eps, bias (as qk_rope's).
 @group(0) @binding(0) var<uniform> p: Params;
-// q: [n, q_cols] queries (attention).
-@group(0) @binding(1) var<storage, read> q: array<f32>;
+// q: [n, q_cols] queries (attention), read as vec4s by the batch kernel (its head_dim
+// is a multiple of 4) and through q1() by the others.
+@group(0) @binding(1) var<storage, read> q: array<vec4<f32>>;
 // out: [n, q_cols] (attention).
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 // The layer's cache [capacity, width], read by attention through k_at()/v_at() and
@@ -108,6 +109,11 @@ fn fold(lid: u32, v: f32, take_max: bool) -> f32 {
     return t;
 }
 
+// Value i of the query batch.
+fn q1(i: u32) -> f32 {
+    return q[i >> 2u][i & 3u];
+}
+
 // Values d..d+3 of the (scaled) query.
 fn q4(d: u32) -> vec4<f32> {
     return vec4<f32>(qs[d], qs[d + 1u], qs[d + 2u], qs[d + 3u]);
@@ -152,7 +158,7 @@ fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let h = rh % p.heads;
     let qb = r * p.q_cols + h * p.head_dim;
     for (var d = lid; d < p.head_dim; d += WG) {
-        qs[d] = q[qb + d] * p.scale;
+        qs[d] = q1(qb + d) * p.scale;
     }
     workgroupBarrier();
     attend(id, lid, r, h, share(r, id % p.splits));
@@ -194,7 +200,7 @@ fn attention_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     let range = share(0u, id % p.splits);
     let hd = p.head_dim;
     for (var d = lid; d < hd; d += WG) {
-        var e = q[h * hd + d];
+        var e = q1(h * hd + d);
         if (p.bias != 0u) {
             e += qn[h * hd + d];
         }
@@ -509,14 +515,14 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         var s = vec4<f32>(0.0);
         if (live && tp > 16u) {
             for (var g = 0u; g < hd4; g++) {
-                let qv = vec4<f32>(q[qb + 4u * g], q[qb + 4u * g + 1u], q[qb + 4u * g + 2u], q[qb + 4u * g + 3u]);
+                let qv = q[(qb >> 2u) + g];
                 s += vec4<f32>(dot(qv, kvt[j0 * hd4 + g]), dot(qv, kvt[j1 * hd4 + g]), dot(qv, kvt[j2 * hd4 + g]), dot(qv, kvt[j3 * hd4 + g]));
             }
         } else if (live) {
             // Tiles of at most 16 positions (head_dim 128): each invocation has two, and
             // the other two dots would only be masked.
             for (var g = 0u; g < hd4; g++) {
-                let qv = vec4<f32>(q[qb + 4u * g], q[qb + 4u * g + 1u], q[qb + 4u * g + 2u], q[qb + 4u * g + 3u]);
+                let qv = q[(qb >> 2u) + g];
                 s += vec4<f32>(dot(qv, kvt[j0 * hd4 + g]), dot(qv, kvt[j1 * hd4 + g]), 0.0, 0.0);
             }
         }
