@@ -40,15 +40,7 @@ fn row_dot8(row: u32, lane: u32) -> f32 {
         let v3 = dq8(chunk_block(row, c + 3u * p.lanes), chunk_index(c + 3u * p.lanes));
         a += dot8(v0, in8(c)) + dot8(v1, in8(c + p.lanes)) + dot8(v2, in8(c + 2u * p.lanes)) + dot8(v3, in8(c + 3u * p.lanes));
     }
-    // The rest (up to three chunks) two at a time: a short row's lanes (1,536 values over
-    // 64 lanes: three chunks each) are otherwise a chain of three round trips.
-    if (c + p.lanes < n8) {
-        let v0 = dq8(chunk_block(row, c), chunk_index(c));
-        let v1 = dq8(chunk_block(row, c + p.lanes), chunk_index(c + p.lanes));
-        a += dot8(v0, in8(c)) + dot8(v1, in8(c + p.lanes));
-        c += 2u * p.lanes;
-    }
-    if (c < n8) {
+    for (; c < n8; c += p.lanes) {
         a += dot8(dq8(chunk_block(row, c), chunk_index(c)), in8(c));
     }
     return a;
