@@ -10,26 +10,15 @@
 // h: [k] f32 the normalised row (written by workgroup 0).
 @group(0) @binding(10) var<storage, read_write> h: array<f32>;
 
-// The input row times the norm weight, staged in workgroup memory by in_scale where
-// the row is whole vec4s of at most 4 × STAGE_VEC4 values and the workgroup has at
-// least 8 rows (staged()): every lane of every row of the workgroup reads it, and from
-// global memory each read was two loads (the row and the weight) and a product. 8 KiB,
-// with mv_red's 8 within the 16 KiB of workgroup memory that WebGPU guarantees.
-// Measured on the H100 (Qwen2.5-1.5B, --profile): the 16-row gate/up matvec 39 -> 36 µs
-// a layer, but the q/k/v matvec (4 rows a workgroup, 64 lanes each) 19 -> 23 µs: its
-// workgroups are many and short, and the staging pass is a fixed cost for each.
-const STAGE_VEC4: u32 = 512u;
-var<workgroup> xn: array<vec4<f32>, STAGE_VEC4>;
-
-fn staged() -> bool {
-    return p.k % 4u == 0u && p.k <= 4u * STAGE_VEC4 && p.lanes <= 32u;
-}
+// Where staged() (shaders/norm_stage.wgsl, prepended for the gate/up kernel; else
+// never), in_scale leaves the input row times the norm weight in workgroup memory for
+// in4 (xn_put / xn_get).
 
 // Values e..e+3 of the input row times the norm weight (zero past the row's end).
 fn in4(e: u32) -> vec4<f32> {
     if (e + 4u <= p.k && (e & 3u) == 0u) {
         if (staged()) {
-            return xn[e >> 2u];
+            return xn_get(e >> 2u);
         }
         return x4(0u, e) * nw[e >> 2u];
     }
@@ -51,7 +40,7 @@ fn in_scale(lid: u32, first: bool) -> f32 {
         for (var i = lid; i < p.k / 4u; i += MV_WG) {
             let v = x[i];
             ss += dot(v, v);
-            xn[i] = v * nw[i];
+            xn_put(i, v * nw[i]);
         }
     } else {
         for (var e = lid; e < p.k; e += MV_WG) {

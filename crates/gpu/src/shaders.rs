@@ -27,6 +27,13 @@ pub const KV_WRITE_F16: &str = include_str!("../../../shaders/kv_write_f16.wgsl"
 pub const REDUCE_WG: &str = include_str!("../../../shaders/reduce_wg.wgsl");
 pub const REDUCE_SG: &str = include_str!("../../../shaders/reduce_sg.wgsl");
 pub const NORM_IN: &str = include_str!("../../../shaders/norm_in.wgsl");
+pub const NORM_STAGE: &str = include_str!("../../../shaders/norm_stage.wgsl");
+
+/// norm_in.wgsl's staging hooks where the input row is not staged (every fused-norm
+/// kernel but matvec_gated_normed): no workgroup memory held for it.
+const NO_STAGE: &str = "fn staged() -> bool { return false; }
+fn xn_get(i: u32) -> vec4<f32> { return vec4<f32>(); }
+fn xn_put(i: u32, v: vec4<f32>) {}";
 pub const NORM_OFF: &str = include_str!("../../../shaders/norm_off.wgsl");
 pub const WEIGHT_ROWS: &str = include_str!("../../../shaders/weight_rows.wgsl");
 
@@ -142,7 +149,11 @@ pub fn assemble(key: KernelKey) -> String {
         _ => (String::new(), ""),
     };
     let (second, third, input, reduce) = if key.op.family() == Family::Matmul {
-        let input = if key.op.normed() { NORM_IN } else { NORM_OFF };
+        let input = match key.op {
+            Op::MatvecGatedNormed => format!("{NORM_STAGE}\n{NORM_IN}"),
+            op if op.normed() => format!("{NO_STAGE}\n{NORM_IN}"),
+            _ => NORM_OFF.to_string(),
+        };
         let reduce = match key.features.subgroup_size {
             0 => REDUCE_WG.to_string(),
             sg => format!("const SG: u32 = {sg}u;\n{REDUCE_SG}"),
@@ -152,10 +163,10 @@ pub fn assemble(key: KernelKey) -> String {
         let third = key.ty3.map(quant_snippet).unwrap_or_else(|| snippet.to_string());
         (other_weight(snippet, "2"), other_weight(&third, "3"), input, format!("{reduce}\n{rows}"))
     } else {
-        (String::new(), String::new(), "", String::new())
+        (String::new(), String::new(), String::new(), String::new())
     };
     let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + reduce.len() + body.len() + batch.len() + 4096);
-    for part in [&enables, params, PRELUDE, snippet, &second, &third, input, &reduce, &kv_read, kv_write, v_bias, head_prep, body, batch] {
+    for part in [&enables, params, PRELUDE, snippet, &second, &third, &input, &reduce, &kv_read, kv_write, v_bias, head_prep, body, batch] {
         s.push_str(part);
         s.push('\n');
     }
