@@ -116,7 +116,10 @@ fn mv_rows() -> u32 {
     return MV_WG / p.lanes;
 }
 const MV_MAX_B: u32 = 8u;
-var<workgroup> mv_red: array<f32, 2048>; // [MV_MAX_B][MV_WG]
+// One value per invocation for row_sum/wg_sum (reduce_*.wgsl): 1 KiB. (An 8 KiB one
+// for the batch path's eight rows at once cost every decode workgroup that memory: on
+// the H100 a kernel's workgroup memory footprint measured in its speed.)
+var<workgroup> mv_red: array<f32, MV_WG>;
 
 @compute @workgroup_size(256)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -156,20 +159,9 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         }
     }
     for (var b = 0u; b < nb; b++) {
-        mv_red[b * MV_WG + lid] = acc[b];
-    }
-    workgroupBarrier();
-    for (var s = p.lanes / 2u; s > 0u; s >>= 1u) {
-        if (lane < s) {
-            for (var b = 0u; b < nb; b++) {
-                mv_red[b * MV_WG + lid] += mv_red[b * MV_WG + lid + s];
-            }
-        }
-        workgroupBarrier();
-    }
-    if (row < p.rows && lane == 0u) {
-        for (var b = 0u; b < nb; b++) {
-            put(b, row, mv_red[b * MV_WG + lid]);
+        let t = row_sum(lid, lane, acc[b]);
+        if (row < p.rows && lane == 0u) {
+            put(b, row, t);
         }
     }
 }

@@ -3,7 +3,7 @@
 // memory by in_scale where the row is whole vec4s of at most 4 × STAGE_VEC4 values and
 // the workgroup has at least 8 rows (staged()). Every lane of every row of the
 // workgroup reads it, and from global memory each read was two loads (the row and the
-// weight) and a product. 8 KiB, with mv_red's 8 within the 16 KiB of workgroup memory
+// weight) and a product. 8 KiB, with mv_red's 1 well within the 16 KiB of workgroup memory
 // that WebGPU guarantees.
 // Measured on the H100 (Qwen2.5-1.5B, --profile): the 16-row gate/up matvec 39 -> 36 µs
 // a layer. Not for q/k/v (4 rows a workgroup, 64 lanes each: many short workgroups):
