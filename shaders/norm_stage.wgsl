@@ -6,9 +6,9 @@
 // weight) and a product. 8 KiB, with mv_red's 1 well within the 16 KiB of workgroup memory
 // that WebGPU guarantees.
 // Measured on the H100 (Qwen2.5-1.5B, --profile): the 16-row gate/up matvec 39 -> 36 µs
-// a layer. Not for q/k/v (4 rows a workgroup, 64 lanes each: many short workgroups):
-// staged, it measured 19 -> 23 µs; not staged but with the array declared, 19 -> 26
-// (in a build whose row walk also differed), so those kernels do not declare it.
+// a layer. Not for q/k/v (4 rows a workgroup, 64 lanes each: many short workgroups,
+// each paying for the staging pass): staged, it measured 19 -> 23 µs. The kernels that
+// do not stage do not declare the array either (workgroup memory held for nothing).
 const STAGE_VEC4: u32 = 512u;
 var<workgroup> xn: array<vec4<f32>, STAGE_VEC4>;
 
