@@ -379,6 +379,10 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
 }
 
 // One workgroup per (row, head): out = Σ_s e^(m_s − M) acc_s / Σ_s e^(m_s − M) l_s.
+// Each split's max and sum are loaded at once (an invocation per split, at most
+// MAX_SPLITS ≤ 64: the host's bound) into red, and its weight e^(m_s − M) computed once;
+// then each output value's sum over the splits reads its partial results, which do not
+// depend on each other: the loops over splits had each made a chain of loads.
 @compute @workgroup_size(64)
 fn attn_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
@@ -391,19 +395,29 @@ fn attn_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let hd = p.head_dim;
     let e = hd + 2u;
     let base = rh * p.splits * e;
+    if (lid < p.splits) {
+        red[lid] = scratch[base + lid * e];
+        red[64u + lid] = scratch[base + lid * e + 1u];
+    }
+    workgroupBarrier();
     var mx = NEG_BIG;
     for (var s = 0u; s < p.splits; s++) {
-        mx = max(mx, scratch[base + s * e]);
+        mx = max(mx, red[s]);
     }
+    workgroupBarrier();
+    if (lid < p.splits) {
+        red[lid] = exp(red[lid] - mx);
+    }
+    workgroupBarrier();
     var l = 0.0;
     for (var s = 0u; s < p.splits; s++) {
-        l += exp(scratch[base + s * e] - mx) * scratch[base + s * e + 1u];
+        l += red[s] * red[64u + s];
     }
     let qb = r * p.q_cols + h * hd;
     for (var d = lid; d < hd; d += 64u) {
         var o = 0.0;
         for (var s = 0u; s < p.splits; s++) {
-            o += exp(scratch[base + s * e] - mx) * scratch[base + s * e + 2u + d];
+            o += red[s] * scratch[base + s * e + 2u + d];
         }
         out[qb + d] = o / l;
     }

@@ -86,6 +86,9 @@ const ATTN_TILE_TARGET_GROUPS: usize = 1024;
 
 /// Most workgroups one (row, head) of attention is spread over (decode, long contexts).
 const MAX_SPLITS: usize = 32;
+// attn_combine (shaders/attention.wgsl) loads the splits' sums with one invocation each,
+// of its 64.
+const _: () = assert!(MAX_SPLITS <= 64);
 /// Batches up to this many rows may split attention (decode and short chunks).
 const MAX_SPLIT_ROWS: usize = 8;
 /// Positions per split workgroup aimed at, and the workgroups aimed at in all. 64, not
