@@ -199,51 +199,34 @@ fn attention_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     let h = id / p.splits;
     let range = share(0u, id % p.splits);
     let hd = p.head_dim;
-    let kh = (h / (p.heads / p.kv_heads)) * hd;
-    let holds_new = range.x <= p.start && p.start < range.y;
-    // This invocation's element of the query and of the key (head_dim ≤ WG) and its pair
-    // of the value, with their biases, loaded together up front: one round trip, not
-    // three one after another.
-    var qe = 0.0;
-    var ke = 0.0;
-    var ve = vec2<f32>(0.0);
-    let d2 = 2u * lid;
-    if (lid < hd) {
-        qe = q1(h * hd + lid);
+    for (var d = lid; d < hd; d += WG) {
+        var e = q1(h * hd + d);
         if (p.bias != 0u) {
-            qe += qn[h * hd + lid];
+            e += qn[h * hd + d];
         }
-        if (holds_new) {
-            ke = k[kh + lid];
-            if (p.bias != 0u) {
-                ke += kn[kh + lid];
-            }
-        }
-    }
-    // By pairs (an f16 cache packs two values per word; the host keeps heads even).
-    let both = d2 + 1u < hd;
-    if (holds_new && d2 < hd) {
-        ve.x = v[kh + d2] + v_bias(kh + d2);
-        if (both) {
-            ve.y = v[kh + d2 + 1u] + v_bias(kh + d2 + 1u);
-        }
-    }
-    if (lid < hd) {
-        hv[lid] = qe;
+        hv[d] = e;
     }
     prep_head(lid, false, 0u);
-    if (lid < hd) {
-        qs[lid] = hv[lid] * p.scale;
+    for (var d = lid; d < hd; d += WG) {
+        qs[d] = hv[d] * p.scale;
     }
-    if (holds_new) {
+    if (range.x <= p.start && p.start < range.y) {
         workgroupBarrier();
-        if (lid < hd) {
-            hv[lid] = ke;
+        let kh = (h / (p.heads / p.kv_heads)) * hd;
+        for (var d = lid; d < hd; d += WG) {
+            var e = k[kh + d];
+            if (p.bias != 0u) {
+                e += kn[kh + d];
+            }
+            hv[d] = e;
         }
         prep_head(lid, true, 0u);
-        if (d2 < hd) {
-            let kp = vec2<f32>(hv[d2], select(0.0, hv[d2 + 1u], both));
-            kv_put2(p.start * p.width + kh + d2, kp, ve, both);
+        // By pairs (an f16 cache packs two values per word; the host keeps heads even).
+        let at = p.start * p.width + kh;
+        for (var d = 2u * lid; d < hd; d += 2u * WG) {
+            let both = d + 1u < hd;
+            let kv = kv_pair(kh, kh, d, both);
+            kv_put2(at + d, kv[0], kv[1], both);
         }
         storageBarrier();
     }
@@ -272,18 +255,7 @@ fn part_dot(pos: u32, t: u32, share: u32, kvb: u32) -> f32 {
     let kb = pos * p.width + kvb;
     var s4 = vec4<f32>(0.0);
     var d = 4u * t;
-    // Four, then two vec4s a step, for loads in flight (head_dim 128 over 8, or 64 over
-    // 4: all of a share at once).
-    for (; d + 12u * share < hd4; d += 16u * share) {
-        let k0 = vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u));
-        let da = d + 4u * share;
-        let k1 = vec4<f32>(k_at(kb + da), k_at(kb + da + 1u), k_at(kb + da + 2u), k_at(kb + da + 3u));
-        let db = d + 8u * share;
-        let k2 = vec4<f32>(k_at(kb + db), k_at(kb + db + 1u), k_at(kb + db + 2u), k_at(kb + db + 3u));
-        let dc = d + 12u * share;
-        let k3 = vec4<f32>(k_at(kb + dc), k_at(kb + dc + 1u), k_at(kb + dc + 2u), k_at(kb + dc + 3u));
-        s4 += k0 * q4(d) + k1 * q4(da) + k2 * q4(db) + k3 * q4(dc);
-    }
+    // Two vec4s a step, for loads in flight (head_dim 128 over 8: all of a share at once).
     for (; d + 4u * share < hd4; d += 8u * share) {
         let d2 = d + 4u * share;
         let k0 = vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u));
@@ -369,13 +341,7 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
                 let a3 = v4((c0 + i + 3u * slices) * p.width + kvb + d, d, hd);
                 acc += sc[i] * a0 + sc[i + slices] * a1 + sc[i + 2u * slices] * a2 + sc[i + 3u * slices] * a3;
             }
-            if (i + slices < cnt) {
-                let a0 = v4((c0 + i) * p.width + kvb + d, d, hd);
-                let a1 = v4((c0 + i + slices) * p.width + kvb + d, d, hd);
-                acc += sc[i] * a0 + sc[i + slices] * a1;
-                i += 2u * slices;
-            }
-            if (i < cnt) {
+            for (; i < cnt; i += slices) {
                 acc += sc[i] * v4((c0 + i) * p.width + kvb + d, d, hd);
             }
         }
