@@ -7,8 +7,9 @@
 // that WebGPU guarantees.
 // Measured on the H100 (Qwen2.5-1.5B, --profile): the 16-row gate/up matvec 39 -> 36 µs
 // a layer. Not for q/k/v (4 rows a workgroup, 64 lanes each: many short workgroups,
-// each paying for the staging pass): staged, it measured 19 -> 23 µs. The kernels that
-// do not stage do not declare the array either (workgroup memory held for nothing).
+// each paying for the staging pass): staged, it read 19 -> 23 µs (against another
+// call's base). The kernels that do not stage do not declare the array either
+// (workgroup memory held for nothing). bench/results/h100-decode-staging-attention.md.
 const STAGE_VEC4: u32 = 512u;
 var<workgroup> xn: array<vec4<f32>, STAGE_VEC4>;
 
