@@ -114,7 +114,8 @@ pub fn assemble(key: KernelKey) -> String {
     // The matmul family reads a second and third weight too (`w2`, `w3`: matvec_gated,
     // matvec_multi).
     // Its decode kernels read their input through in4()/in_scale() (plain, or with the
-    // RMS norm before them fused in) and sum through row_sum()/wg_sum() (workgroup
+    // RMS norm before them fused in; the gate/up kernel also stages that input in
+    // workgroup memory, norm_stage.wgsl) and sum through row_sum()/wg_sum() (workgroup
     // memory, or subgroups of a size fixed here).
     // The attention family reads and writes the KV cache, the rope family writes it:
     // as f32 or as f16 pairs.
