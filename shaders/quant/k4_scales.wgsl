@@ -1,18 +1,20 @@
 // The packed 6-bit scales and mins shared by Q4_K and Q5_K (prepended to their
-// snippets): 12 bytes starting at word 1 of the block.
+// snippets): 12 bytes in words 1..3 of the block.
 
-// Byte n of the 12 packed scale bytes, which start at word `first` of the block.
-fn k_scale_byte(b: u32, first: u32, n: u32) -> u32 {
-    return byte_of(w[b + first + (n >> 2u)], n & 3u);
-}
-
-// (scale, min) of 32-value group g (ggml's get_scale_min_k4).
+// (scale, min) of 32-value group g (ggml's get_scale_min_k4), without a branch: the
+// lanes of a decode matvec's row take different groups of a block, and a branch on
+// g < 4 split them, issuing the two sides' loads one after the other. All three scale
+// words are read (the row's lanes share them, one cached load each) and the two
+// layouts picked by select.
+//   g < 4:  scale = byte g & 63,  min = byte g+4 & 63
+//   g >= 4: scale = (byte g+4 & 15) | (byte g-4 >> 6) << 4,  min = (byte g+4 >> 4) | (byte g >> 6) << 4
 fn k4_scale_min(b: u32, g: u32) -> vec2<u32> {
-    if (g < 4u) {
-        return vec2<u32>(k_scale_byte(b, 1u, g) & 63u, k_scale_byte(b, 1u, g + 4u) & 63u);
-    }
-    let s = k_scale_byte(b, 1u, g + 4u);
-    let sc = (s & 0xfu) | ((k_scale_byte(b, 1u, g - 4u) >> 6u) << 4u);
-    let m = (s >> 4u) | ((k_scale_byte(b, 1u, g) >> 6u) << 4u);
-    return vec2<u32>(sc, m);
+    let j = g & 3u;
+    // Bytes j, j + 4 and j + 8 of the twelve.
+    let lo = byte_of(w[b + 1u], j);
+    let mid = byte_of(w[b + 2u], j);
+    let hi = byte_of(w[b + 3u], j);
+    let first = vec2<u32>(lo & 63u, mid & 63u);
+    let last = vec2<u32>((hi & 15u) | ((lo >> 6u) << 4u), (hi >> 4u) | ((mid >> 6u) << 4u));
+    return select(last, first, g < 4u);
 }
