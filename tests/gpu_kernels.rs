@@ -233,15 +233,17 @@ fn tall_decode_matvec_matches_cpu() {
 fn matmul_matches_cpu_for_every_type_and_batch_size() {
     // The device's variant (subgroup reductions where it has them, as lavapipe does;
     // the batch kernel on cooperative matrices where it has them, as an H100 does), the
-    // same without cooperative matrices, and the workgroup-memory one browsers run.
+    // same without cooperative matrices, and the workgroup-memory one browsers run;
+    // then the device's variant again with wgpu's run-time checks compiled in
+    // (GpuOptions::checked_shaders: the default leaves them out natively).
     let mut seen = Vec::new();
-    for (allow_subgroups, allow_coop_matrix) in [(true, true), (true, false), (false, false)] {
-        let mut b = gpu_with(GpuOptions { allow_subgroups, allow_coop_matrix, ..Default::default() });
-        if seen.contains(&b.shader_features()) {
+    for (allow_subgroups, allow_coop_matrix, checked_shaders) in [(true, true, false), (true, false, false), (false, false, false), (true, true, true)] {
+        let mut b = gpu_with(GpuOptions { allow_subgroups, allow_coop_matrix, checked_shaders, ..Default::default() });
+        if seen.contains(&(b.shader_features(), checked_shaders)) {
             continue;
         }
-        seen.push(b.shader_features());
-        let mut report = vec![format!("{:?}", b.shader_features())];
+        seen.push((b.shader_features(), checked_shaders));
+        let mut report = vec![format!("{:?}, checked shaders: {checked_shaders}", b.shader_features())];
         for (i, ty) in ALL_TYPES.into_iter().enumerate() {
             // 37 rows: not a multiple of the 4 rows of a matvec workgroup nor the 64 of a tile.
             let rel = check_matmul(&mut b, ty, 37, 100 + i as u64);

@@ -31,6 +31,19 @@ pub struct GpuOptions {
     /// has them inside passes (native only; `GpuBackend::take_profile`). Each
     /// submission is then waited for, so the run itself is slower.
     pub profile: bool,
+    /// Keep wgpu's run-time checks in the compiled shaders (native only; a browser
+    /// applies its own whatever this says). Off by default: wgpu then neither counts
+    /// every loop's iterations against a bound (`force_loop_bounding`) nor clamps
+    /// indices into workgroup arrays and vectors, which made Qwen2.5-1.5B decode 9–13%
+    /// faster and prefill 23% on an H100 (bench/results/h100-shader-checks.md).
+    /// Safe because of what the host guarantees, not what the shader does: every loop
+    /// and index in `shaders/` is bounded by parameters the backend derives from
+    /// validated tensor shapes (a file cannot reach a dispatch with sizes that
+    /// disagree); storage-buffer reads stay bounded by the driver's robust buffer
+    /// access where the device has it (Vulkan, which wgpu turns on). Integer division
+    /// keeps its zero-divisor guard (switching it off measured nothing). Turn the
+    /// checks on to rule the shaders out when chasing a GPU fault.
+    pub checked_shaders: bool,
 }
 
 impl Default for GpuOptions {
@@ -44,6 +57,7 @@ impl Default for GpuOptions {
             max_part_bytes: None,
             kv_f16: false,
             profile: false,
+            checked_shaders: false,
         }
     }
 }

@@ -487,9 +487,17 @@ pub struct Cache {
     bind_groups: HashMap<(Op, [BufId; MAX_BUFFERS]), wgpu::BindGroup>,
     /// Objects created so far (a test checks none is created in the token loop).
     pub created: u64,
+    /// `GpuOptions::checked_shaders`.
+    checked_shaders: bool,
 }
 
 impl Cache {
+    /// An empty cache whose shaders keep wgpu's run-time checks or not
+    /// (`GpuOptions::checked_shaders`).
+    pub fn new(checked_shaders: bool) -> Self {
+        Cache { checked_shaders, ..Cache::default() }
+    }
+
     fn layout(&mut self, device: &wgpu::Device, op: Op) -> &(wgpu::BindGroupLayout, wgpu::PipelineLayout) {
         let op = op.layout();
         if !self.layouts.contains_key(&op) {
@@ -536,10 +544,17 @@ impl Cache {
         let mk = key.module_key();
         if !self.modules.contains_key(&mk) {
             let label = format!("{:?} {:?} {:?}", mk.0, mk.1, mk.2);
-            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(&label),
-                source: wgpu::ShaderSource::Wgsl(key.source().into()),
-            });
+            let desc = wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(key.source().into()) };
+            let module = if self.checked_shaders || cfg!(target_arch = "wasm32") {
+                device.create_shader_module(desc)
+            } else {
+                let mut checks = wgpu::ShaderRuntimeChecks::checked();
+                checks.bounds_checks = false;
+                checks.force_loop_bounding = false;
+                // SAFETY: see GpuOptions::checked_shaders: the loops and indices of
+                // every kernel are bounded by parameters derived from validated shapes.
+                unsafe { device.create_shader_module_trusted(desc, checks) }
+            };
             self.created += 1;
             self.modules.insert(mk, module);
         }

@@ -235,7 +235,7 @@ impl GpuBackend {
             gpu,
             buffers: Vec::new(),
             acts: Vec::new(),
-            cache: Cache::default(),
+            cache: Cache::new(options.checked_shaders),
             params: BufId(0),
             blob: Vec::with_capacity(BLOB_BYTES as usize),
             rope_tables: Vec::new(),
