@@ -549,6 +549,62 @@ fn embed_matches_cpu_for_every_type_including_split_tables() {
     }
 }
 
+/// rms_norm, then gate/up and the gated activation on one row (decode, where the GPU
+/// runs all four as one dispatch: the norm fused into the gate/up kernel, which stages
+/// the normalised row in workgroup memory); returns (out, the normalised row,
+/// dispatches of the four ops).
+#[allow(clippy::too_many_arguments)]
+fn normed_ffn_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, wg: &[u8], wu: &[u8], x: &[f32], nw: &[f32]) -> (Vec<f32>, Vec<f32>, u64) {
+    let (gt, ut) = (weight(b, "gate", ty, rows, cols, wg), weight(b, "up", ty, rows, cols, wu));
+    let nt = weight(b, "ffn_norm", GgmlType::F32, 1, cols, &f32_bytes(nw));
+    let xt = table(b, x, cols);
+    let (xa, h) = (b.alloc_activation(1, cols).expect("alloc"), b.alloc_activation(1, cols).expect("alloc"));
+    let (gate, up, out) = (b.alloc_activation(1, rows).expect("alloc"), b.alloc_activation(1, rows).expect("alloc"), b.alloc_activation(1, rows).expect("alloc"));
+    b.begin_batch(&ids(1), 0).expect("batch");
+    b.embed(&xt, 1.0, xa);
+    let d0 = b.counters().dispatches;
+    b.rms_norm(xa, &nt, cols, 1e-6, h);
+    b.matmul(h, &gt, gate);
+    b.matmul(h, &ut, up);
+    b.gated_activation(gate, up, Activation::Silu, out);
+    let o = read(b, out, 1);
+    let d = b.counters().dispatches - d0;
+    (o, read(b, h, 1), d)
+}
+
+#[test]
+fn normed_gate_up_decode_is_one_dispatch_and_matches_cpu() {
+    // Rows of 2,048 values (the most the kernel stages in workgroup memory) over 32
+    // lanes, as Qwen2.5-1.5B's 8,960 × 1,536 get 16: Q4_K (its scales decoded without a
+    // branch, k4_scales.wgsl) and Q8_0.
+    for (i, ty) in [GgmlType::Q4K, GgmlType::Q8_0].into_iter().enumerate() {
+        let (rows, cols) = (4096, 2048);
+        let mut rng = Rng(450 + i as u64);
+        let (wg, wu) = (random_weight(&mut rng, ty, rows, cols), random_weight(&mut rng, ty, rows, cols));
+        let x = rng.vec(cols, -2.0, 2.0);
+        let nw = rng.vec(cols, 0.5, 1.5);
+        let mut b = gpu();
+        let (want, h, _) = normed_ffn_script(&mut CpuBackend::new(), ty, rows, cols, &wg, &wu, &x, &nw);
+        let (got, _, dispatches) = normed_ffn_script(&mut b, ty, rows, cols, &wg, &wu, &x, &nw);
+        assert_eq!(dispatches, 1, "{ty:?}: norm, gate, up and gated in one dispatch");
+        let (fg, fu) = (dequant(ty, &wg, rows * cols), dequant(ty, &wu, rows * cols));
+        let rel = matmul_rel_tol(&b, 1);
+        let mut worst = 0.0f32;
+        for j in 0..rows {
+            let dot = |f: &[f32]| -> (f32, f32) {
+                let row = &f[j * cols..(j + 1) * cols];
+                (row.iter().zip(&h).map(|(w, x)| w * x).sum(), row.iter().zip(&h).map(|(w, x)| (w * x).abs()).sum())
+            };
+            let ((g, sg), (u, su)) = (dot(&fg), dot(&fu));
+            let a = g / (1.0 + (-g).exp());
+            let tol = rel * (1.2 * sg * u.abs() + su * a.abs()) + 2e-6 * want[j].abs() + 1e-5;
+            assert!((got[j] - want[j]).abs() <= tol, "{ty:?} out {j}: gpu {} cpu {}", got[j], want[j]);
+            worst = worst.max((got[j] - want[j]).abs());
+        }
+        eprintln!("normed gate/up/gated {ty:?} {rows}x{cols}: max |Δ| {worst:.2e}");
+    }
+}
+
 // ---- rms_norm ---------------------------------------------------------------------------
 
 fn norm_script<B: Backend>(b: &mut B, n: usize, cols: usize, group: usize, x: &[f32], w: &[f32], in_place: bool) -> Vec<f32> {
