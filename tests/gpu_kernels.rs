@@ -388,6 +388,13 @@ fn gated_ffn_script<B: Backend>(
         .collect()
 }
 
+/// Tolerance of a gated output act(gate) * up: each matmul's relative error (`rel` of
+/// its Σ|w·x|: sg for gate, su for up) carried through the product (the activation's
+/// slope taken as at most 1.2), plus the activation's own f32 error.
+fn gated_tol(rel: f32, (sg, su): (f32, f32), (up, act): (f32, f32), out: f32) -> f32 {
+    rel * (1.2 * sg * up.abs() + su * act.abs()) + 2e-6 * out.abs() + 1e-5
+}
+
 #[test]
 fn gate_up_and_gated_activation_fuse_in_decode_and_match_cpu_also_over_split_weights() {
     // (type, rows per weight part, activation, row width where not awkward_cols: the
@@ -426,7 +433,7 @@ fn gate_up_and_gated_activation_fuse_in_decode_and_match_cpu_also_over_split_wei
                     let (g, u) = (wgv[k], wuv[k]);
                     let a = if wuv[k] != 0.0 { wo[k] / u } else { 0.0 };
                     let rel = matmul_rel_tol(&b, *n);
-                    let tol = rel * (1.2 * sg * u.abs() + su * a.abs()) + 2e-6 * wo[k].abs() + 1e-5;
+                    let tol = gated_tol(rel, (sg, su), (u, a), wo[k]);
                     assert!((go[k] - wo[k]).abs() <= tol, "{ty:?} {act:?} n={n} out [{r}, {j}]: gpu {} cpu {} (g {g}, u {u})", go[k], wo[k]);
                     assert!((ggv[k] - g).abs() <= rel * sg + 1e-6, "{ty:?} n={n} gate [{r}, {j}]: gpu {} cpu {g}", ggv[k]);
                     assert!((guv[k] - u).abs() <= rel * su + 1e-6, "{ty:?} n={n} up [{r}, {j}]: gpu {} cpu {u}", guv[k]);
@@ -597,7 +604,7 @@ fn normed_gate_up_decode_is_one_dispatch_and_matches_cpu() {
             };
             let ((g, sg), (u, su)) = (dot(&fg), dot(&fu));
             let a = g / (1.0 + (-g).exp());
-            let tol = rel * (1.2 * sg * u.abs() + su * a.abs()) + 2e-6 * want[j].abs() + 1e-5;
+            let tol = gated_tol(rel, (sg, su), (u, a), want[j]);
             assert!((got[j] - want[j]).abs() <= tol, "{ty:?} out {j}: gpu {} cpu {}", got[j], want[j]);
             worst = worst.max((got[j] - want[j]).abs());
         }

@@ -487,15 +487,16 @@ pub struct Cache {
     bind_groups: HashMap<(Op, [BufId; MAX_BUFFERS]), wgpu::BindGroup>,
     /// Objects created so far (a test checks none is created in the token loop).
     pub created: u64,
-    /// `GpuOptions::checked_shaders`.
-    checked_shaders: bool,
+    /// Shaders are compiled without wgpu's loop counters and index clamps: natively,
+    /// unless `GpuOptions::checked_shaders` (a browser keeps its own checks anyway).
+    trusted: bool,
 }
 
 impl Cache {
     /// An empty cache whose shaders keep wgpu's run-time checks or not
     /// (`GpuOptions::checked_shaders`).
     pub fn new(checked_shaders: bool) -> Self {
-        Cache { checked_shaders, ..Cache::default() }
+        Cache { trusted: !checked_shaders && !cfg!(target_arch = "wasm32"), ..Cache::default() }
     }
 
     fn layout(&mut self, device: &wgpu::Device, op: Op) -> &(wgpu::BindGroupLayout, wgpu::PipelineLayout) {
@@ -545,15 +546,15 @@ impl Cache {
         if !self.modules.contains_key(&mk) {
             let label = format!("{:?} {:?} {:?}", mk.0, mk.1, mk.2);
             let desc = wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(key.source().into()) };
-            let module = if self.checked_shaders || cfg!(target_arch = "wasm32") {
-                device.create_shader_module(desc)
-            } else {
+            let module = if self.trusted {
                 let mut checks = wgpu::ShaderRuntimeChecks::checked();
                 checks.bounds_checks = false;
                 checks.force_loop_bounding = false;
                 // SAFETY: see GpuOptions::checked_shaders: the loops and indices of
                 // every kernel are bounded by parameters derived from validated shapes.
                 unsafe { device.create_shader_module_trusted(desc, checks) }
+            } else {
+                device.create_shader_module(desc)
             };
             self.created += 1;
             self.modules.insert(mk, module);
