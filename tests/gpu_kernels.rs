@@ -829,7 +829,8 @@ fn rope_qk_is_one_dispatch_with_biases_norms_and_kv_store_or_none_in_decode_and_
                     assert!(dq <= tol && dk <= tol, "{what}: max |Δ| q {dq} at {iq}, k {dk} at {ik}");
                     assert!(dv <= 1e-6, "{what}: v (biased in place) max |Δ| {dv} at {iv}");
                 }
-                assert!(da <= 2e-5, "{what}: attention max |Δ| {da} at {ia}");
+                let ta = attention_tol(&b, c.n, c.head_dim);
+                assert!(da <= ta, "{what}: attention max |Δ| {da} at {ia}");
                 // Biases join the dispatch unless a norm is there too (then they are
                 // three dispatches of their own).
                 let own = if bias && norm { 3 } else { 0 };
@@ -891,6 +892,36 @@ fn attention_script<B: Backend>(b: &mut B, p: &AttentionParams, batches: &[(usiz
     all
 }
 
+/// Largest |GPU − CPU| of an attention output over a batch of `n` rows: f32 kernels
+/// differ from the CPU in summation order only. Where the device has cooperative
+/// matrices, a batch of more than 8 rows (lib.rs MAX_SPLIT_ROWS) with head_dim ≤ 128, a
+/// multiple of 4, goes through attention_coop.wgsl, whose scaled queries, keys, values
+/// and weights are rounded to f16 (11 significant bits): with these tests' values
+/// (|q|, |k| ≤ 2, |v| ≤ 3) a score moves by up to ~1e-2 and an output by a few 1e-3.
+fn attention_tol(b: &GpuBackend, n: usize, hd: usize) -> f32 {
+    if b.shader_features().coop_matrix && n > 8 && hd % 4 == 0 && hd <= 128 {
+        1e-2
+    } else {
+        2e-5
+    }
+}
+
+/// Checks attention_script's outputs batch by batch, each against its own tolerance;
+/// the largest difference over all.
+fn check_attention(b: &GpuBackend, what: &str, batches: &[(usize, usize)], p: &AttentionParams, got: &[f32], want: &[f32]) -> f32 {
+    let q_cols = p.head_count * p.head_dim;
+    let (mut at, mut worst) = (0, 0.0f32);
+    for &(start, n) in batches {
+        let span = at..at + n * q_cols;
+        let (d, i) = max_abs_diff(&got[span.clone()], &want[span]);
+        let tol = attention_tol(b, n, p.head_dim);
+        assert!(d <= tol, "{what}, {n} rows from {start}: max |Δ| {d} at {i} (tolerance {tol})");
+        worst = worst.max(d);
+        at += n * q_cols;
+    }
+    worst
+}
+
 #[test]
 fn attention_matches_cpu_gqa_windows_and_long_histories() {
     let mut rng = Rng(17);
@@ -918,9 +949,9 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
             .collect();
         let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
         let got = attention_script(&mut b, &p, &batches, &data);
-        let (d, i) = max_abs_diff(&got, &want);
-        assert!(d <= 2e-5, "attention heads {heads}/{kv} × {hd}, window {window:?}, cap {softcap:?}: max |Δ| {d} at {i}");
-        eprintln!("attention heads {heads}/{kv} × {hd}, window {window:?}, cap {softcap:?}: max |Δ| {d:.2e}");
+        let what = format!("attention heads {heads}/{kv} × {hd}, window {window:?}, cap {softcap:?}");
+        let d = check_attention(&b, &what, &batches, &p, &got, &want);
+        eprintln!("{what}: max |Δ| {d:.2e}");
     }
 }
 
@@ -943,9 +974,9 @@ fn attention_over_histories_longer_than_one_chunk() {
             .collect();
         let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
         let got = attention_script(&mut b, &p, &batches, &data);
-        let (d, i) = max_abs_diff(&got, &want);
-        assert!(d <= 2e-5, "long attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d} at {i}");
-        eprintln!("long attention heads {heads}/{kv} × {hd}, window {window:?}: max |Δ| {d:.2e}");
+        let what = format!("long attention heads {heads}/{kv} × {hd}, window {window:?}");
+        let d = check_attention(&b, &what, &batches, &p, &got, &want);
+        eprintln!("{what}: max |Δ| {d:.2e}");
     }
 }
 

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use kindling_model::{BackendFailure, ModelError, Result};
 
-use crate::kernels::{coop_matrix_usable, ShaderFeatures};
+use crate::kernels::{coop_matrix_usable, ShaderFeatures, COOP_WORKGROUP_STORAGE};
 
 /// How to pick and set up the GPU.
 #[derive(Clone, Debug)]
@@ -72,8 +72,9 @@ pub struct AdapterSummary {
     pub shader_f16: bool,
     pub subgroups: bool,
     pub subgroup_size: (u32, u32),
-    /// Cooperative matrices in the configuration the batch matmul uses
-    /// (`kernels::coop_matrix_usable`), with what wgpu needs to offer them.
+    /// Cooperative matrices in the configuration the batch kernels use
+    /// (`kernels::coop_matrix_usable`), with what wgpu needs to offer them and the
+    /// workgroup memory the kernels take.
     pub coop_matrix: bool,
     /// Every cooperative matrix configuration the adapter reports (wgpu lists them
     /// whether or not it offers the feature).
@@ -100,7 +101,8 @@ impl AdapterSummary {
             subgroups: f.contains(wgpu::Features::SUBGROUP),
             subgroup_size: (info.subgroup_min_size, info.subgroup_max_size),
             coop_matrix: f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16)
-                && coop_matrix_usable(&coop_configs),
+                && coop_matrix_usable(&coop_configs)
+                && l.max_compute_workgroup_storage_size >= COOP_WORKGROUP_STORAGE,
             coop_configs,
             max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
             max_buffer_size: l.max_buffer_size,

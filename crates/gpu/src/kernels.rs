@@ -322,8 +322,9 @@ pub struct ShaderFeatures {
     /// The attention and rope families keep the KV cache as f16 pairs (packed in u32,
     /// no shader-f16 needed).
     pub kv_f16: bool,
-    /// The batch matmul (prefill) runs on cooperative matrices: shaders/matmul_coop.wgsl
-    /// (native only: wgpu's experimental feature; see `coop_matrix_usable`).
+    /// The batch kernels (prefill's matmul and attention) run on cooperative matrices:
+    /// shaders/matmul_coop.wgsl and attention_coop.wgsl (native only: wgpu's
+    /// experimental feature; see `coop_matrix_usable`).
     pub coop_matrix: bool,
 }
 
@@ -376,9 +377,14 @@ const SPLIT_K_MAX: usize = 8;
 /// a split's span is a multiple of it.
 pub const COOP_STEP: usize = 32;
 
+/// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 44 KB;
+/// matmul_coop.wgsl's is 36 KB): a device offering less runs the f32 batch kernels.
+pub const COOP_WORKGROUP_STORAGE: u32 = 45_056;
+
 /// Whether a device's cooperative matrix configurations include the one
-/// shaders/matmul_coop.wgsl uses: 16 × 16 × 16, f16 inputs, f32 accumulator, subgroup
-/// scope (what NVIDIA's tensor cores offer through VK_KHR_cooperative_matrix).
+/// shaders/matmul_coop.wgsl and attention_coop.wgsl use: 16 × 16 × 16, f16 inputs, f32
+/// accumulator, subgroup scope (what NVIDIA's tensor cores offer through
+/// VK_KHR_cooperative_matrix).
 pub fn coop_matrix_usable(configs: &[wgpu::CooperativeMatrixProperties]) -> bool {
     use wgpu::CooperativeScalarType::{F16, F32};
     configs.iter().any(|c| c.m_size == 16 && c.n_size == 16 && c.k_size == 16 && c.ab_type == F16 && c.cr_type == F32)
@@ -421,7 +427,14 @@ impl KernelKey {
                 coop_matrix: f.coop_matrix && self.op == Op::MatmulTiled,
                 ..Default::default()
             },
-            Family::Attention | Family::Rope => ShaderFeatures { kv_f16: f.kv_f16, ..Default::default() },
+            // So has the batch attention (attention_tiled): its module is the family's
+            // with attention_coop.wgsl in place of attention_tiled.wgsl.
+            Family::Attention => ShaderFeatures {
+                kv_f16: f.kv_f16,
+                coop_matrix: f.coop_matrix && self.op == Op::AttentionTiled,
+                ..Default::default()
+            },
+            Family::Rope => ShaderFeatures { kv_f16: f.kv_f16, ..Default::default() },
             _ => ShaderFeatures::default(),
         };
         self

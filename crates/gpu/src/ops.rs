@@ -367,8 +367,9 @@ impl Backend for GpuBackend {
         // A batch (prefill) goes through attention_tiled where head_dim allows, its
         // blocks' positions shared among workgroups for long prompts.
         let tiled = n > MAX_SPLIT_ROWS && hd.is_multiple_of(4) && hd <= ATTN_TILE_MAX_HEAD_DIM;
+        let tile_rows = if self.shader_features.coop_matrix { ATTN_COOP_ROWS } else { ATTN_TILE_ROWS };
         let splits = if tiled {
-            let blocks = n.div_ceil(ATTN_TILE_ROWS) * params.head_count;
+            let blocks = n.div_ceil(tile_rows) * params.head_count;
             span.div_ceil(ATTN_TILE_SPLIT_POSITIONS).min(ATTN_TILE_TARGET_GROUPS.div_ceil(blocks)).clamp(1, MAX_SPLITS)
         } else if n <= MAX_SPLIT_ROWS && span > SPLIT_MIN_SPAN {
             span.div_ceil(SPLIT_POSITIONS).min(SPLIT_TARGET_GROUPS.div_ceil(rh)).clamp(1, MAX_SPLITS)
@@ -432,7 +433,7 @@ impl Backend for GpuBackend {
         let (qb, ob) = (self.act(q).buf, self.act(out).buf);
         let bufs = [qb, ob, cache.k, cache.v, scratch];
         if tiled {
-            let groups = n.div_ceil(ATTN_TILE_ROWS) * params.head_count * splits;
+            let groups = n.div_ceil(tile_rows) * params.head_count * splits;
             self.record(Op::AttentionTiled, None, &bufs, &p, None, groups as u32);
         } else {
             self.record(Op::Attention, None, &bufs, &p, None, (rh * splits) as u32);

@@ -17,6 +17,8 @@ pub const MATMUL_COOP: &str = include_str!("../../../shaders/matmul_coop.wgsl");
 pub const ROPE: &str = include_str!("../../../shaders/rope.wgsl");
 pub const HEAD_PREP: &str = include_str!("../../../shaders/head_prep.wgsl");
 pub const ATTENTION: &str = include_str!("../../../shaders/attention.wgsl");
+pub const ATTENTION_TILED: &str = include_str!("../../../shaders/attention_tiled.wgsl");
+pub const ATTENTION_COOP: &str = include_str!("../../../shaders/attention_coop.wgsl");
 pub const ELEMENTWISE: &str = include_str!("../../../shaders/elementwise.wgsl");
 pub const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
 pub const TOP_K: &str = include_str!("../../../shaders/top_k.wgsl");
@@ -139,14 +141,18 @@ pub fn assemble(key: KernelKey) -> String {
         (_, Family::Rope) => "fn v_bias(i: u32) -> f32 { return 0.0; }",
         _ => "",
     };
-    // The batch kernel: f32 on the shader cores, or on cooperative matrices (which need
-    // their `enable`s before anything else in the module).
+    // The batch kernels (matmul_tiled, attention_tiled): f32 on the shader cores, or on
+    // cooperative matrices (which need their `enable`s before anything else in the
+    // module).
+    const COOP_ENABLES: &str = "enable f16;\nenable wgpu_cooperative_matrix;";
     let (enables, batch) = match (key.op.family(), key.features.coop_matrix) {
         (Family::Matmul, false) => (String::new(), MATMUL_TILED),
         (Family::Matmul, true) => {
             let ((m, n), k) = (crate::kernels::COOP_TILE, crate::kernels::COOP_STEP);
-            (format!("enable f16;\nenable wgpu_cooperative_matrix;\nconst CM: u32 = {m}u;\nconst CN: u32 = {n}u;\nconst CK: u32 = {k}u;"), MATMUL_COOP)
+            (format!("{COOP_ENABLES}\nconst CM: u32 = {m}u;\nconst CN: u32 = {n}u;\nconst CK: u32 = {k}u;"), MATMUL_COOP)
         }
+        (Family::Attention, false) => (String::new(), ATTENTION_TILED),
+        (Family::Attention, true) => (COOP_ENABLES.to_string(), ATTENTION_COOP),
         _ => (String::new(), ""),
     };
     let (second, third, input, reduce) = if key.op.family() == Family::Matmul {
