@@ -74,8 +74,10 @@ const MAX_HEAD_DIM: usize = 256;
 /// most ATTN_TILE_MAX_HEAD_DIM.
 const ATTN_TILE_ROWS: usize = 32;
 /// Rows per workgroup of attention_tiled on cooperative matrices (QR in
-/// shaders/attention_coop.wgsl).
+/// shaders/attention_coop.wgsl), and the positions per workgroup it aims at (as
+/// ATTN_TILE_SPLIT_POSITIONS below: a block's positions are shared among workgroups).
 const ATTN_COOP_ROWS: usize = 64;
+const ATTN_COOP_SPLIT_POSITIONS: usize = 128;
 /// Measured on an H100 over 512 rows (bench/results/h100-attention-tiled.md): the
 /// tiled kernel takes 23-44% off the per-row one's time at head_dim 128 and 64, but
 /// at 256 (Gemma 3: tiles of 8 positions, 64 workgroups) it is 65% slower.

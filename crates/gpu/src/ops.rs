@@ -367,10 +367,14 @@ impl Backend for GpuBackend {
         // A batch (prefill) goes through attention_tiled where head_dim allows, its
         // blocks' positions shared among workgroups for long prompts.
         let tiled = n > MAX_SPLIT_ROWS && hd.is_multiple_of(4) && hd <= ATTN_TILE_MAX_HEAD_DIM;
-        let tile_rows = if self.shader_features.coop_matrix { ATTN_COOP_ROWS } else { ATTN_TILE_ROWS };
+        let (tile_rows, split_positions) = if self.shader_features.coop_matrix {
+            (ATTN_COOP_ROWS, ATTN_COOP_SPLIT_POSITIONS)
+        } else {
+            (ATTN_TILE_ROWS, ATTN_TILE_SPLIT_POSITIONS)
+        };
         let splits = if tiled {
             let blocks = n.div_ceil(tile_rows) * params.head_count;
-            span.div_ceil(ATTN_TILE_SPLIT_POSITIONS).min(ATTN_TILE_TARGET_GROUPS.div_ceil(blocks)).clamp(1, MAX_SPLITS)
+            span.div_ceil(split_positions).min(ATTN_TILE_TARGET_GROUPS.div_ceil(blocks)).clamp(1, MAX_SPLITS)
         } else if n <= MAX_SPLIT_ROWS && span > SPLIT_MIN_SPAN {
             span.div_ceil(SPLIT_POSITIONS).min(SPLIT_TARGET_GROUPS.div_ceil(rh)).clamp(1, MAX_SPLITS)
         } else {
