@@ -114,12 +114,15 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     var c10 = coop_mat16x16<f32, C>();
     var c11 = coop_mat16x16<f32, C>();
     for (var k0 = split * p.k_span; k0 < k_end; k0 += CK) {
-        for (var i = lid; i < CM * CK / 8u; i += CSG * 32u) {
-            stage8(0u, (i / (CK / 8u)) * CLD + 8u * (i % (CK / 8u)), fetch(0u, m0, i, k0));
-        }
-        for (var i = lid; i < CN * CK / 8u; i += CSG * 32u) {
-            stage8(1u, (i / (CK / 8u)) * CLD + 8u * (i % (CK / 8u)), fetch(1u, n0, i, k0));
-        }
+        // One chunk of each tile per invocation (kernels.rs asserts the tile and step
+        // make it so), both loaded before either is stored: the two loads are in
+        // flight together (+10% prefill on an H100 over loading and storing each in
+        // turn).
+        let at = (lid / (CK / 8u)) * CLD + 8u * (lid % (CK / 8u));
+        let av = fetch(0u, m0, lid, k0);
+        let bv = fetch(1u, n0, lid, k0);
+        stage8(0u, at, av);
+        stage8(1u, at, bv);
         workgroupBarrier();
         for (var kk = 0u; kk < CK; kk += 16u) {
             let a0 = coopLoadT<coop_mat16x16<f16, A>>(&ah[wm * CLD + kk], CLD);

@@ -376,6 +376,12 @@ const SPLIT_K_MAX: usize = 8;
 /// Values per step of the cooperative-matrix kernel (CK in shaders/matmul_coop.wgsl):
 /// a split's span is a multiple of it.
 pub const COOP_STEP: usize = 32;
+// matmul_coop.wgsl stages one chunk of 8 values of each tile per invocation and step
+// (its subgroups of 32 each own a 32 × 32 piece of the tile).
+const _: () = {
+    let invocations = (COOP_TILE.0 / 32) * (COOP_TILE.1 / 32) * 32;
+    assert!(COOP_TILE.0 * COOP_STEP / 8 == invocations && COOP_TILE.1 * COOP_STEP / 8 == invocations);
+};
 
 /// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 44 KB;
 /// matmul_coop.wgsl's is 36 KB): a device offering less runs the f32 batch kernels.
