@@ -65,7 +65,7 @@ pub struct ModelArgs {
     /// within ~2e-2 of the f32 cache's.
     #[arg(long)]
     pub kv_f16: bool,
-    /// Run prefill's batch matmul in f32 on the shader cores even where the GPU has
+    /// Run prefill's batch matmul and attention in f32 on the shader cores even where the GPU has
     /// cooperative matrices (tensor cores), which take f16 inputs.
     #[arg(long)]
     pub no_coop_matrix: bool,

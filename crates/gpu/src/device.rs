@@ -17,9 +17,9 @@ pub struct GpuOptions {
     /// Request SHADER_F16 / SUBGROUP when the adapter has them.
     pub allow_f16: bool,
     pub allow_subgroups: bool,
-    /// Run the batch matmul (prefill) on cooperative matrices (tensor cores) when the
-    /// adapter has them (wgpu's experimental feature, native only): f16 inputs, f32
-    /// sums. Off: the f32 kernel everywhere.
+    /// Run the batch matmul and attention (prefill) on cooperative matrices (tensor
+    /// cores) when the adapter has them (wgpu's experimental feature, native only): f16
+    /// inputs, f32 sums. Off: the f32 kernels everywhere.
     pub allow_coop_matrix: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
@@ -334,9 +334,9 @@ impl Gpu {
         let experimental = if coop {
             features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
             // SAFETY: wgpu asks its users to acknowledge that experimental features may
-            // have bugs. The one enabled here is used by one kernel only
-            // (shaders/matmul_coop.wgsl), tested against the CPU on the devices that
-            // have it, and `allow_coop_matrix: false` turns it off.
+            // have bugs. The one enabled here is used by the two batch kernels only
+            // (shaders/matmul_coop.wgsl, attention_coop.wgsl), tested against the CPU on
+            // the devices that have it, and `allow_coop_matrix: false` turns it off.
             unsafe { wgpu::ExperimentalFeatures::enabled() }
         } else {
             wgpu::ExperimentalFeatures::disabled()

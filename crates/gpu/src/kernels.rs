@@ -426,8 +426,8 @@ impl KernelKey {
     /// so the others are not compiled twice).
     pub fn with_features(mut self, f: ShaderFeatures) -> Self {
         self.features = match self.op.family() {
-            // Only the batch kernel has a cooperative-matrix variant: the decode kernels'
-            // modules stay as they are.
+            // Only the batch kernel (matmul_tiled) has a cooperative-matrix variant: the
+            // decode kernels' modules stay as they are.
             Family::Matmul => ShaderFeatures {
                 subgroup_size: f.subgroup_size,
                 coop_matrix: f.coop_matrix && self.op == Op::MatmulTiled,

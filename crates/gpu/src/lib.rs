@@ -69,7 +69,7 @@ const NORM_FUSE_MAX_ROWS: usize = 16384;
 /// Largest head the attention kernel handles (its q buffer in workgroup memory, MAX_HD).
 const MAX_HEAD_DIM: usize = 256;
 
-/// Rows per workgroup of `attention_tiled` (TQ in shaders/attention.wgsl), which takes
+/// Rows per workgroup of `attention_tiled` (TQ in shaders/attention_tiled.wgsl), which takes
 /// batches of more than MAX_SPLIT_ROWS rows where head_dim is a multiple of 4 and at
 /// most ATTN_TILE_MAX_HEAD_DIM.
 const ATTN_TILE_ROWS: usize = 32;
