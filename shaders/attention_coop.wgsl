@@ -5,11 +5,16 @@
 // the `enable`s.
 //
 // `attention_tiled` on cooperative matrices: a batch's (prefill's) causal grouped-query
-// attention, one workgroup of four subgroups per (block of QR rows, head[, split]),
-// each subgroup owning 16 of the rows. The block's positions pass through workgroup
-// memory KT at a time as f16 (keys, then values); the q·k scores and the weights × V
-// products are cooperative-matrix multiplies, the softmax is per invocation (two per
-// row, each taking every other position of a tile).
+// attention, one workgroup of four subgroups per (block of rows, head[, split]). The
+// block's positions pass through workgroup memory a tile at a time as f16 (keys, then
+// values); the q·k scores and the weights × V products are cooperative-matrix
+// multiplies, the softmax is per invocation (several per row, each taking every
+// few positions of a tile). A subgroup holds 16 rows' queries and sums over up to 128
+// values of head_dim in registers (named matrices), so:
+//   head_dim ≤ 128: blocks of 64 rows, tiles of 64 positions, a subgroup per 16 rows;
+//   129..256 (Gemma): blocks of 32 rows, tiles of 32, two subgroups per 16 rows, each
+//     taking one half of head_dim: their partial q·k scores are added when read, and
+//     each multiplies the shared weights by its half of the values.
 //
 // Two passes over the positions, so that the weighted sum of V, which lives on the
 // matrices, never needs rescaling by a row's new running max (a cooperative matrix
@@ -21,26 +26,43 @@
 //
 // Precision: the queries (scaled), keys and values are rounded to f16 (relative 2^-11
 // each, as an f16 KV cache rounds them), products are exact and sums f32. Head sizes up
-// to 128 that are multiples of 4 (the host checks); they are padded with zeros to a
-// multiple of 32. With splits > 1 each block's positions are shared among `splits`
+// to 256 that are multiples of 4 (the host checks); they are padded with zeros to a
+// multiple of 32 (wide ones to 256). With splits > 1 each block's positions are shared among `splits`
 // workgroups, whose partial results attn_combine merges (as attention_tiled.wgsl's).
-// Workgroup memory: 44 KB (kernels::COOP_WORKGROUP_STORAGE).
+// Workgroup memory: 44.5 KB (kernels::COOP_WORKGROUP_STORAGE).
 
-const QR: u32 = 64u; // rows per workgroup: 16 per subgroup (lib.rs ATTN_COOP_ROWS)
-const KT: u32 = 64u; // positions per tile
-const KLD: u32 = 136u; // stride of a staged row in halves: the largest head (128) plus 8,
-                       // so that the rows of a 16 × 16 load start in different banks
-                       // (272 bytes, a multiple of the 16 the matrix loads need)
-const SLD: u32 = 68u; // stride of a score row in f32s (KT plus 4: 272 bytes)
-const PLD: u32 = 72u; // stride of a weight row in halves (KT plus 8: 144 bytes)
 // kvh: the block's queries (once, on their way to the matrices), then each tile's keys,
-// then its values, as [row or position][head_dim]. ss: the scores as [row][position];
-// at the end the output, 64 values of head_dim at a time. ph: the weights as
-// [row][position]. mlx: each invocation's max and sum at the end of the first pass.
-var<workgroup> kvh: array<f16, QR * KLD>;
-var<workgroup> ss: array<f32, QR * SLD>;
-var<workgroup> ph: array<f16, QR * PLD>;
+// then its values, as [row or position][head_dim] (64 rows of 136 halves or 32 of 264:
+// head_dim's largest padded size plus 8, so that the rows of a 16 × 16 load start in
+// different banks, a multiple of the 16 bytes the matrix loads need). ss: the scores as
+// [half of head_dim][row][position]; at the end the output, 64 values of head_dim at a
+// time, [subgroup][16 rows][OLD]. ph: the weights as [row][position]. mlx: each
+// invocation's max and sum at the end of the first pass; rowml: each row's.
+const OLD: u32 = 68u; // stride of an output row in ss (f32s: 272 bytes)
+var<workgroup> kvh: array<f16, 8704>;
+var<workgroup> ss: array<f32, 4352>;
+var<workgroup> ph: array<f16, 4608>;
 var<workgroup> mlx: array<f32, 256>;
+var<workgroup> rowml: array<vec2<f32>, 64>;
+
+// The block geometry for a (padded) head size: whether it is wide (> 128: two
+// subgroups per 16 rows), the rows per workgroup (lib.rs coop_attention_rows), the
+// positions per tile, the stride of kvh's rows (halves), of the scores' rows (f32s: the
+// tile plus 4) and of the weights' rows (halves: the tile plus 8).
+struct Geometry {
+    wide: bool,
+    rows: u32,
+    tile: u32,
+    kld: u32,
+    sld: u32,
+    pld: u32,
+}
+
+fn geometry(hdp: u32) -> Geometry {
+    let wide = hdp > 128u;
+    let t = select(64u, 32u, wide);
+    return Geometry(wide, t, t, select(136u, 264u, wide), t + 4u, t + 8u);
+}
 
 // Eight values (two vec4s of head_dim from `d`) of query row r (source 0, scaled) or
 // of the key (1) or value (2) cache row at position r; zero past head_dim.
@@ -65,14 +87,14 @@ fn coop_load8(source: u32, r: u32, h: u32, d: u32, kvb: u32) -> mat2x4<f32> {
     return v;
 }
 
-// Stages 64 rows into kvh as f16, the first padded head size (hdp) values of each: rows
-// base.. of source 0 (queries), 1 (keys) or 2 (values), zero from row `end` on. Eight
-// values per invocation and step, written out (a loop over the vectors' lanes is
-// slower, as in matmul_coop.wgsl).
-fn coop_stage(source: u32, base: u32, end: u32, h: u32, kvb: u32, hdp: u32, lid: u32) {
+// Stages `rows` rows into kvh as f16, the first padded head size (hdp) values of
+// each: rows base.. of source 0 (queries), 1 (keys) or 2 (values), zero from row `end`
+// on. Eight values per invocation and step, written out (a loop over the vectors'
+// lanes is slower, as in matmul_coop.wgsl).
+fn coop_stage(source: u32, base: u32, end: u32, rows: u32, h: u32, kvb: u32, hdp: u32, kld: u32, lid: u32) {
     let per = hdp / 8u;
     let big = vec4<f32>(65504.0);
-    for (var t = lid; t < 64u * per; t += 128u) {
+    for (var t = lid; t < rows * per; t += 128u) {
         let j = t / per;
         let d = 8u * (t % per);
         var v = mat2x4<f32>();
@@ -81,7 +103,7 @@ fn coop_stage(source: u32, base: u32, end: u32, h: u32, kvb: u32, hdp: u32, lid:
         }
         let h0 = vec4<f16>(clamp(v[0], -big, big));
         let h1 = vec4<f16>(clamp(v[1], -big, big));
-        let at = j * KLD + d;
+        let at = j * kld + d;
         kvh[at] = h0.x;
         kvh[at + 1u] = h0.y;
         kvh[at + 2u] = h0.z;
@@ -93,14 +115,18 @@ fn coop_stage(source: u32, base: u32, end: u32, h: u32, kvb: u32, hdp: u32, lid:
     }
 }
 
-// The score of tile position j of workgroup row `row` (from ss): soft-capped, or
-// NEG_BIG outside the row's positions lo..stop (stop: exclusive, within this
-// workgroup's share) or for a row past the batch.
-fn coop_score(row: u32, j: u32, t0: u32, live: bool, lo: u32, stop: u32) -> f32 {
+// The score of tile position j of workgroup row `row` (from ss: the sum of both halves'
+// partial scores where the head is wide): soft-capped, or NEG_BIG outside the row's
+// positions lo..stop (stop: exclusive, within this workgroup's share) or for a row past
+// the batch.
+fn coop_score(g: Geometry, row: u32, j: u32, t0: u32, live: bool, lo: u32, stop: u32) -> f32 {
     if (!live || t0 + j < lo || t0 + j >= stop) {
         return NEG_BIG;
     }
-    let v = ss[row * SLD + j];
+    var v = ss[row * g.sld + j];
+    if (g.wide) {
+        v += ss[(g.rows + row) * g.sld + j];
+    }
     if (p.softcap > 0.0) {
         return p.softcap * tanh_safe(v / p.softcap);
     }
@@ -110,22 +136,38 @@ fn coop_score(row: u32, j: u32, t0: u32, live: bool, lo: u32, stop: u32) -> f32 
 @compute @workgroup_size(128)
 fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                    @builtin(local_invocation_index) lid: u32) {
+    // head_dim padded with zeros to a multiple of 32, or where it is wide to 256 (each
+    // subgroup of a pair then takes 128 values: the matrix operations' branches below
+    // depend on the workgroup's head size only).
+    let hd = p.head_dim;
+    let hdp = select((hd + 31u) & ~31u, 256u, hd > 128u);
+    let g = geometry(hdp);
     // A workgroup past the last block (a folded grid rounds up) walks no positions and
     // writes nothing: no early return, which would leave the matrix operations below
     // in non-uniform control flow.
     let id = wg_linear(wid, nwg);
-    let dead = id >= ((p.n + QR - 1u) / QR) * p.heads * p.splits;
+    let dead = id >= ((p.n + g.rows - 1u) / g.rows) * p.heads * p.splits;
     let split = id % p.splits;
     let h = (id / p.splits) % p.heads;
-    let r0 = (id / (p.splits * p.heads)) * QR;
-    let hd = p.head_dim;
-    let hdp = (hd + 31u) & ~31u;
+    let r0 = (id / (p.splits * p.heads)) * g.rows;
     let kvb = (h / (p.heads / p.kv_heads)) * hd;
+    // This subgroup's 16 rows (from rb) and its part of head_dim: d0.. (dw values; all
+    // of it unless the head is wide).
     let sg = lid / 32u;
-    // This invocation's row of the block (its subgroup's 16 rows, two invocations each)
-    // and its half of a tile's positions: every other one from `half`.
-    let row = sg * 16u + (lid % 32u) / 2u;
-    let half = lid % 2u;
+    let pair = select(1u, 2u, g.wide);
+    let rb = (sg / pair) * 16u;
+    let d0 = (sg % pair) * 128u;
+    let dw = min(hdp, 128u);
+    // The strides as plain values: naga 30's SPIR-V writer fails on a cooperative load
+    // whose stride is a struct member read in the call itself.
+    let kld = g.kld;
+    let sld = g.sld;
+    let pld = g.pld;
+    // For the softmax, this invocation's row of the block and its share of a tile's
+    // positions: every ipr-th one from `part`.
+    let ipr = 128u / g.rows;
+    let row = lid / ipr;
+    let part = lid % ipr;
     let r = r0 + row;
     let live = !dead && r < p.n;
     let pos = p.start + r;
@@ -138,40 +180,41 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     if (p.window != 0u && p.start + r0 + 1u > p.window) {
         block_first = p.start + r0 + 1u - p.window;
     }
-    let block_end = p.start + min(r0 + QR, p.n);
+    let block_end = p.start + min(r0 + g.rows, p.n);
     let span = (block_end - block_first + p.splits - 1u) / p.splits;
     let first = block_first + split * span;
     let end = select(min(block_end, first + span), first, dead);
     let stop = min(pos + 1u, end);
 
-    // The subgroup's queries, 16 rows × hdp, as up to eight A matrices held throughout
+    // The subgroup's queries, 16 rows × dw, as up to eight A matrices held throughout
     // (named, not an array: they stay in registers).
-    coop_stage(0u, r0, p.n, h, kvb, hdp, lid);
+    coop_stage(0u, r0, p.n, g.rows, h, kvb, hdp, kld, lid);
     workgroupBarrier();
-    let qa = sg * 16u * KLD;
-    let q0 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa], KLD);
-    let q1 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 16u], KLD);
+    let qa = rb * kld + d0;
+    let q0 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa], kld);
+    let q1 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 16u], kld);
     var q2 = coop_mat16x16<f16, A>();
     var q3 = coop_mat16x16<f16, A>();
     var q4 = coop_mat16x16<f16, A>();
     var q5 = coop_mat16x16<f16, A>();
     var q6 = coop_mat16x16<f16, A>();
     var q7 = coop_mat16x16<f16, A>();
-    if (hdp > 32u) {
-        q2 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 32u], KLD);
-        q3 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 48u], KLD);
+    if (dw > 32u) {
+        q2 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 32u], kld);
+        q3 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 48u], kld);
     }
-    if (hdp > 64u) {
-        q4 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 64u], KLD);
-        q5 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 80u], KLD);
+    if (dw > 64u) {
+        q4 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 64u], kld);
+        q5 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 80u], kld);
     }
-    if (hdp > 96u) {
-        q6 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 96u], KLD);
-        q7 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 112u], KLD);
+    if (dw > 96u) {
+        q6 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 96u], kld);
+        q7 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 112u], kld);
     }
     workgroupBarrier();
 
-    // The subgroup's weighted sum of V: 16 rows × up to eight 16-value pieces of head_dim.
+    // The subgroup's weighted sum of V: 16 rows × up to eight 16-value pieces of its
+    // part of head_dim.
     var o0 = coop_mat16x16<f32, C>();
     var o1 = coop_mat16x16<f32, C>();
     var o2 = coop_mat16x16<f32, C>();
@@ -183,41 +226,46 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     // This invocation's max and sum over its positions; after the first pass, the row's.
     var m = NEG_BIG;
     var l = 0.0;
+    let share = g.tile / ipr;
     for (var sweep = 0u; sweep < 2u; sweep++) {
-        for (var t0 = first; t0 < end; t0 += KT) {
+        for (var t0 = first; t0 < end; t0 += g.tile) {
             // Scores: the subgroup's queries times the tile's keys (B: the keys read
-            // column-major are kᵀ), 16 positions per matrix, into ss.
-            coop_stage(1u, t0, end, h, kvb, hdp, lid);
+            // column-major are kᵀ), 16 positions per matrix, into ss (its half's rows).
+            coop_stage(1u, t0, end, g.tile, h, kvb, hdp, kld, lid);
             workgroupBarrier();
-            for (var jb = 0u; jb < KT; jb += 16u) {
-                let kb = jb * KLD;
+            let sa = ((sg % pair) * g.rows + rb) * sld;
+            for (var jb = 0u; jb < g.tile; jb += 16u) {
+                let kb = jb * kld + d0;
                 var s = coop_mat16x16<f32, C>();
-                s = coopMultiplyAdd(q0, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb], KLD), s);
-                s = coopMultiplyAdd(q1, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 16u], KLD), s);
-                if (hdp > 32u) {
-                    s = coopMultiplyAdd(q2, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 32u], KLD), s);
-                    s = coopMultiplyAdd(q3, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 48u], KLD), s);
+                s = coopMultiplyAdd(q0, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb], kld), s);
+                s = coopMultiplyAdd(q1, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 16u], kld), s);
+                if (dw > 32u) {
+                    s = coopMultiplyAdd(q2, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 32u], kld), s);
+                    s = coopMultiplyAdd(q3, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 48u], kld), s);
                 }
-                if (hdp > 64u) {
-                    s = coopMultiplyAdd(q4, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 64u], KLD), s);
-                    s = coopMultiplyAdd(q5, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 80u], KLD), s);
+                if (dw > 64u) {
+                    s = coopMultiplyAdd(q4, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 64u], kld), s);
+                    s = coopMultiplyAdd(q5, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 80u], kld), s);
                 }
-                if (hdp > 96u) {
-                    s = coopMultiplyAdd(q6, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 96u], KLD), s);
-                    s = coopMultiplyAdd(q7, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 112u], KLD), s);
+                if (dw > 96u) {
+                    s = coopMultiplyAdd(q6, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 96u], kld), s);
+                    s = coopMultiplyAdd(q7, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 112u], kld), s);
                 }
-                coopStoreT(s, &ss[sg * 16u * SLD + jb], SLD);
+                // (The index a plain value too: naga 30's SPIR-V writer does not emit an
+                // index computed inside a cooperative store's pointer argument.)
+                let at = sa + jb;
+                coopStoreT(s, &ss[at], sld);
             }
             workgroupBarrier();
             if (sweep == 0u) {
                 // First pass: the running max and sum of this invocation's positions.
                 var mt = m;
-                for (var c = 0u; c < KT / 2u; c++) {
-                    mt = max(mt, coop_score(row, 2u * c + half, t0, live, lo, stop));
+                for (var c = 0u; c < share; c++) {
+                    mt = max(mt, coop_score(g, row, ipr * c + part, t0, live, lo, stop));
                 }
                 var sum = 0.0;
-                for (var c = 0u; c < KT / 2u; c++) {
-                    let s = coop_score(row, 2u * c + half, t0, live, lo, stop);
+                for (var c = 0u; c < share; c++) {
+                    let s = coop_score(g, row, ipr * c + part, t0, live, lo, stop);
                     sum += select(0.0, exp(s - mt), s > NEG_BIG);
                 }
                 l = l * exp(m - mt) + sum;
@@ -225,82 +273,98 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                 continue;
             }
             // Second pass: the weights against the row's max, then the values replace the
-            // keys and the subgroup adds weights × values to its sums.
-            for (var c = 0u; c < KT / 2u; c++) {
-                let j = 2u * c + half;
-                let s = coop_score(row, j, t0, live, lo, stop);
-                ph[row * PLD + j] = f16(select(0.0, exp(s - m), s > NEG_BIG));
+            // keys and each subgroup adds its rows' weights × its part of the values.
+            for (var c = 0u; c < share; c++) {
+                let j = ipr * c + part;
+                let s = coop_score(g, row, j, t0, live, lo, stop);
+                ph[row * pld + j] = f16(select(0.0, exp(s - m), s > NEG_BIG));
             }
-            coop_stage(2u, t0, end, h, kvb, hdp, lid);
+            coop_stage(2u, t0, end, g.tile, h, kvb, hdp, kld, lid);
             workgroupBarrier();
-            for (var jb = 0u; jb < KT; jb += 16u) {
-                let w = coopLoadT<coop_mat16x16<f16, A>>(&ph[sg * 16u * PLD + jb], PLD);
-                let vb = jb * KLD;
-                o0 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb], KLD), o0);
-                o1 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 16u], KLD), o1);
-                if (hdp > 32u) {
-                    o2 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 32u], KLD), o2);
-                    o3 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 48u], KLD), o3);
+            for (var jb = 0u; jb < g.tile; jb += 16u) {
+                let w = coopLoadT<coop_mat16x16<f16, A>>(&ph[rb * pld + jb], pld);
+                let vb = jb * kld + d0;
+                o0 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb], kld), o0);
+                o1 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 16u], kld), o1);
+                if (dw > 32u) {
+                    o2 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 32u], kld), o2);
+                    o3 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 48u], kld), o3);
                 }
-                if (hdp > 64u) {
-                    o4 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 64u], KLD), o4);
-                    o5 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 80u], KLD), o5);
+                if (dw > 64u) {
+                    o4 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 64u], kld), o4);
+                    o5 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 80u], kld), o5);
                 }
-                if (hdp > 96u) {
-                    o6 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 96u], KLD), o6);
-                    o7 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 112u], KLD), o7);
+                if (dw > 96u) {
+                    o6 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 96u], kld), o6);
+                    o7 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 112u], kld), o7);
                 }
             }
             workgroupBarrier();
         }
         if (sweep == 0u) {
-            // The row's max and sum from its two invocations' (neighbours: lid ^ 1).
+            // The row's max and sum from its ipr invocations' (neighbours in lid).
             mlx[2u * lid] = m;
             mlx[2u * lid + 1u] = l;
             workgroupBarrier();
-            let mo = mlx[2u * (lid ^ 1u)];
-            let lo_other = mlx[2u * (lid ^ 1u) + 1u];
-            let mr = max(m, mo);
-            l = l * exp(m - mr) + lo_other * exp(mo - mr);
+            var mr = m;
+            for (var q = 0u; q < ipr; q++) {
+                mr = max(mr, mlx[2u * (lid - part + q)]);
+            }
+            var lr = 0.0;
+            for (var q = 0u; q < ipr; q++) {
+                let at = 2u * (lid - part + q);
+                lr += mlx[at + 1u] * exp(mlx[at] - mr);
+            }
             m = mr;
+            l = lr;
+            if (part == 0u) {
+                rowml[row] = vec2<f32>(m, l);
+            }
         }
     }
 
-    // The rows' results, 64 values of head_dim at a time through ss: normalised into
-    // the output, or with splits this share's max, sum and unnormalised sums into the
-    // scratch that attn_combine reads (as attention_tiled.wgsl leaves them).
-    let sb = ((r * p.heads + h) * p.splits + split) * (hd + 2u);
-    let qb = r * p.q_cols + h * hd;
-    let f = select(0.0, 1.0 / l, l > 0.0);
-    if (live && p.splits > 1u && half == 0u) {
+    // With splits, this share's max and sum for attn_combine (as attention_tiled.wgsl
+    // leaves them).
+    if (live && p.splits > 1u && part == 0u) {
+        let sb = ((r * p.heads + h) * p.splits + split) * (hd + 2u);
         scratch[sb] = m;
         scratch[sb + 1u] = l;
     }
-    let sa = sg * 16u * SLD;
-    for (var cb = 0u; cb < hdp; cb += 64u) {
+    // The subgroup's sums, 64 values of its part of head_dim at a time through ss, each
+    // invocation taking every other value of one of its 16 rows: normalised into the
+    // output, or with splits unnormalised into the scratch.
+    let orow = rb + (lid % 32u) / 2u;
+    let ohalf = lid % 2u;
+    let olive = !dead && r0 + orow < p.n;
+    let osb = (((r0 + orow) * p.heads + h) * p.splits + split) * (hd + 2u);
+    let oqb = (r0 + orow) * p.q_cols + h * hd;
+    let oa = sg * 16u * OLD;
+    for (var cb = 0u; cb < dw; cb += 64u) {
         workgroupBarrier();
         if (cb == 0u) {
-            coopStoreT(o0, &ss[sa], SLD);
-            coopStoreT(o1, &ss[sa + 16u], SLD);
-            coopStoreT(o2, &ss[sa + 32u], SLD);
-            coopStoreT(o3, &ss[sa + 48u], SLD);
+            coopStoreT(o0, &ss[oa], OLD);
+            coopStoreT(o1, &ss[oa + 16u], OLD);
+            coopStoreT(o2, &ss[oa + 32u], OLD);
+            coopStoreT(o3, &ss[oa + 48u], OLD);
         } else {
-            coopStoreT(o4, &ss[sa], SLD);
-            coopStoreT(o5, &ss[sa + 16u], SLD);
-            coopStoreT(o6, &ss[sa + 32u], SLD);
-            coopStoreT(o7, &ss[sa + 48u], SLD);
+            coopStoreT(o4, &ss[oa], OLD);
+            coopStoreT(o5, &ss[oa + 16u], OLD);
+            coopStoreT(o6, &ss[oa + 32u], OLD);
+            coopStoreT(o7, &ss[oa + 48u], OLD);
         }
         workgroupBarrier();
-        if (live) {
+        if (olive) {
+            let ml = rowml[orow];
+            let f = select(0.0, 1.0 / ml.y, ml.y > 0.0);
             for (var c = 0u; c < 32u; c++) {
-                let j = 2u * c + half;
-                let d = cb + j;
+                let j = 2u * c + ohalf;
+                let d = d0 + cb + j;
                 if (d < hd) {
-                    let o = ss[row * SLD + j];
+                    let o = ss[(sg * 16u + (lid % 32u) / 2u) * OLD + j];
                     if (p.splits > 1u) {
-                        scratch[sb + 2u + d] = o;
+                        scratch[osb + 2u + d] = o;
                     } else {
-                        out[qb + d] = o * f;
+                        out[oqb + d] = o * f;
                     }
                 }
             }
