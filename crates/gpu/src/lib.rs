@@ -74,9 +74,7 @@ const MAX_HEAD_DIM: usize = 256;
 /// most ATTN_TILE_MAX_HEAD_DIM.
 const ATTN_TILE_ROWS: usize = 32;
 /// Rows per workgroup of attention_tiled on cooperative matrices
-/// (shaders/attention_coop.wgsl's geometry: 64, or 32 for heads over 128 wide), the
-/// widest head it takes, and the positions per workgroup it aims at (as
-/// ATTN_TILE_SPLIT_POSITIONS below: a block's positions are shared among workgroups).
+/// (shaders/attention_coop.wgsl's geometry: 64, or 32 for heads over 128 wide).
 fn coop_attention_rows(head_dim: usize) -> usize {
     if head_dim > 128 {
         32
@@ -84,7 +82,10 @@ fn coop_attention_rows(head_dim: usize) -> usize {
         64
     }
 }
+/// The widest head the cooperative-matrix attention takes (two subgroups of 128 each).
 const ATTN_COOP_MAX_HEAD_DIM: usize = 256;
+/// Positions per workgroup the cooperative-matrix attention aims at (as
+/// ATTN_TILE_SPLIT_POSITIONS below; 256 measured no better on an H100).
 const ATTN_COOP_SPLIT_POSITIONS: usize = 128;
 /// Measured on an H100 over 512 rows (bench/results/h100-attention-tiled.md): the
 /// tiled kernel takes 23-44% off the per-row one's time at head_dim 128 and 64, but
