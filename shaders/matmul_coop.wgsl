@@ -14,6 +14,9 @@
 // activations are clamped to f16's range). Staging, not the multiplies, is what takes
 // the time, so the tile is large (kernels::COOP_TILE: every weight value is dequantized
 // once per CM activation rows, every activation converted once per CN weight rows).
+// With p.gated the tile's weight rows are half a feed-forward's gate rows and half the
+// same rows of its up weight (w2), and the gate half's subgroups write act(gate) * up:
+// the gated activation joins the dispatch (fetch, emit_piece).
 
 const CLD: u32 = 40u; // stride of a staged row in halves: CK plus 8, so that the rows of
                       // a 16 × 16 load start in different banks (80 bytes, a multiple of
@@ -53,8 +56,15 @@ fn stage8(tile: u32, at: u32, v: mat2x4<f32>) {
     }
 }
 
-// Weight values e..e+7 of row `row` (e a multiple of 8, below p.k).
-fn w8_at(row: u32, e: u32) -> mat2x4<f32> {
+// Weight values e..e+7 of row `row` of w (which 0) or w2 (1) (e a multiple of 8, below
+// p.k).
+fn w8_at(which: u32, row: u32, e: u32) -> mat2x4<f32> {
+    if (which == 1u) {
+        if (by8()) {
+            return dq8_2(chunk_block_2(row, e / 8u), chunk_index_2(e / 8u));
+        }
+        return mat2x4<f32>(w4_2(row, e), w4_2(row, e + 4u));
+    }
     if (by8()) {
         return w8(row, e / 8u);
     }
@@ -63,9 +73,17 @@ fn w8_at(row: u32, e: u32) -> mat2x4<f32> {
 
 // Chunk i of tile 0 (activation rows from r0) or 1 (weight rows from r0) at step k0:
 // values k0 + 8 (i % (CK / 8)).. of its row i / (CK / 8), so consecutive invocations
-// take consecutive chunks of a row; zero outside the batch or the part.
+// take consecutive chunks of a row; zero outside the batch or the part. Gated (p.gated),
+// the weight tile's first CN / 2 rows are gate rows r0 / 2.., the others the same rows
+// of up.
 fn fetch(tile: u32, r0: u32, i: u32, k0: u32) -> mat2x4<f32> {
-    let r = r0 + i / (CK / 8u);
+    var r = r0 + i / (CK / 8u);
+    var which = 0u;
+    if (tile == 1u && p.gated != 0u) {
+        let t = i / (CK / 8u);
+        which = t / (CN / 2u);
+        r = r0 / 2u + t % (CN / 2u);
+    }
     let e = k0 + 8u * (i % (CK / 8u));
     if (e >= p.k || r >= select(p.rows, p.n, tile == 0u)) {
         return mat2x4<f32>();
@@ -73,24 +91,33 @@ fn fetch(tile: u32, r0: u32, i: u32, k0: u32) -> mat2x4<f32> {
     if (tile == 0u) {
         return mat2x4<f32>(x4(r, e), x4(r, e + 4u));
     }
-    return w8_at(r, e);
+    return w8_at(which, r, e);
 }
 
 // A result piece (rows r0.., columns c0.. of the output) from this subgroup's slot of
 // cs: 8 values per invocation, into the output (put) or, for span `split` of a split
-// dot product, into its partial sums (out2: [splits][n][rows]). Barriers around: the
-// piece is written cooperatively.
+// dot product, into its partial sums (out2: [splits][n][rows]). Gated, the subgroups
+// of the gate half of the tile write act(gate) * up, the up piece from the slot of the
+// subgroup CN / 64 on (same rows and piece of the other half); the others write
+// nothing. Barriers around: the piece is written cooperatively.
 fn emit_piece(sg: u32, lane: u32, r0: u32, c0: u32, split: u32) {
     workgroupBarrier();
-    for (var i = 0u; i < 8u; i++) {
-        let at = lane + 32u * i;
-        let r = r0 + at / 16u;
-        let c = c0 + at % 16u;
-        if (r < p.n && c < p.rows) {
-            if (p.splits > 1u) {
-                out2[(split * p.n + r) * p.rows + c] = cs[sg * 256u + at];
-            } else {
-                put(r, c, cs[sg * 256u + at]);
+    let gated = p.gated != 0u;
+    if (!gated || sg % (CN / 32u) < CN / 64u) {
+        for (var i = 0u; i < 8u; i++) {
+            let at = lane + 32u * i;
+            let r = r0 + at / 16u;
+            let c = c0 + at % 16u;
+            if (r < p.n && c < p.rows) {
+                var v = cs[sg * 256u + at];
+                if (gated) {
+                    v = gated_act(v, cs[(sg + CN / 64u) * 256u + at], p.act);
+                }
+                if (p.splits > 1u) {
+                    out2[(split * p.n + r) * p.rows + c] = v;
+                } else {
+                    put(r, c, v);
+                }
             }
         }
     }
@@ -137,7 +164,8 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
         workgroupBarrier();
     }
     let r0 = m0 + wm;
-    let c0 = n0 + wn;
+    // Gated, the output columns of this tile's gate half (the up half writes nothing).
+    let c0 = select(n0 + wn, n0 / 2u + wn, p.gated != 0u);
     coopStoreT(c00, &cs[sg * 256u], 16u);
     emit_piece(sg, lane, r0, c0, split);
     coopStoreT(c01, &cs[sg * 256u], 16u);

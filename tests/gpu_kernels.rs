@@ -342,7 +342,7 @@ fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
 }
 
 /// `gate = Wg · x`, `up = Wu · x`, `out = act(gate) * up` (the GPU joins the three
-/// into one dispatch per weight part in decode); returns (out, gate, up, dispatches of
+/// into one dispatch per weight part in decode, and for a batch on cooperative matrices); returns (out, gate, up, dispatches of
 /// the three ops) per batch size, gate and up read only where `read_gate_up` (reading
 /// them is the CPU's job: the fused GPU path does not write them). Then the two matmuls
 /// alone (held as a pair, flushed unfused by the read) give (gate, up) again.
@@ -423,6 +423,11 @@ fn gate_up_and_gated_activation_fuse_in_decode_and_match_cpu_also_over_split_wei
         let parts = (got[1].3 - 1) / 2;
         assert_eq!(got[0].3, parts, "{ty:?}: dispatches of gate, up and gated in decode over {parts} weight parts");
         assert_eq!(parts > 1, part.is_some());
+        // A batch (9 rows) on cooperative matrices: one dispatch for all three where the
+        // dot products are not split (split_k: fewer than 512 values a row here).
+        if b.shader_features().coop_matrix && parts == 1 && cols < 512 {
+            assert_eq!(got[2].3, 1, "{ty:?}: dispatches of gate, up and gated over 9 rows");
+        }
         let mut worst = 0.0f32;
         for (n, ((wo, wgv, wuv, _), (go, ggv, guv, _))) in [1usize, 3, 9].iter().zip(want.iter().zip(&got)) {
             for r in 0..*n {

@@ -134,7 +134,8 @@ impl GpuBackend {
     /// Records matvecs held as a group: one `matvec_multi` dispatch when every weight
     /// is one part, else each on its own.
     pub(crate) fn record_group(&mut self, mut g: Vec<PendingMatmul>) {
-        if g.len() < 2 || g.len() > 3 || g.iter().any(|m| m.parts.len() != 1) {
+        // A batch's pair (held for record_matmul_gated) that no gated activation took.
+        if g.len() < 2 || g.len() > 3 || g.iter().any(|m| m.parts.len() != 1 || m.n > 1) {
             for m in g {
                 self.record_matmul(m, None);
             }
@@ -221,6 +222,46 @@ impl GpuBackend {
         }
     }
 
+    /// Whether a batch's gate and up matmuls (`g`, `u`: one part each, same type and
+    /// shape) can be one cooperative-matrix dispatch with the gated activation
+    /// (`record_matmul_gated`): only unsplit, as the activation needs whole sums.
+    pub(crate) fn gated_batch_fits(&self, g: &PendingMatmul, u: &PendingMatmul) -> bool {
+        let one_part = |m: &PendingMatmul| m.parts.len() == 1 && m.norm.is_none();
+        let (tm, tn) = batch_tile(self.shader_features);
+        self.shader_features.coop_matrix
+            && g.n > MATVEC_MAX_ROWS
+            && one_part(g)
+            && one_part(u)
+            && same_parts(g, u)
+            && g.ty == u.ty
+            && g.row_words == u.row_words
+            && split_k(g.parts[0].rows.div_ceil(tn / 2) * g.n.div_ceil(tm), g.cols) == 1
+    }
+
+    /// Records a batch's gate and up and `out = act(gate) * up` as one
+    /// cooperative-matrix dispatch (`gated_batch_fits` holds).
+    pub(crate) fn record_matmul_gated(&mut self, g: PendingMatmul, u: PendingMatmul, act: u32, out: GpuActivation) {
+        let (tm, tn) = batch_tile(self.shader_features);
+        let (n, rows) = (g.n, g.parts[0].rows);
+        let (gx, gy) = (rows.div_ceil(tn / 2), n.div_ceil(tm));
+        let p = MatmulParams {
+            n: n as u32,
+            k: g.cols as u32,
+            rows: rows as u32,
+            row_words: g.row_words as u32,
+            x_stride: self.act(g.x).cols as u32,
+            out_stride: self.act(out).cols as u32,
+            act,
+            splits: 1,
+            k_span: g.cols as u32,
+            m_tiles: gy as u32,
+            gated: 1,
+            ..Default::default()
+        };
+        let bufs = [self.act(g.x).buf, g.parts[0].buf, self.act(out).buf, self.dummy, self.dummy_read, u.parts[0].buf];
+        self.record_grid(KernelKey::new(Op::MatmulTiled, Some(g.ty)), &bufs, &p, None, gx as u32, gy as u32);
+    }
+
     /// Records a matmul's dispatches (one per weight part); with `res`, each also adds
     /// its result into that activation.
     pub(crate) fn record_matmul(&mut self, mut pm: PendingMatmul, res: Option<GpuActivation>) {
@@ -297,7 +338,8 @@ impl GpuBackend {
             // Unused: any buffer not bound elsewhere in the dispatch.
             self.dummy_read
         };
-        self.record_grid(KernelKey::new(Op::MatmulTiled, Some(ty)), &[xb, wb, ob, rb, sums], &p, None, gx as u32, (gy * splits) as u32);
+        // No second weight: the weight again (read only) in its slot.
+        self.record_grid(KernelKey::new(Op::MatmulTiled, Some(ty)), &[xb, wb, ob, rb, sums, wb], &p, None, gx as u32, (gy * splits) as u32);
         if splits > 1 {
             self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, (n * rows).div_ceil(256) as u32);
         }

@@ -184,8 +184,9 @@ impl Op {
             Op::Embed => &[(0, Params), (1, Read), (2, Read), (3, Write)],
             // x, weight part, out, residual (or a dummy)
             Op::Matvec | Op::MatvecTall => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write)],
-            // x, weight part, out, residual (or a dummy), split partial sums (or a dummy)
-            Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (6, Write)],
+            // x, weight part, out, residual (or a dummy), split partial sums (or a dummy),
+            // the up weight where gated (or the weight part again)
+            Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (6, Write), (5, Read)],
             // out, residual (or a dummy), split partial sums
             Op::MatmulSplitSum => &[(0, Params), (3, Write), (4, Write), (6, Write)],
             // x, first weight part, out, second weight part

@@ -264,8 +264,18 @@ impl Backend for GpuBackend {
                 && (a.parts.len() == 1 && pm.parts.len() == 1 || same_parts(a, &pm))
         };
         let same_type = |a: &PendingMatmul| a.ty == pm.ty && a.row_words == pm.row_words;
+        // A batch's two matmuls over one input, of one type and shape: held as a pair, as
+        // a feed-forward's gate and up, which the gated activation after them may take
+        // into one cooperative-matrix dispatch (record_matmul_gated).
+        let batch_pair = match &self.pending {
+            Some(Pending::Matmul(a)) => {
+                a.n == n && a.x == x && a.out != out && a.out != x && out != x && self.gated_batch_fits(a, &pm)
+            }
+            _ => false,
+        };
         let group = match self.pending.take() {
             Some(Pending::Matmul(a)) if joins(&a) && same_type(&a) => Some(vec![a]),
+            Some(Pending::Matmul(a)) if batch_pair => Some(vec![a]),
             Some(Pending::Group(g)) if g.len() == 2 && g.iter().all(joins) => Some(g),
             other => {
                 self.pending = other;
@@ -453,26 +463,34 @@ impl Backend for GpuBackend {
             Activation::Silu => 0,
             Activation::GeluTanh => 1,
         };
-        // gate = Wg·x, up = Wu·x just held as a pair: one dispatch for all three.
-        // Not when out is x (other workgroups still read it).
+        // gate = Wg·x, up = Wu·x just held as a pair: one dispatch for all three (per
+        // weight part in decode; a batch's on cooperative matrices, where the pair was
+        // held only if it fits that kernel). Not when out is x (other workgroups still
+        // read it).
         let fusable = match &self.pending {
             Some(Pending::Group(v)) if v.len() == 2 && same_parts(&v[0], &v[1]) => {
                 let (g, u) = (&v[0], &v[1]);
+                let n = self.rows(gate);
                 g.out == gate
                     && u.out == up
                     && out != g.x
                     && self.act(out).buf != self.act(g.x).buf
                     && self.act(out).cols == self.act(gate).cols
                     && self.act(up).cols == self.act(gate).cols
-                    && self.rows(gate) == 1
-                    && self.rows(out) == 1
+                    && g.n == n
+                    && self.rows(out) == n
+                    && (n == 1 || self.gated_batch_fits(g, u))
             }
             _ => false,
         };
         if fusable {
             if let Some(Pending::Group(mut v)) = self.pending.take() {
                 if let (Some(u), Some(g)) = (v.pop(), v.pop()) {
-                    self.record_matvec_gated(g, u, act, out);
+                    if g.n == 1 {
+                        self.record_matvec_gated(g, u, act, out);
+                    } else {
+                        self.record_matmul_gated(g, u, act, out);
+                    }
                 }
             }
             return;

@@ -94,6 +94,10 @@ params!(
         splits: u32,
         k_span: u32,
         m_tiles: u32,
+        /// matmul_tiled on cooperative matrices, 1: a feed-forward's gate (w) and up
+        /// (w2) at once, each tile half gate rows, half the same up rows, written as
+        /// act(gate) * up (`act`) into `rows` columns; never split.
+        gated: u32,
     }
 );
 
