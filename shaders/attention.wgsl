@@ -135,17 +135,27 @@ fn v4(at: u32, d: u32, hd: u32) -> vec4<f32> {
     return r;
 }
 
+// The first position a row at position `pos` attends to: its window's start, or 0.
+fn window_start(pos: u32) -> u32 {
+    if (p.window != 0u && pos + 1u > p.window) {
+        return pos + 1u - p.window;
+    }
+    return 0u;
+}
+
+// The split-th of p.splits shares of positions lo..end (exclusive): first..end of the
+// share (may be empty). The batch kernels share a block's positions this way too.
+fn split_share(lo: u32, end: u32, split: u32) -> vec2<u32> {
+    let span = (end - lo + p.splits - 1u) / p.splits;
+    let first = lo + split * span;
+    return vec2<u32>(first, min(end, first + span));
+}
+
 // Row r's positions this workgroup takes (the split-th share): first..end (exclusive;
 // may be empty).
 fn share(r: u32, split: u32) -> vec2<u32> {
     let pos = p.start + r;
-    var lo = 0u;
-    if (p.window != 0u && pos + 1u > p.window) {
-        lo = pos + 1u - p.window;
-    }
-    let span = (pos + 1u - lo + p.splits - 1u) / p.splits;
-    let first = lo + split * span;
-    return vec2<u32>(first, min(pos + 1u, first + span));
+    return split_share(window_start(pos), pos + 1u, split);
 }
 
 @compute @workgroup_size(256)

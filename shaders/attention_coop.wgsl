@@ -171,19 +171,11 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let r = r0 + row;
     let live = !dead && r < p.n;
     let pos = p.start + r;
-    var lo = 0u;
-    if (p.window != 0u && pos + 1u > p.window) {
-        lo = pos + 1u - p.window;
-    }
-    // The block's positions, and this workgroup's share of them.
-    var block_first = 0u;
-    if (p.window != 0u && p.start + r0 + 1u > p.window) {
-        block_first = p.start + r0 + 1u - p.window;
-    }
-    let block_end = p.start + min(r0 + g.rows, p.n);
-    let span = (block_end - block_first + p.splits - 1u) / p.splits;
-    let first = block_first + split * span;
-    let end = select(min(block_end, first + span), first, dead);
+    let lo = window_start(pos);
+    // This workgroup's share of the block's positions.
+    let positions = split_share(window_start(p.start + r0), p.start + min(r0 + g.rows, p.n), split);
+    let first = positions.x;
+    let end = select(positions.y, first, dead);
     let stop = min(pos + 1u, end);
 
     // The subgroup's queries, 16 rows × dw, as up to eight A matrices held throughout

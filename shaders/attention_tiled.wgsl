@@ -65,21 +65,13 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let r = r0 + i;
     let live = r < p.n;
     let pos = p.start + r;
-    // This row's positions lo..=pos; the block's first..end (exclusive).
-    var lo = 0u;
-    if (p.window != 0u && pos + 1u > p.window) {
-        lo = pos + 1u - p.window;
-    }
-    // The block's positions, and this workgroup's share of them (splits > 1: the
-    // attention of a long prompt, spread over more workgroups; attn_combine merges).
-    var block_first = 0u;
-    if (p.window != 0u && p.start + r0 + 1u > p.window) {
-        block_first = p.start + r0 + 1u - p.window;
-    }
-    let block_end = p.start + min(r0 + TQ, p.n);
-    let span = (block_end - block_first + p.splits - 1u) / p.splits;
-    let first = block_first + split * span;
-    let end = min(block_end, first + span);
+    // This row's positions lo..=pos; this workgroup's share of the block's positions
+    // first..end (exclusive; splits > 1: the attention of a long prompt, spread over
+    // more workgroups; attn_combine merges).
+    let lo = window_start(pos);
+    let positions = split_share(window_start(p.start + r0), p.start + min(r0 + TQ, p.n), split);
+    let first = positions.x;
+    let end = positions.y;
     let qb = r * p.q_cols + h * hd;
     let kvb = (h / (p.heads / p.kv_heads)) * hd;
     // Running max and sum (the row's first invocation), and this invocation's share
