@@ -342,10 +342,11 @@ fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
 }
 
 /// `gate = Wg · x`, `up = Wu · x`, `out = act(gate) * up` (the GPU joins the three
-/// into one dispatch per weight part in decode, and for a batch on cooperative matrices); returns (out, gate, up, dispatches of
-/// the three ops) per batch size, gate and up read only where `read_gate_up` (reading
-/// them is the CPU's job: the fused GPU path does not write them). Then the two matmuls
-/// alone (held as a pair, flushed unfused by the read) give (gate, up) again.
+/// into one dispatch per weight part in decode, and for a batch on cooperative
+/// matrices); returns (out, gate, up, dispatches of the three ops) per batch size, gate
+/// and up read only where `read_gate_up` (reading them is the CPU's job: the fused GPU
+/// path does not write them). Then the two matmuls alone (held as a pair, flushed
+/// unfused by the read) give (gate, up) again.
 #[allow(clippy::type_complexity)]
 fn gated_ffn_script<B: Backend>(
     b: &mut B,
@@ -1157,15 +1158,13 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
         // matrices, and the writer has failed on sources its validator accepts.
         let spv = path.with_extension("spv");
         let spv = spv.to_str().expect("temp path");
-        // (tool, arguments before the source, after it)
-        let tools: [(&str, Vec<&str>, Vec<&str>); 3] =
-            [("naga", vec![], vec![]), ("tint", vec!["--format=wgsl", "-o", "/dev/null"], vec![]), ("naga", vec![], vec![spv])];
-        let wanted = |i: usize| match i {
-            0 => true,
-            1 => *browser,
-            _ => f.coop_matrix,
-        };
-        for (_, (tool, before, after)) in tools.into_iter().enumerate().filter(|(i, _)| wanted(*i)) {
+        // (whether it runs, tool, arguments before the source, after it)
+        let tools: [(bool, &str, Vec<&str>, Vec<&str>); 3] = [
+            (true, "naga", vec![], vec![]),
+            (*browser, "tint", vec!["--format=wgsl", "-o", "/dev/null"], vec![]),
+            (f.coop_matrix, "naga", vec![], vec![spv]),
+        ];
+        for (_, tool, before, after) in tools.into_iter().filter(|t| t.0) {
             let out = std::process::Command::new(tool).args(&before).arg(&path).args(&after).output().unwrap_or_else(|e| {
                 panic!("cannot run `{tool}` (wgpu's naga CLI and Chrome's tint validate the WGSL; see DESIGN.md): {e}")
             });

@@ -227,7 +227,6 @@ impl GpuBackend {
     /// (`record_matmul_gated`): only unsplit, as the activation needs whole sums.
     pub(crate) fn gated_batch_fits(&self, g: &PendingMatmul, u: &PendingMatmul) -> bool {
         let one_part = |m: &PendingMatmul| m.parts.len() == 1 && m.norm.is_none();
-        let (tm, tn) = batch_tile(self.shader_features);
         self.shader_features.coop_matrix
             && g.n > MATVEC_MAX_ROWS
             && one_part(g)
@@ -235,31 +234,24 @@ impl GpuBackend {
             && same_parts(g, u)
             && g.ty == u.ty
             && g.row_words == u.row_words
-            && split_k(g.parts[0].rows.div_ceil(tn / 2) * g.n.div_ceil(tm), g.cols) == 1
+            && self.batch_grid(g.parts[0].rows, g.n, g.cols, true).2 == 1
     }
 
     /// Records a batch's gate and up and `out = act(gate) * up` as one
     /// cooperative-matrix dispatch (`gated_batch_fits` holds).
     pub(crate) fn record_matmul_gated(&mut self, g: PendingMatmul, u: PendingMatmul, act: u32, out: GpuActivation) {
-        let (tm, tn) = batch_tile(self.shader_features);
-        let (n, rows) = (g.n, g.parts[0].rows);
-        let (gx, gy) = (rows.div_ceil(tn / 2), n.div_ceil(tm));
         let p = MatmulParams {
-            n: n as u32,
+            n: g.n as u32,
             k: g.cols as u32,
-            rows: rows as u32,
+            rows: g.parts[0].rows as u32,
             row_words: g.row_words as u32,
             x_stride: self.act(g.x).cols as u32,
             out_stride: self.act(out).cols as u32,
             act,
-            splits: 1,
-            k_span: g.cols as u32,
-            m_tiles: gy as u32,
-            gated: 1,
             ..Default::default()
         };
-        let bufs = [self.act(g.x).buf, g.parts[0].buf, self.act(out).buf, self.dummy, self.dummy_read, u.parts[0].buf];
-        self.record_grid(KernelKey::new(Op::MatmulTiled, Some(g.ty)), &bufs, &p, None, gx as u32, gy as u32);
+        let bufs = [self.act(g.x).buf, g.parts[0].buf, self.act(out).buf, self.dummy];
+        self.record_batch_matmul(p, g.ty, bufs, Some(u.parts[0].buf));
     }
 
     /// Records a matmul's dispatches (one per weight part); with `res`, each also adds
@@ -308,19 +300,31 @@ impl GpuBackend {
             } else if n <= MATVEC_MAX_ROWS {
                 self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else {
-                self.record_batch_matmul(p, pm.ty, [xb, part.buf, ob, rb]);
+                self.record_batch_matmul(p, pm.ty, [xb, part.buf, ob, rb], None);
             }
         }
     }
 
+    /// The grid of a batch matmul over `rows` weight rows and `n` activation rows of `k`
+    /// values, (tiles across the weight, tiles down the batch, spans the dot products
+    /// split into: `split_k`, on cooperative matrices only). Gated, a tile covers half
+    /// as many weight rows (its other half is the same rows of up).
+    fn batch_grid(&self, rows: usize, n: usize, k: usize, gated: bool) -> (usize, usize, usize) {
+        let (tm, tn) = batch_tile(self.shader_features);
+        let (gx, gy) = (rows.div_ceil(if gated { tn / 2 } else { tn }), n.div_ceil(tm));
+        let splits = if self.shader_features.coop_matrix { split_k(gx * gy, k) } else { 1 };
+        (gx, gy, splits)
+    }
+
     /// A batch's matmul over one weight part (`matmul_tiled`); on cooperative matrices
     /// its dot products split into spans where it has few output tiles (`split_k`),
-    /// their partial sums then added up by a second dispatch.
-    fn record_batch_matmul(&mut self, mut p: MatmulParams, ty: GgmlType, [xb, wb, ob, rb]: [BufId; 4]) {
-        let (tm, tn) = batch_tile(self.shader_features);
+    /// their partial sums then added up by a second dispatch. With `up` (a feed-forward's
+    /// up weight beside the gate in `wb`), gated: act(gate) * up into `ob`, unsplit
+    /// (`gated_batch_fits`).
+    fn record_batch_matmul(&mut self, mut p: MatmulParams, ty: GgmlType, [xb, wb, ob, rb]: [BufId; 4], up: Option<BufId>) {
         let (n, rows, k) = (p.n as usize, p.rows as usize, p.k as usize);
-        let (gx, gy) = (rows.div_ceil(tn), n.div_ceil(tm));
-        let splits = if self.shader_features.coop_matrix { split_k(gx * gy, k) } else { 1 };
+        let (gx, gy, splits) = self.batch_grid(rows, n, k, up.is_some());
+        p.gated = up.is_some() as u32;
         p.splits = splits as u32;
         p.k_span = k.div_ceil(splits).next_multiple_of(kernels::COOP_STEP) as u32;
         p.m_tiles = gy as u32;
@@ -338,8 +342,9 @@ impl GpuBackend {
             // Unused: any buffer not bound elsewhere in the dispatch.
             self.dummy_read
         };
-        // No second weight: the weight again (read only) in its slot.
-        self.record_grid(KernelKey::new(Op::MatmulTiled, Some(ty)), &[xb, wb, ob, rb, sums, wb], &p, None, gx as u32, (gy * splits) as u32);
+        // Not gated: the weight again (read only) in up's slot.
+        let bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
+        self.record_grid(KernelKey::new(Op::MatmulTiled, Some(ty)), &bufs, &p, None, gx as u32, (gy * splits) as u32);
         if splits > 1 {
             self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, (n * rows).div_ceil(256) as u32);
         }

@@ -253,24 +253,18 @@ impl Backend for GpuBackend {
         // held with the others (see `Pending::Group`). The first two are of one type
         // (gate and up may become matvec_gated); a third may be of another (v beside q
         // and k: matvec_multi reads it in its own type).
+        // (Over the same input, of the same width, into another output, neither output
+        // being the input.)
+        let beside = |a: &PendingMatmul| a.x == x && a.cols == pm.cols && a.out != out && a.out != x && out != x;
         let joins = |a: &PendingMatmul| {
-            n == 1
-                && a.n == 1
-                && a.x == x
-                && a.cols == pm.cols
-                && a.out != out
-                && a.out != x
-                && out != x
-                && (a.parts.len() == 1 && pm.parts.len() == 1 || same_parts(a, &pm))
+            n == 1 && a.n == 1 && beside(a) && (a.parts.len() == 1 && pm.parts.len() == 1 || same_parts(a, &pm))
         };
         let same_type = |a: &PendingMatmul| a.ty == pm.ty && a.row_words == pm.row_words;
         // A batch's two matmuls over one input, of one type and shape: held as a pair, as
         // a feed-forward's gate and up, which the gated activation after them may take
         // into one cooperative-matrix dispatch (record_matmul_gated).
         let batch_pair = match &self.pending {
-            Some(Pending::Matmul(a)) => {
-                a.n == n && a.x == x && a.out != out && a.out != x && out != x && self.gated_batch_fits(a, &pm)
-            }
+            Some(Pending::Matmul(a)) => a.n == n && beside(a) && self.gated_batch_fits(a, &pm),
             _ => false,
         };
         let group = match self.pending.take() {
