@@ -1138,7 +1138,8 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
     // (native only: naga takes subgroup operations without an `enable`, which tint
     // requires, and `wgpu_cooperative_matrix` is wgpu's own) through naga.
     let plain = KernelKey::all(&ALL_TYPES);
-    let subgroups = ShaderFeatures { subgroup_size: 32, ..Default::default() };
+    // (with room for the integer-dot kernels' staging, so their subgroup variants are kept)
+    let subgroups = ShaderFeatures { subgroup_size: 32, int_runs: 1024, ..Default::default() };
     let coop = ShaderFeatures { subgroup_size: 32, coop_matrix: true, ..Default::default() };
     let kv_f16 = ShaderFeatures { kv_f16: true, ..Default::default() };
     let variants = |f: ShaderFeatures| plain.iter().map(move |k| k.with_features(f)).filter(|k| k.features != ShaderFeatures::default());
@@ -1151,7 +1152,7 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
         .collect();
     for (key, browser) in &keys {
         let f = key.features;
-        let path = dir.join(format!("{:?}_{:?}_{:?}_{}_{}_{}.wgsl", key.op, key.ty, key.ty3, f.subgroup_size, f.kv_f16, f.coop_matrix));
+        let path = dir.join(format!("{:?}_{:?}_{:?}_{}_{}_{}_{}.wgsl", key.op, key.ty, key.ty3, f.subgroup_size, f.kv_f16, f.coop_matrix, f.int_runs));
         std::fs::write(&path, key.source()).expect("write shader");
         // The cooperative-matrix variants also go through naga's SPIR-V writer (what wgpu
         // runs natively), which no device here exercises: lavapipe has no cooperative

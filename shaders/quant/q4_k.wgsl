@@ -14,7 +14,7 @@ fn dq4(b: u32, i: u32) -> vec4<f32> {
     let l = e & 31u;
     let q = bytes4(w[b + 4u + ((32u * c + l) >> 2u)] >> (4u * (g & 1u))) & vec4<u32>(0xfu);
     let dm = unpack2x16float(w[b]);
-    let sm = k4_scale_min(b, g);
+    let sm = k4_scale_min(w[b + 1u], w[b + 2u], w[b + 3u], g);
     return (dm.x * f32(sm.x)) * vec4<f32>(q) - dm.y * f32(sm.y);
 }
 
@@ -25,7 +25,7 @@ fn dq8(b: u32, i: u32) -> mat2x4<f32> {
     let at = b + 4u + ((32u * (e >> 6u) + (e & 31u)) >> 2u);
     let sh = 4u * (g & 1u);
     let dm = unpack2x16float(w[b]);
-    let sm = vec2<f32>(k4_scale_min(b, g));
+    let sm = vec2<f32>(k4_scale_min(w[b + 1u], w[b + 2u], w[b + 3u], g));
     let d = dm.x * sm.x;
     let m = dm.y * sm.y;
     let mask = vec4<u32>(0xfu);

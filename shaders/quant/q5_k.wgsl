@@ -16,6 +16,6 @@ fn dq4(b: u32, i: u32) -> vec4<f32> {
     let hi = bytes4(w[b + 4u + (l >> 2u)] >> g) & vec4<u32>(1u);
     let q = lo | (hi << vec4<u32>(4u));
     let dm = unpack2x16float(w[b]);
-    let sm = k4_scale_min(b, g);
+    let sm = k4_scale_min(w[b + 1u], w[b + 2u], w[b + 3u], g);
     return (dm.x * f32(sm.x)) * vec4<f32>(q) - dm.y * f32(sm.y);
 }

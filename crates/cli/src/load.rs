@@ -69,6 +69,10 @@ pub struct ModelArgs {
     /// cooperative matrices (tensor cores), which take f16 inputs.
     #[arg(long)]
     pub no_coop_matrix: bool,
+    /// Run the decode matvecs in f32 even over Q4_K/Q6_K weights, which otherwise take
+    /// integer dot products against the input quantized to 16 bits.
+    #[arg(long)]
+    pub no_int_dot: bool,
     /// Keep wgpu's run-time checks (loop bounds, array indices) in the GPU's shaders:
     /// slower; for ruling the shaders out when chasing a GPU fault.
     #[arg(long)]
@@ -88,9 +92,16 @@ pub trait ModelTask: Sized {
 
 /// Opens the chosen backend, loads the model onto it and runs `task`.
 pub fn with_model(options: ModelOptions, task: impl ModelTask) -> Result<(), Error> {
-    let ModelArgs { file, backend, kv_f16, no_coop_matrix, checked_shaders } = task.model().clone();
+    let ModelArgs { file, backend, kv_f16, no_coop_matrix, no_int_dot, checked_shaders } = task.model().clone();
     let path = file.as_path();
-    let gpu = GpuOptions { kv_f16, allow_coop_matrix: !no_coop_matrix, profile: task.profile(), checked_shaders, ..Default::default() };
+    let gpu = GpuOptions {
+        kv_f16,
+        allow_coop_matrix: !no_coop_matrix,
+        allow_int_dot: !no_int_dot,
+        profile: task.profile(),
+        checked_shaders,
+        ..Default::default()
+    };
     match backend {
         BackendChoice::Cpu => task.run(load_onto(path, CpuBackend::new(), options)?),
         BackendChoice::Gpu => task.run(load_onto(path, open_gpu(gpu)?, options)?),

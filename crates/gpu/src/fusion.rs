@@ -187,7 +187,7 @@ impl GpuBackend {
             }
             None => Op::MatvecMulti,
         };
-        let key = KernelKey::new(op, Some(first.ty)).with_third_type(third.ty);
+        let key = KernelKey::new(op, Some(first.ty)).with_third_type(third.ty).with_int_runs(first.cols);
         self.record_keyed(key, &bufs, &p, None, groups as u32);
     }
 
@@ -215,9 +215,10 @@ impl GpuBackend {
                 ..Default::default()
             };
             let groups = gp.rows.div_ceil(matvec_rows(p.lanes)) as u32;
+            let key = |op| KernelKey::new(op, Some(g.ty)).with_int_runs(g.cols);
             match g.norm {
-                Some(nm) => self.record(Op::MatvecGatedNormed, Some(g.ty), &[xb, gp.buf, ob, up.buf, nm.w, hb], &p, None, groups),
-                None => self.record(Op::MatvecGated, Some(g.ty), &[xb, gp.buf, ob, up.buf], &p, None, groups),
+                Some(nm) => self.record_keyed(key(Op::MatvecGatedNormed), &[xb, gp.buf, ob, up.buf, nm.w, hb], &p, None, groups),
+                None => self.record_keyed(key(Op::MatvecGated), &[xb, gp.buf, ob, up.buf], &p, None, groups),
             }
         }
     }
@@ -292,13 +293,15 @@ impl GpuBackend {
             };
             let (rows, tall_rows) = (matvec_rows(p.lanes), matvec_tall_rows(p.lanes));
             let bufs = [xb, part.buf, ob, rb];
+            // One row: the integer-dot kernel where the weight type has one.
+            let key = |op| KernelKey::new(op, Some(pm.ty)).with_int_runs(if n == 1 { pm.cols } else { 0 });
             if let Some(nm) = pm.norm {
                 let bufs = [xb, part.buf, ob, rb, nm.w, hb];
-                self.record(Op::MatvecNormed, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
+                self.record_keyed(key(Op::MatvecNormed), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else if n == 1 && part.rows >= TALL_MIN_ROWS {
                 self.record(Op::MatvecTall, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(tall_rows) as u32);
             } else if n <= MATVEC_MAX_ROWS {
-                self.record(Op::Matvec, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
+                self.record_keyed(key(Op::Matvec), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else {
                 self.record_batch_matmul(p, pm.ty, [xb, part.buf, ob, rb], None);
             }

@@ -327,6 +327,12 @@ pub struct ShaderFeatures {
     /// shaders/matmul_coop.wgsl and attention_coop.wgsl (native only: wgpu's
     /// experimental feature; see `coop_matrix_usable`).
     pub coop_matrix: bool,
+    /// The decode matvecs over integer dot products (shaders/matvec_int.wgsl) for
+    /// weight types with 32-value units (`has_int_units`): of a device, the most input
+    /// runs (16 values each) its workgroup memory can stage, 0 where they are switched
+    /// off; of a kernel, the runs its staging holds (`KernelKey::with_int_runs`), 0 for
+    /// the f32 kernels of matmul.wgsl.
+    pub int_runs: u32,
 }
 
 impl ShaderFeatures {
@@ -337,8 +343,28 @@ impl ShaderFeatures {
     pub fn for_device(subgroups: bool, min_size: u32, max_size: u32, coop_matrix: bool) -> Self {
         let usable = subgroups && min_size == max_size && max_size.is_power_of_two() && (4..=128).contains(&max_size);
         let subgroup_size = if usable { max_size } else { 0 };
-        ShaderFeatures { subgroup_size, kv_f16: false, coop_matrix: coop_matrix && subgroup_size == 32 }
+        ShaderFeatures { subgroup_size, kv_f16: false, coop_matrix: coop_matrix && subgroup_size == 32, int_runs: 0 }
     }
+}
+
+/// Workgroup memory the integer-dot matvecs take besides their staging (the 256-value
+/// sum array), and per staged run of 16 input values (two vec4<u32> and a vec2<f32>).
+pub const INT_FIXED_STORAGE: u32 = 1024;
+pub const INT_RUN_STORAGE: u32 = 40;
+/// Staging sizes come in steps of this many runs (each size is its own module).
+pub const INT_RUNS_STEP: u32 = 128;
+
+/// The most input runs a device's integer-dot matvecs can stage (`int_runs` of
+/// `ShaderFeatures`) with this much workgroup memory, at most 1,024 (rows of 16,384).
+pub fn int_runs_capacity(workgroup_storage: u32) -> u32 {
+    let runs = workgroup_storage.saturating_sub(INT_FIXED_STORAGE) / INT_RUN_STORAGE;
+    runs.min(1024) / INT_RUNS_STEP * INT_RUNS_STEP
+}
+
+/// Whether a weight type has 32-value units for the integer-dot matvecs
+/// (shaders/quant_int/).
+pub fn has_int_units(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q4K | GgmlType::Q6K)
 }
 
 /// The output tile of the batch kernel (`matmul_tiled`), which the host dispatches by:
@@ -423,15 +449,34 @@ impl KernelKey {
         self
     }
 
+    /// The integer-dot variant of a decode matvec whose input row is `k` values, where
+    /// it has one (its weight types have units, `has_int_units`, whole blocks); its
+    /// staging holds `k` rounded up to a step of runs. `with_features` keeps it where
+    /// the device stages that many.
+    pub fn with_int_runs(mut self, k: usize) -> Self {
+        let decode = matches!(
+            self.op,
+            Op::Matvec | Op::MatvecNormed | Op::MatvecGated | Op::MatvecGatedNormed | Op::MatvecMulti | Op::MatvecMultiNormed
+        );
+        let types = [self.ty, self.ty3].into_iter().flatten();
+        if decode && k % 256 == 0 && k > 0 && types.clone().count() > 0 && types.into_iter().all(has_int_units) {
+            self.features.int_runs = ((k / 16) as u32).next_multiple_of(INT_RUNS_STEP);
+        }
+        self
+    }
+
     /// The variant for these features (each family keeps the ones it has variants for,
     /// so the others are not compiled twice).
     pub fn with_features(mut self, f: ShaderFeatures) -> Self {
+        let int_runs = self.features.int_runs;
         self.features = match self.op.family() {
             // Only the batch kernel (matmul_tiled) has a cooperative-matrix variant: the
-            // decode kernels' modules stay as they are.
+            // decode kernels' modules stay as they are, or are the integer-dot ones
+            // where the key asked for them and the device stages that many runs.
             Family::Matmul => ShaderFeatures {
                 subgroup_size: f.subgroup_size,
                 coop_matrix: f.coop_matrix && self.op == Op::MatmulTiled,
+                int_runs: if int_runs <= f.int_runs { int_runs } else { 0 },
                 ..Default::default()
             },
             // So has the batch attention (attention_tiled): its module is the family's
@@ -474,6 +519,9 @@ impl KernelKey {
                 let next = types.iter().cycle().skip(1);
                 keys.extend(types.iter().zip(next).map(|(&t, &t3)| KernelKey::new(op, Some(t)).with_third_type(t3)));
             }
+            // The integer-dot variants (one staging size; the others differ only in it).
+            let int: Vec<KernelKey> = keys.iter().filter(|k| k.op == op).map(|k| k.with_int_runs(256)).filter(|k| k.features.int_runs > 0).collect();
+            keys.extend(int);
         }
         keys
     }

@@ -42,12 +42,12 @@ use kindling_model::{
 };
 
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
-pub use kernels::{matvec_lanes, KernelKey, Op, ShaderFeatures};
+pub use kernels::{has_int_units, matvec_lanes, KernelKey, Op, ShaderFeatures};
 pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;
 use fusion::{same_parts, AttentionRopeBuffers, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope, ATTENTION_ROPE_STORAGE_BUFFERS};
-use kernels::{batch_tile, split_k, matvec_rows, matvec_tall_rows, BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
+use kernels::{batch_tile, int_runs_capacity, split_k, matvec_rows, matvec_tall_rows, BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 /// Bytes of the parameter blob one submission can carry (beyond it the batch is split
@@ -284,8 +284,10 @@ impl GpuBackend {
         let a = &b.gpu.adapter;
         let subgroups = b.gpu.features.contains(wgpu::Features::SUBGROUP);
         let coop = b.gpu.features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
+        let int_runs = if options.allow_int_dot { int_runs_capacity(b.gpu.limits.max_compute_workgroup_storage_size) } else { 0 };
         b.shader_features = ShaderFeatures {
             kv_f16: options.kv_f16,
+            int_runs,
             ..ShaderFeatures::for_device(subgroups, a.subgroup_size.0, a.subgroup_size.1, coop)
         };
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;

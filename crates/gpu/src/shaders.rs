@@ -38,6 +38,13 @@ fn xn_get(i: u32) -> vec4<f32> { return vec4<f32>(); }
 fn xn_put(i: u32, v: vec4<f32>) {}";
 pub const NORM_OFF: &str = include_str!("../../../shaders/norm_off.wgsl");
 pub const WEIGHT_ROWS: &str = include_str!("../../../shaders/weight_rows.wgsl");
+pub const MATVEC_INT: &str = include_str!("../../../shaders/matvec_int.wgsl");
+pub const NORM_INT: &str = include_str!("../../../shaders/norm_int.wgsl");
+/// norm_int.wgsl's functions for the plain integer-dot kernels: the row as it is.
+const INT_NORM_OFF: &str = "fn in_run(raw: vec4<f32>, i: u32) -> vec4<f32> { return raw; }
+fn in_finish(lid: u32, first: bool, ss: f32) -> f32 { workgroupBarrier(); return 1.0; }";
+pub const Q4_K_INT: &str = include_str!("../../../shaders/quant_int/q4_k.wgsl");
+pub const Q6_K_INT: &str = include_str!("../../../shaders/quant_int/q6_k.wgsl");
 
 pub const Q_F32: &str = include_str!("../../../shaders/quant/f32.wgsl");
 pub const Q_F16: &str = include_str!("../../../shaders/quant/f16.wgsl");
@@ -108,8 +115,38 @@ fn family(f: Family) -> (&'static str, &'static str) {
     }
 }
 
+/// The 32-value unit snippet of a weight type for the integer-dot matvecs, with the
+/// helpers it shares (`kernels::has_int_units` names the types that have one).
+fn int_snippet(ty: GgmlType) -> String {
+    match ty {
+        GgmlType::Q4K => format!("{K4_SCALES}\n{Q4_K_INT}"),
+        GgmlType::Q6K => Q6_K_INT.to_string(),
+        _ => unreachable!("{ty:?} has no integer-dot units (kernels::has_int_units)"),
+    }
+}
+
+/// A decode matvec over integer dot products (`ShaderFeatures::int_runs`): the family's
+/// params and prelude, the unit snippet over each weight binding, the input norm (or
+/// not), the row sums, matvec_int.wgsl.
+fn assemble_int(key: KernelKey) -> String {
+    let ty = key.ty.expect("a matvec reads a weight");
+    let first = int_snippet(ty);
+    // The third weight's rows are p.row_words3 wide (matvec_multi's v may be of another type).
+    let third: String = int_snippet(key.ty3.unwrap_or(ty)).lines().map(|l| rename_word(l, "row_words", "row_words3", None) + "\n").collect();
+    let norm = if key.op.normed() { NORM_INT } else { INT_NORM_OFF };
+    let reduce = match key.features.subgroup_size {
+        0 => REDUCE_WG.to_string(),
+        sg => format!("const SG: u32 = {sg}u;\n{REDUCE_SG}"),
+    };
+    let runs = format!("const QX_RUNS: u32 = {}u;", key.features.int_runs);
+    [MatmulParams::WGSL, PRELUDE, &first, &other_weight(&first, "2"), &other_weight(&third, "3"), norm, &reduce, &runs, MATVEC_INT].join("\n")
+}
+
 /// The complete WGSL module a kernel is compiled from.
 pub fn assemble(key: KernelKey) -> String {
+    if key.op.family() == Family::Matmul && key.features.int_runs > 0 {
+        return assemble_int(key);
+    }
     let (body, params) = family(key.op.family());
     let snippet = key.ty.map(quant_snippet).unwrap_or_default();
     let snippet = snippet.as_str();
@@ -181,15 +218,17 @@ pub fn assemble(key: KernelKey) -> String {
 }
 
 /// A weight type's snippet over another weight binding: `w[` read as `w<n>[`, each of
-/// its functions and constants renamed `<name>_<n>` (so `dq4_2`, `BLOCK_ELEMS_2`).
+/// its functions, constants and type aliases renamed `<name>_<n>` (so `dq4_2`,
+/// `BLOCK_ELEMS_2`).
 pub fn other_weight(snippet: &str, n: &str) -> String {
     let names: Vec<&str> = snippet
         .lines()
         .filter_map(|l| {
             let t = l.trim_start();
-            let (rest, end) = match (t.strip_prefix("fn "), t.strip_prefix("const ")) {
-                (Some(r), _) => (r, '('),
-                (None, Some(r)) => (r, ':'),
+            let (rest, end) = match (t.strip_prefix("fn "), t.strip_prefix("const "), t.strip_prefix("alias ")) {
+                (Some(r), _, _) => (r, '('),
+                (None, Some(r), _) => (r, ':'),
+                (None, None, Some(r)) => (r, ' '),
                 _ => return None,
             };
             rest.find(end).map(|i| rest[..i].trim())
