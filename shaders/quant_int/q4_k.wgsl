@@ -23,5 +23,5 @@ fn unit_dot(row: u32, u: u32) -> f32 {
     let g = 2u * (j >> 1u);
     let s0 = vec2<f32>(k4_scale_min(h.y, h.z, h.w, g));
     let s1 = vec2<f32>(k4_scale_min(h.y, h.z, h.w, g + 1u));
-    return dm.x * (s0.x * xl.x * f32(il) + s1.x * xh.x * f32(ih)) - dm.y * (s0.y * xl.y + s1.y * xh.y);
+    return dm.x * (s0.x * xl.x * il + s1.x * xh.x * ih) - dm.y * (s0.y * xl.y + s1.y * xh.y);
 }

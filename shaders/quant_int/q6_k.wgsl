@@ -29,5 +29,5 @@ fn unit_dot(row: u32, u: u32) -> f32 {
     let r = 16u * (u >> 3u) + 8u * hf + 2u * s;
     let x0 = run_scale(r);
     let x1 = run_scale(r + 1u);
-    return d * (sc.x * (x0.x * f32(run_dot(r, q0)) - 32.0 * x0.y) + sc.y * (x1.x * f32(run_dot(r + 1u, q1)) - 32.0 * x1.y));
+    return d * (sc.x * (x0.x * run_dot(r, q0) - 32.0 * x0.y) + sc.y * (x1.x * run_dot(r + 1u, q1) - 32.0 * x1.y));
 }
