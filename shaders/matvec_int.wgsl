@@ -19,7 +19,9 @@
 //
 // Params: MatmulParams (n = 1).
 @group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+// x: the input row as f32 bits, or where INPUT_STAGED its runs as the gate/up kernel
+// before left them (qx below).
+@group(0) @binding(1) var<storage, read> x: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> w: array<WEIGHT_WORD>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<storage, read_write> res: array<f32>;
@@ -27,6 +29,10 @@
 @group(0) @binding(6) var<storage, read_write> out2: array<f32>;
 @group(0) @binding(7) var<storage, read> w3: array<WEIGHT_WORD_3>;
 @group(0) @binding(8) var<storage, read_write> out3: array<f32>;
+// matvec_gated where p.qx_runs > 0: its output row quantized as the staging holds it,
+// for the matvec that reads it next (INPUT_STAGED): p.qx_runs runs of 16 values as
+// four sections of vec4s (high, middle, low bytes; then bitcast (scale, Σ, 0, 0)).
+@group(0) @binding(11) var<storage, read_write> qx: array<vec4<u32>>;
 
 const MV_WG: u32 = 256u;
 var<workgroup> mv_red: array<f32, MV_WG>;
@@ -48,11 +54,27 @@ fn dot16(q: vec4<u32>, v: vec4<u32>) -> i32 {
 // in the run's order), in units of the run's scale. Each digit's sum is exact in i32;
 // their weighted sum is not (it can pass 2^31), so it is taken in f32.
 fn run_dot(r: u32, q: vec4<u32>) -> f32 {
-    return 65536.0 * f32(dot16(q, qx_hi[r])) + f32(256 * dot16(q, qx_mid[r]) + dot16(q, qx_lo[r]));
+    var hi: vec4<u32>;
+    var mid: vec4<u32>;
+    var lo: vec4<u32>;
+    if (INPUT_STAGED) {
+        let n = p.k / 16u;
+        hi = x[r];
+        mid = x[n + r];
+        lo = x[2u * n + r];
+    } else {
+        hi = qx_hi[r];
+        mid = qx_mid[r];
+        lo = qx_lo[r];
+    }
+    return 65536.0 * f32(dot16(q, hi)) + f32(256 * dot16(q, mid) + dot16(q, lo));
 }
 
 // (scale, Σ x) of run r.
 fn run_scale(r: u32) -> vec2<f32> {
+    if (INPUT_STAGED) {
+        return bitcast<vec2<f32>>(x[3u * (p.k / 16u) + r].xy);
+    }
     return qx_d[r];
 }
 
@@ -61,47 +83,64 @@ fn run_scale(r: u32) -> vec2<f32> {
 // [−128, 127] and lo = rest − 256·mid in [−128, 127]; hi stays within 127 up to here.
 const QX_MAX: f32 = 8355711.0;
 
-// Quantizes run r of the input (values times the norm weight where normed, in_run) into
-// the staging; returns the run's Σ x² for the norm.
-fn stage_run(r: u32) -> f32 {
-    var v: array<vec4<f32>, 4>;
-    var ss = 0.0;
+// 16 values as a staged run: the digits and (scale, Σ).
+struct Run {
+    hi: vec4<u32>,
+    mid: vec4<u32>,
+    lo: vec4<u32>,
+    d: vec2<f32>,
+}
+
+fn quantize_run(v: array<vec4<f32>, 4>) -> Run {
     var amax = 0.0;
     var sum = 0.0;
     for (var i = 0u; i < 4u; i++) {
-        let raw = x[4u * r + i];
-        ss += dot(raw, raw);
-        let t = in_run(raw, 4u * r + i);
-        v[i] = t;
-        let a = abs(t);
+        let a = abs(v[i]);
         amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
-        sum += t.x + t.y + t.z + t.w;
+        sum += v[i].x + v[i].y + v[i].z + v[i].w;
     }
     let d = amax / QX_MAX;
     let inv = select(0.0, 1.0 / d, d > 0.0);
-    var hi: vec4<u32>;
-    var mid: vec4<u32>;
-    var lo: vec4<u32>;
+    var run: Run;
     for (var i = 0u; i < 4u; i++) {
         let q = clamp(vec4<i32>(round(v[i] * inv)), vec4<i32>(-8355711), vec4<i32>(8355711));
         let h = (q + vec4<i32>(32896)) >> vec4<u32>(16u);
         let rest = q - 65536 * h;
         let m = (rest + vec4<i32>(128)) >> vec4<u32>(8u);
-        hi[i] = pack4xI8(h);
-        mid[i] = pack4xI8(m);
-        lo[i] = pack4xI8(rest - 256 * m);
+        run.hi[i] = pack4xI8(h);
+        run.mid[i] = pack4xI8(m);
+        run.lo[i] = pack4xI8(rest - 256 * m);
     }
-    qx_hi[r] = hi;
-    qx_mid[r] = mid;
-    qx_lo[r] = lo;
-    qx_d[r] = vec2<f32>(d, sum);
+    run.d = vec2<f32>(d, sum);
+    return run;
+}
+
+// Quantizes run r of the input (values times the norm weight where normed, in_run) into
+// the staging; returns the run's Σ x² for the norm.
+fn stage_run(r: u32) -> f32 {
+    var v: array<vec4<f32>, 4>;
+    var ss = 0.0;
+    for (var i = 0u; i < 4u; i++) {
+        let raw = bitcast<vec4<f32>>(x[4u * r + i]);
+        ss += dot(raw, raw);
+        v[i] = in_run(raw, 4u * r + i);
+    }
+    let run = quantize_run(v);
+    qx_hi[r] = run.hi;
+    qx_mid[r] = run.mid;
+    qx_lo[r] = run.lo;
+    qx_d[r] = run.d;
     return ss;
 }
 
 // Stages the input row and returns the scale of the sums (1 / rms where normed, else 1;
-// in_finish, shaders/norm_int_*.wgsl). Called in uniform control flow: its barrier makes
-// the staging visible to the workgroup.
+// in_finish: shaders/norm_int.wgsl, or INT_NORM_OFF in shaders.rs). Called in uniform
+// control flow: its barrier makes the staging visible to the workgroup. Where
+// INPUT_STAGED the runs are already in the input binding.
 fn stage_input(lid: u32, first: bool) -> f32 {
+    if (INPUT_STAGED) {
+        return 1.0;
+    }
     var ss = 0.0;
     for (var r = lid; r < p.k / 16u; r += MV_WG) {
         ss += stage_run(r);
@@ -158,8 +197,34 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
     let ta = row_sum(lid, lane, a);
     let tc = row_sum(lid, lane, c);
+    let v = gated_act(ta * sc, tc * sc, p.act);
     if (row < p.rows && lane == 0u) {
-        out[p.out_offset + row] = gated_act(ta * sc, tc * sc, p.act);
+        out[p.out_offset + row] = v;
+    }
+    if (p.qx_runs > 0u) {
+        put_run(lid, lane, select(0.0, v, row < p.rows), wg_linear(wid, nwg));
+    }
+}
+
+// The workgroup's 16 outputs (16 lanes a row: the host asks for p.qx_runs only then) as
+// run out_offset / 16 + g of qx (matvec_gated's quantized output).
+fn put_run(lid: u32, lane: u32, v: f32, g: u32) {
+    workgroupBarrier();
+    if (lane == 0u) {
+        mv_red[lid / 16u] = v;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        var vs: array<vec4<f32>, 4>;
+        for (var i = 0u; i < 4u; i++) {
+            vs[i] = vec4<f32>(mv_red[4u * i], mv_red[4u * i + 1u], mv_red[4u * i + 2u], mv_red[4u * i + 3u]);
+        }
+        let run = quantize_run(vs);
+        let r = p.out_offset / 16u + g;
+        qx[r] = run.hi;
+        qx[p.qx_runs + r] = run.mid;
+        qx[2u * p.qx_runs + r] = run.lo;
+        qx[3u * p.qx_runs + r] = vec4<u32>(bitcast<vec2<u32>>(run.d), 0u, 0u);
     }
 }
 

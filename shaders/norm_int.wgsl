@@ -16,7 +16,7 @@ fn in_finish(lid: u32, first: bool, ss: f32) -> f32 {
     let scale = 1.0 / sqrt(wg_sum(lid, ss) / f32(p.k) + p.eps);
     if (first) {
         for (var i = lid; i < p.k / 4u; i += MV_WG) {
-            h[i] = x[i] * scale * nw[i];
+            h[i] = bitcast<vec4<f32>>(x[i]) * scale * nw[i];
         }
     }
     return scale;

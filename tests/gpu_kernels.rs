@@ -451,6 +451,66 @@ fn gate_up_and_gated_activation_fuse_in_decode_and_match_cpu_also_over_split_wei
     }
 }
 
+/// A decode feed-forward on integer dot products: gate/up and the gated activation
+/// write their output quantized too, and the down projection (with its residual add)
+/// reads it so, staging nothing; over whole and split down weights, Q4_K and Q6_K.
+/// Each down output against the CPU within 1e-5 of Σ|w·a| plus what the gated
+/// activation's own difference carries (Σ|w|·|a_gpu − a_cpu|).
+#[test]
+fn feed_forward_down_reads_the_gate_up_output_quantized_and_matches_cpu() {
+    use GgmlType::{Q4K, Q6K};
+    // Rows of 256 values: gate/up get 16 lanes a row (matvec_lanes), a workgroup a run.
+    let (d, ff) = (256usize, 768usize);
+    // Split: down in parts of 96 rows; gate and up (a third the row size) in parts of
+    // 288, whole runs of 16 each.
+    for (i, (down_ty, part)) in [(Q4K, None), (Q6K, None), (Q4K, Some(96usize))].into_iter().enumerate() {
+        let mut rng = Rng(900 + i as u64);
+        let (wg, wu) = (random_weight(&mut rng, Q4K, ff, d), random_weight(&mut rng, Q4K, ff, d));
+        let wd = random_weight(&mut rng, down_ty, d, ff);
+        let x = rng.vec(d, -2.0, 2.0);
+        let row_bytes = (ff / down_ty.block_elems() * down_ty.block_bytes()).next_multiple_of(4) as u64;
+        let max_part_bytes = part.map(|p| (row_bytes * p as u64 + 3).max(ff as u64 * 4));
+        let mut b = gpu_with(GpuOptions { max_part_bytes, ..Default::default() });
+        let run = |b: &mut GpuBackend| ffn_down_script(b, (&wg, &wu, &wd), down_ty, d, ff, &x);
+        let (a_gpu, y_gpu) = run(&mut b);
+        let (a_cpu, y_cpu) = ffn_down_script(&mut CpuBackend::new(), (&wg, &wu, &wd), down_ty, d, ff, &x);
+        if b.shader_features().int_runs > 0 {
+            assert!(b.stats().input_staged_matvecs > 0, "case {i}: the down projection read the quantized runs");
+        }
+        let fd = dequant(down_ty, &wd, d * ff);
+        let mut worst = 0.0f32;
+        for j in 0..d {
+            let w = &fd[j * ff..(j + 1) * ff];
+            let scale: f32 = w.iter().zip(&a_cpu).map(|(w, a)| (w * a).abs()).sum();
+            let carried: f32 = w.iter().zip(a_gpu.iter().zip(&a_cpu)).map(|(w, (g, c))| w.abs() * (g - c).abs()).sum();
+            let tol = 1e-5 * scale + carried + 1e-5 * y_cpu[j].abs() + 1e-6;
+            assert!((y_gpu[j] - y_cpu[j]).abs() <= tol, "case {i} ({down_ty:?}) out {j}: gpu {} cpu {} (tol {tol})", y_gpu[j], y_cpu[j]);
+            worst = worst.max((y_gpu[j] - y_cpu[j]).abs() / scale.max(1e-30));
+        }
+        eprintln!("feed-forward, down {down_ty:?} parts {part:?}: max |Δ|/Σ|w·a| {worst:.2e}");
+    }
+}
+
+/// x → gate/up (Q4_K) → SiLU-gated → down (+ x as the residual); returns the gated
+/// activation and the residual after the add, one row (decode).
+fn ffn_down_script<B: Backend>(b: &mut B, (wg, wu, wd): (&[u8], &[u8], &[u8]), down_ty: GgmlType, d: usize, ff: usize, x: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let (gt, ut) = (weight(b, "gate", GgmlType::Q4K, ff, d, wg), weight(b, "up", GgmlType::Q4K, ff, d, wu));
+    let dt = weight(b, "down", down_ty, d, ff, wd);
+    let xt = table(b, x, d);
+    let xa = b.alloc_activation(1, d).expect("alloc");
+    let [gate, up, act] = [ff, ff, ff].map(|c| b.alloc_activation(1, c).expect("alloc"));
+    let out = b.alloc_activation(1, d).expect("alloc");
+    b.begin_batch(&ids(1), 0).expect("batch");
+    b.embed(&xt, 1.0, xa);
+    b.matmul(xa, &gt, gate);
+    b.matmul(xa, &ut, up);
+    b.gated_activation(gate, up, Activation::Silu, act);
+    b.matmul(act, &dt, out);
+    b.add(xa, out);
+    let y = read(b, xa, 1);
+    (read(b, act, 1), y)
+}
+
 /// q, k, v projections of one input (the GPU joins decode matvecs of one weight type
 /// and width into one dispatch); returns (q, k, v, dispatches of the three) per batch.
 #[allow(clippy::type_complexity)]

@@ -200,6 +200,16 @@ impl GpuBackend {
         };
         let hb = self.act(g.x).buf;
         let (x_stride, ob, out_stride) = (self.act(g.x).cols as u32, self.act(out).buf, self.act(out).cols as u32);
+        let key = |op| KernelKey::new(op, Some(g.ty)).with_int_runs(g.cols);
+        let op = if g.norm.is_some() { Op::MatvecGatedNormed } else { Op::MatvecGated };
+        // On integer dot products, with a workgroup a run of 16 outputs, it also writes
+        // its output quantized for the down projection after it (`qx_ready`).
+        let int = key(op).with_features(self.shader_features).features.int_runs > 0;
+        let whole_runs = g.parts.iter().all(|gp| gp.row0 % 16 == 0 && matvec_lanes(gp.rows, g.cols) == 16);
+        let qx = match int && whole_runs && out_stride % 256 == 0 {
+            true => self.qx_runs_of(ob, out_stride),
+            false => None,
+        };
         for (gp, up) in g.parts.iter().zip(u.parts.iter()) {
             let p = MatmulParams {
                 n: 1,
@@ -212,15 +222,30 @@ impl GpuBackend {
                 act,
                 lanes: matvec_lanes(gp.rows, g.cols),
                 eps: g.norm.map_or(0.0, |nm| nm.eps),
+                qx_runs: qx.map_or(0, |_| out_stride as u32 / 16),
                 ..Default::default()
             };
             let groups = gp.rows.div_ceil(matvec_rows(p.lanes)) as u32;
-            let key = |op| KernelKey::new(op, Some(g.ty)).with_int_runs(g.cols);
+            let qb = qx.unwrap_or(self.dummy);
             match g.norm {
-                Some(nm) => self.record_keyed(key(Op::MatvecGatedNormed), &[xb, gp.buf, ob, up.buf, nm.w, hb], &p, None, groups),
-                None => self.record_keyed(key(Op::MatvecGated), &[xb, gp.buf, ob, up.buf], &p, None, groups),
+                Some(nm) => self.record_keyed(key(op), &[xb, gp.buf, ob, up.buf, nm.w, hb, qb], &p, None, groups),
+                None => self.record_keyed(key(op), &[xb, gp.buf, ob, up.buf, qb], &p, None, groups),
             }
         }
+        self.qx_ready = qx.map(|q| (ob, q));
+    }
+
+    /// The buffer of quantized runs for an activation buffer of `cols` values a row
+    /// (matvec_gated's `qx`), made on first use; None where it cannot be made (the
+    /// gate/up kernel then writes no runs).
+    fn qx_runs_of(&mut self, act: BufId, cols: u32) -> Option<BufId> {
+        if let Some(&q) = self.qx_bufs.get(&(act, cols)) {
+            return Some(q);
+        }
+        // Four vec4<u32> sections of a run each.
+        let q = self.storage_buffer("quantized runs", cols as u64 / 16 * 64).ok()?;
+        self.qx_bufs.insert((act, cols), q);
+        Some(q)
     }
 
     /// Whether a batch's gate and up matmuls (`g`, `u`: one part each, same type and
@@ -273,6 +298,11 @@ impl GpuBackend {
             None => (self.dummy, 0),
         };
         let n = pm.n;
+        // The runs the gate/up kernel just wrote of this input, where the weight type
+        // reads them: no staging in this matvec.
+        let staged = self.qx_ready.filter(|&(a, _)| a == xb && n == 1 && pm.norm.is_none()).map(|(_, q)| q);
+        let staged_key = KernelKey::new(Op::Matvec, Some(pm.ty)).with_input_staged(pm.cols);
+        let staged = staged.filter(|_| staged_key.with_features(self.shader_features).features.int_input_staged);
         for part in pm.parts.iter() {
             let p = MatmulParams {
                 n: n as u32,
@@ -300,6 +330,9 @@ impl GpuBackend {
                 self.record_keyed(key(Op::MatvecNormed), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else if n == 1 && part.rows >= TALL_MIN_ROWS {
                 self.record(Op::MatvecTall, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(tall_rows) as u32);
+            } else if let Some(q) = staged {
+                self.record_keyed(staged_key, &[q, part.buf, ob, rb], &p, None, part.rows.div_ceil(rows) as u32);
+                self.stats.input_staged_matvecs += 1;
             } else if n <= MATVEC_MAX_ROWS {
                 self.record_keyed(key(Op::Matvec), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else {

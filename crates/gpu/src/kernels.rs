@@ -189,13 +189,14 @@ impl Op {
             Op::MatmulTiled => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (6, Write), (5, Read)],
             // out, residual (or a dummy), split partial sums
             Op::MatmulSplitSum => &[(0, Params), (3, Write), (4, Write), (6, Write)],
-            // x, first weight part, out, second weight part
-            Op::MatvecGated => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read)],
+            // x, first weight part, out, second weight part, the output's quantized runs
+            // (integer-dot kernel, or a dummy)
+            Op::MatvecGated => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read), (11, Write)],
             // x, w, out, w2, out2, w3, out3
             Op::MatvecMulti => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read), (6, Write), (7, Read), (8, Write)],
             // As the plain ones, then the norm weight and the normalised row (h).
             Op::MatvecNormed => &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (9, Read), (10, Write)],
-            Op::MatvecGatedNormed => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read), (9, Read), (10, Write)],
+            Op::MatvecGatedNormed => &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read), (9, Read), (10, Write), (11, Write)],
             // Nine storage buffers: used where the device allows that many per stage.
             Op::MatvecMultiNormed => &[
                 (0, Params),
@@ -333,6 +334,9 @@ pub struct ShaderFeatures {
     /// off; of a kernel, the runs its staging holds (`KernelKey::with_int_runs`), 0 for
     /// the f32 kernels of matmul.wgsl.
     pub int_runs: u32,
+    /// Of an integer-dot `matvec`: its input binding holds the runs the gate/up kernel
+    /// before it wrote (`KernelKey::with_input_staged`), so it stages nothing.
+    pub int_input_staged: bool,
 }
 
 impl ShaderFeatures {
@@ -343,7 +347,7 @@ impl ShaderFeatures {
     pub fn for_device(subgroups: bool, min_size: u32, max_size: u32, coop_matrix: bool) -> Self {
         let usable = subgroups && min_size == max_size && max_size.is_power_of_two() && (4..=128).contains(&max_size);
         let subgroup_size = if usable { max_size } else { 0 };
-        ShaderFeatures { subgroup_size, kv_f16: false, coop_matrix: coop_matrix && subgroup_size == 32, int_runs: 0 }
+        ShaderFeatures { subgroup_size, coop_matrix: coop_matrix && subgroup_size == 32, ..Default::default() }
     }
 }
 
@@ -472,6 +476,17 @@ impl KernelKey {
         self
     }
 
+    /// The integer-dot `matvec` whose input binding holds the input row's runs as a
+    /// gate/up kernel wrote them (`MatmulParams::qx_runs`), where its weight type has
+    /// units; rows of any length (it stages nothing).
+    pub fn with_input_staged(mut self, k: usize) -> Self {
+        if self.op == Op::Matvec && k % 256 == 0 && k > 0 && self.ty.is_some_and(has_int_units) {
+            self.features.int_runs = INT_RUNS_STEP;
+            self.features.int_input_staged = true;
+        }
+        self
+    }
+
     /// The variant for these features (each family keeps the ones it has variants for,
     /// so the others are not compiled twice).
     pub fn with_features(mut self, f: ShaderFeatures) -> Self {
@@ -484,6 +499,7 @@ impl KernelKey {
                 subgroup_size: f.subgroup_size,
                 coop_matrix: f.coop_matrix && self.op == Op::MatmulTiled,
                 int_runs: if int_runs <= f.int_runs { int_runs } else { 0 },
+                int_input_staged: self.features.int_input_staged && int_runs <= f.int_runs,
                 ..Default::default()
             },
             // So has the batch attention (attention_tiled): its module is the family's

@@ -33,6 +33,7 @@ mod readback;
 mod shaders;
 mod weights;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytemuck::Pod;
@@ -133,6 +134,9 @@ pub struct GpuStats {
     /// GPU objects created (buffers, pipelines, layouts, bind groups): constant in the
     /// token loop once the first token has run.
     pub objects_created: u64,
+    /// Decode matvecs that read their input as the gate/up kernel before them left it,
+    /// quantized (`MatmulParams::qx_runs`), instead of staging it themselves.
+    pub input_staged_matvecs: u64,
 }
 
 /// Handle of an activation matrix.
@@ -193,6 +197,13 @@ pub struct GpuBackend {
     /// already be `dummy`.)
     dummy: BufId,
     dummy_read: BufId,
+    /// The quantized runs (`MatmulParams::qx_runs`) each gate/up activation buffer has
+    /// had written, by activation buffer and row width.
+    qx_bufs: HashMap<(BufId, u32), BufId>,
+    /// (activation buffer, its runs) where the last dispatch recorded was a gate/up
+    /// kernel that also wrote its output quantized: the matvec recorded next may read
+    /// them (`record_matmul`); any other dispatch clears it.
+    qx_ready: Option<(BufId, BufId)>,
     /// Chained greedy steps being read back (see chain.rs).
     chain: chain::Chain,
     /// The kernel variants this device runs (subgroup reductions where it can).
@@ -273,6 +284,8 @@ impl GpuBackend {
             chain: chain::Chain::default(),
             pending: None,
             dummy: BufId(0),
+            qx_bufs: HashMap::new(),
+            qx_ready: None,
             dummy_read: BufId(0),
             profiler: None,
             deferred: None,
@@ -478,6 +491,7 @@ impl GpuBackend {
 
     fn record_grid<P: Pod>(&mut self, key: KernelKey, bufs: &[BufId], params: &P, table: Option<u32>, x: u32, y: u32) {
         self.flush_pending();
+        self.qx_ready = None;
         if x == 0 || y == 0 {
             return;
         }

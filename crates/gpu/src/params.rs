@@ -98,6 +98,10 @@ params!(
         /// (w2) at once, each tile half gate rows, half the same up rows, written as
         /// act(gate) * up (`act`) into `rows` columns; never split.
         gated: u32,
+        /// matvec_gated over integer dot products: > 0 where it also writes its output
+        /// quantized (the runs of shaders/matvec_int.wgsl's staging) for the matvec
+        /// after it: the runs of the whole output row.
+        qx_runs: u32,
     }
 );
 

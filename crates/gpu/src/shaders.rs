@@ -138,7 +138,9 @@ fn assemble_int(key: KernelKey) -> String {
         0 => REDUCE_WG.to_string(),
         sg => format!("const SG: u32 = {sg}u;\n{REDUCE_SG}"),
     };
-    let runs = format!("const QX_RUNS: u32 = {}u;", key.features.int_runs);
+    // Where the input comes staged, the staging arrays are never touched: one run each.
+    let f = key.features;
+    let runs = format!("const QX_RUNS: u32 = {}u;\nconst INPUT_STAGED: bool = {};", if f.int_input_staged { 1 } else { f.int_runs }, f.int_input_staged);
     [MatmulParams::WGSL, PRELUDE, &first, &other_weight(&first, "2"), &other_weight(&third, "3"), norm, &reduce, &runs, MATVEC_INT].join("\n")
 }
 
