@@ -160,6 +160,8 @@ impl GpuBackend {
             bufs.push(self.act(m.out).buf);
             rows[i] = m.parts[0].rows as u32;
         }
+        let op = if norm.is_some() { Op::MatvecMultiNormed } else { Op::MatvecMulti };
+        let key = KernelKey::new(op, Some(first.ty)).with_third_type(third.ty).with_int_runs(first.cols);
         let lanes = matvec_lanes(rows.iter().sum::<u32>() as usize, first.cols);
         let groups: usize = rows.iter().map(|&r| (r as usize).div_ceil(matvec_rows(lanes))).sum();
         if g.len() == 2 {
@@ -180,14 +182,9 @@ impl GpuBackend {
             eps: norm.map_or(0.0, |nm| nm.eps),
             ..Default::default()
         };
-        let op = match norm {
-            Some(nm) => {
-                bufs.extend([nm.w, self.act(first.x).buf]);
-                Op::MatvecMultiNormed
-            }
-            None => Op::MatvecMulti,
-        };
-        let key = KernelKey::new(op, Some(first.ty)).with_third_type(third.ty).with_int_runs(first.cols);
+        if let Some(nm) = norm {
+            bufs.extend([nm.w, self.act(first.x).buf]);
+        }
         self.record_keyed(key, &bufs, &p, None, groups as u32);
     }
 
@@ -204,7 +201,7 @@ impl GpuBackend {
         let op = if g.norm.is_some() { Op::MatvecGatedNormed } else { Op::MatvecGated };
         // On integer dot products, with a workgroup a run of 16 outputs, it also writes
         // its output quantized for the down projection after it (`qx_ready`).
-        let int = key(op).with_features(self.shader_features).features.int_runs > 0;
+        let int = self.is_int(key(op));
         let whole_runs = g.parts.iter().all(|gp| gp.row0 % 16 == 0 && matvec_lanes(gp.rows, g.cols) == 16);
         let qx = match int && whole_runs && out_stride % 256 == 0 {
             true => self.qx_runs_of(ob, out_stride),
@@ -233,6 +230,11 @@ impl GpuBackend {
             }
         }
         self.qx_ready = qx.map(|q| (ob, q));
+    }
+
+    /// Whether `key` runs as an integer-dot kernel on this device.
+    fn is_int(&self, key: KernelKey) -> bool {
+        key.with_features(self.shader_features).features.int_runs > 0
     }
 
     /// The buffer of quantized runs for an activation buffer of `cols` values a row
@@ -302,8 +304,21 @@ impl GpuBackend {
         // reads them: no staging in this matvec.
         let staged = self.qx_ready.filter(|&(a, _)| a == xb && n == 1 && pm.norm.is_none()).map(|(_, q)| q);
         let staged_key = KernelKey::new(Op::Matvec, Some(pm.ty)).with_input_staged(pm.cols);
-        let staged = staged.filter(|_| staged_key.with_features(self.shader_features).features.int_input_staged);
+        let staged = staged.filter(|_| self.is_int(staged_key));
+        // One row: the integer-dot kernel where the weight type has one.
+        let int_key = |op| KernelKey::new(op, Some(pm.ty)).with_int_runs(if n == 1 { pm.cols } else { 0 });
+        let int_matvec = self.is_int(int_key(Op::Matvec));
         for part in pm.parts.iter() {
+            // The kernel first (its lanes depend on it), then its parameters.
+            // A vocabulary-sized weight: matvec_tall, or the integer-dot matvec where it
+            // has one (Qwen2.5-1.5B's Q6_K output: 142 → 106 µs a token on an H100).
+            let tall = n == 1 && part.rows >= TALL_MIN_ROWS && !int_matvec;
+            let key = match (pm.norm, staged) {
+                (Some(_), _) => int_key(Op::MatvecNormed),
+                _ if tall => KernelKey::new(Op::MatvecTall, Some(pm.ty)),
+                (None, Some(_)) => staged_key,
+                _ => int_key(Op::Matvec),
+            };
             let p = MatmulParams {
                 n: n as u32,
                 k: pm.cols as u32,
@@ -323,18 +338,16 @@ impl GpuBackend {
             };
             let (rows, tall_rows) = (matvec_rows(p.lanes), matvec_tall_rows(p.lanes));
             let bufs = [xb, part.buf, ob, rb];
-            // One row: the integer-dot kernel where the weight type has one.
-            let key = |op| KernelKey::new(op, Some(pm.ty)).with_int_runs(if n == 1 { pm.cols } else { 0 });
             if let Some(nm) = pm.norm {
                 let bufs = [xb, part.buf, ob, rb, nm.w, hb];
-                self.record_keyed(key(Op::MatvecNormed), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
-            } else if n == 1 && part.rows >= TALL_MIN_ROWS {
-                self.record(Op::MatvecTall, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(tall_rows) as u32);
+                self.record_keyed(key, &bufs, &p, None, part.rows.div_ceil(rows) as u32);
+            } else if tall {
+                self.record_keyed(key, &bufs, &p, None, part.rows.div_ceil(tall_rows) as u32);
             } else if let Some(q) = staged {
-                self.record_keyed(staged_key, &[q, part.buf, ob, rb], &p, None, part.rows.div_ceil(rows) as u32);
+                self.record_keyed(key, &[q, part.buf, ob, rb], &p, None, part.rows.div_ceil(rows) as u32);
                 self.stats.input_staged_matvecs += 1;
             } else if n <= MATVEC_MAX_ROWS {
-                self.record_keyed(key(Op::Matvec), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
+                self.record_keyed(key, &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else {
                 self.record_batch_matmul(p, pm.ty, [xb, part.buf, ob, rb], None);
             }
