@@ -128,6 +128,24 @@ fn main() {
             .collect();
         variants.push(Variant { name: format!("backend matvec_gated, {lanes} lanes"), pipeline, groups, workgroups: (ROWS / (256 / lanes as usize)) as u32 });
     }
+    // The backend's integer-dot kernel (shaders/matvec_int.wgsl), without and with its
+    // quantized output for the down projection (qx_runs).
+    let int_key = key.with_int_runs(K);
+    let int_module = trusted(&device, &int_key.source(), "int");
+    let qx = storage("qx", &vec![0u8; ROWS / 16 * 64], wgpu::BufferUsages::empty());
+    for qx_runs in [0u32, (ROWS / 16) as u32] {
+        let lanes = 16;
+        let params = uniform(&[1, K as u32, ROWS as u32, (K / 256 * 36) as u32, K as u32, ROWS as u32, 0, 0, 0, 0, 0, 0, 0, lanes, eps, 1, 0, 0, 0, qx_runs]);
+        let pipeline = pipeline(&device, &int_module, int_key.op.entry_point());
+        let layout = pipeline.get_bind_group_layout(0);
+        let groups = weights
+            .iter()
+            .map(|(g, u)| {
+                group(&device, &layout, &[(0, &params), (1, &x), (2, g), (3, &out), (5, u), (9, &nw), (10, &h), (11, &qx)])
+            })
+            .collect();
+        variants.push(Variant { name: format!("backend int gated, qx_runs {qx_runs}"), pipeline, groups, workgroups: (ROWS / 16) as u32 });
+    }
     let probe = trusted(&device, &format!("const SG: u32 = {sg}u;\n{}", include_str!("gated_probe.wgsl")), "probe");
     let params = uniform(&[K as u32, ROWS as u32, (K / 256 * 9) as u32, (K / 32) as u32, eps, 0, 0, 0]);
     for entry in ["noop", "wide_f32", "wide_f32_late", "wide_i8", "wide_i16"] {

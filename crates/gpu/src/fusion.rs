@@ -203,7 +203,7 @@ impl GpuBackend {
         // its output quantized for the down projection after it (`qx_ready`).
         let int = self.is_int(key(op));
         let whole_runs = g.parts.iter().all(|gp| gp.row0 % 16 == 0 && matvec_lanes(gp.rows, g.cols) == 16);
-        let qx = match int && whole_runs && out_stride % 256 == 0 {
+        let qx = match int && whole_runs && out_stride % 32 == 0 {
             true => self.qx_runs_of(ob, out_stride),
             false => None,
         };

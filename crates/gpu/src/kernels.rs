@@ -374,7 +374,7 @@ pub fn int_runs_capacity(workgroup_storage: u32) -> u32 {
 /// Whether a weight type has 32-value units for the integer-dot matvecs
 /// (shaders/quant_int/).
 pub fn has_int_units(ty: GgmlType) -> bool {
-    matches!(ty, GgmlType::Q4K | GgmlType::Q6K)
+    matches!(ty, GgmlType::Q4K | GgmlType::Q6K | GgmlType::Q8_0 | GgmlType::Q5_0 | GgmlType::Q4_0 | GgmlType::Q4_1)
 }
 
 /// The output tile of the batch kernel (`matmul_tiled`), which the host dispatches by:
@@ -460,17 +460,16 @@ impl KernelKey {
     }
 
     /// The integer-dot variant of a decode matvec whose input row is `k` values, where
-    /// it has one (its weight types have units, `has_int_units`, whole blocks, and
-    /// `k` ≤ INT_STAGE_MAX_K); its staging holds `k` rounded up to a step of runs.
+    /// it has one (its weight types have units, `has_int_units`, rows of whole units
+    /// and blocks, and `k` ≤ INT_STAGE_MAX_K); its staging holds `k` rounded up to a step of runs.
     /// `with_features` keeps it where the device stages that many.
     pub fn with_int_runs(mut self, k: usize) -> Self {
         let decode = matches!(
             self.op,
             Op::Matvec | Op::MatvecNormed | Op::MatvecGated | Op::MatvecGatedNormed | Op::MatvecMulti | Op::MatvecMultiNormed
         );
-        let types = [self.ty, self.ty3].into_iter().flatten();
-        let fits = k % 256 == 0 && k > 0 && k <= INT_STAGE_MAX_K;
-        if decode && fits && types.clone().count() > 0 && types.into_iter().all(has_int_units) {
+        let fits = k > 0 && k <= INT_STAGE_MAX_K;
+        if decode && fits && self.int_units_fit(k) {
             self.features.int_runs = ((k / 16) as u32).next_multiple_of(INT_RUNS_STEP);
         }
         self
@@ -480,11 +479,18 @@ impl KernelKey {
     /// gate/up kernel wrote them (`MatmulParams::qx_runs`), where its weight type has
     /// units; rows of any length (it stages nothing).
     pub fn with_input_staged(mut self, k: usize) -> Self {
-        if self.op == Op::Matvec && k % 256 == 0 && k > 0 && self.ty.is_some_and(has_int_units) {
+        if self.op == Op::Matvec && k > 0 && self.int_units_fit(k) {
             self.features.int_runs = INT_RUNS_STEP;
             self.features.int_input_staged = true;
         }
         self
+    }
+
+    /// Whether rows of `k` values of this kernel's weight types are whole integer-dot
+    /// units (and whole blocks).
+    fn int_units_fit(self, k: usize) -> bool {
+        let types: Vec<GgmlType> = [self.ty, self.ty3].into_iter().flatten().collect();
+        !types.is_empty() && types.iter().all(|&t| has_int_units(t) && k % t.block_elems().max(32) == 0)
     }
 
     /// The variant for these features (each family keeps the ones it has variants for,

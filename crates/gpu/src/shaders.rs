@@ -45,6 +45,9 @@ const INT_NORM_OFF: &str = "fn in_run(raw: vec4<f32>, i: u32) -> vec4<f32> { ret
 fn in_finish(lid: u32, first: bool, ss: f32) -> f32 { workgroupBarrier(); return 1.0; }";
 pub const Q4_K_INT: &str = include_str!("../../../shaders/quant_int/q4_k.wgsl");
 pub const Q6_K_INT: &str = include_str!("../../../shaders/quant_int/q6_k.wgsl");
+pub const Q8_0_INT: &str = include_str!("../../../shaders/quant_int/q8_0.wgsl");
+pub const Q5_0_INT: &str = include_str!("../../../shaders/quant_int/q5_0.wgsl");
+pub const Q4_0_INT: &str = include_str!("../../../shaders/quant_int/q4_0.wgsl");
 
 pub const Q_F32: &str = include_str!("../../../shaders/quant/f32.wgsl");
 pub const Q_F16: &str = include_str!("../../../shaders/quant/f16.wgsl");
@@ -121,6 +124,11 @@ fn int_snippet(ty: GgmlType) -> String {
     match ty {
         GgmlType::Q4K => format!("{K4_SCALES}\n{Q4_K_INT}"),
         GgmlType::Q6K => Q6_K_INT.to_string(),
+        GgmlType::Q8_0 => Q8_0_INT.to_string(),
+        GgmlType::Q5_0 => Q5_0_INT.to_string(),
+        // One snippet for both, told apart by a constant.
+        GgmlType::Q4_0 => format!("const Q4_1: bool = false;\n{Q4_0_INT}"),
+        GgmlType::Q4_1 => format!("const Q4_1: bool = true;\n{Q4_0_INT}"),
         _ => unreachable!("{ty:?} has no integer-dot units (kernels::has_int_units)"),
     }
 }
