@@ -13,6 +13,8 @@
 //                 device has cooperative matrices, shaders/matmul_coop.wgsl (128 × 128, f16
 //                 products on the matrix units, f32 sums, dot products split into spans
 //                 where there are few tiles: matmul_split_sum, below, adds them up)
+// The decode entry points have integer-dot twins in shaders/matvec_int.wgsl, which the
+// host takes over weight types with 32-value units (shaders/quant_int/).
 // Both can also add their result into a residual stream (res += out), so a matmul and
 // the residual add after it take one dispatch. The decode entry points read their input
 // through in4()/in_scale() (shaders/norm_off.wgsl, or norm_in.wgsl for the `*_normed`

@@ -1212,7 +1212,10 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
         .collect();
     for (key, browser) in &keys {
         let f = key.features;
-        let path = dir.join(format!("{:?}_{:?}_{:?}_{}_{}_{}_{}.wgsl", key.op, key.ty, key.ty3, f.subgroup_size, f.kv_f16, f.coop_matrix, f.int_runs));
+        let path = dir.join(format!(
+            "{:?}_{:?}_{:?}_{}_{}_{}_{}_{}.wgsl",
+            key.op, key.ty, key.ty3, f.subgroup_size, f.kv_f16, f.coop_matrix, f.int_runs, f.int_input_staged
+        ));
         std::fs::write(&path, key.source()).expect("write shader");
         // The cooperative-matrix variants also go through naga's SPIR-V writer (what wgpu
         // runs natively), which no device here exercises: lavapipe has no cooperative

@@ -69,8 +69,8 @@ pub struct ModelArgs {
     /// cooperative matrices (tensor cores), which take f16 inputs.
     #[arg(long)]
     pub no_coop_matrix: bool,
-    /// Run the decode matvecs in f32 even over Q4_K/Q6_K weights, which otherwise take
-    /// integer dot products against the input quantized to 16 bits.
+    /// Run the GPU's decode matvecs in f32 even over Q4_K, Q6_K, Q8_0, Q5_0, Q4_0 and Q4_1
+    /// weights, which otherwise take integer dot products against their input in 24 bits.
     #[arg(long)]
     pub no_int_dot: bool,
     /// Keep wgpu's run-time checks (loop bounds, array indices) in the GPU's shaders:

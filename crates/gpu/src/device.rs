@@ -21,10 +21,11 @@ pub struct GpuOptions {
     /// cores) when the adapter has them (wgpu's experimental feature, native only): f16
     /// inputs, f32 sums. Off: the f32 kernels everywhere.
     pub allow_coop_matrix: bool,
-    /// Run the decode matvecs over weight types with integer units (Q4_K, Q6_K) on
-    /// integer dot products against the input quantized to 16 bits
-    /// (shaders/matvec_int.wgsl): ~2x the f32 kernels' speed on an H100, dot products
-    /// within ~1e-5 of Σ|w·x| of f32. Off: the f32 kernels everywhere.
+    /// Run the decode matvecs over weight types with integer units (`has_int_units`:
+    /// Q4_K, Q6_K, Q8_0, Q5_0, Q4_0, Q4_1) on integer dot products against their input
+    /// quantized to 24 bits a value (shaders/matvec_int.wgsl): about twice the f32
+    /// kernels' speed on an H100 at f32's accuracy (bench/results/h100-int-dot.md).
+    /// Off: the f32 kernels everywhere.
     pub allow_int_dot: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).

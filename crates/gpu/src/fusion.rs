@@ -199,8 +199,8 @@ impl GpuBackend {
         let (x_stride, ob, out_stride) = (self.act(g.x).cols as u32, self.act(out).buf, self.act(out).cols as u32);
         let key = |op| KernelKey::new(op, Some(g.ty)).with_int_runs(g.cols);
         let op = if g.norm.is_some() { Op::MatvecGatedNormed } else { Op::MatvecGated };
-        // On integer dot products, with a workgroup a run of 16 outputs, it also writes
-        // its output quantized for the down projection after it (`qx_ready`).
+        // On integer dot products, where each workgroup's 16 outputs make a run, it also
+        // writes its output quantized for the down projection after it (`qx_ready`).
         let int = self.is_int(key(op));
         let whole_runs = g.parts.iter().all(|gp| gp.row0 % 16 == 0 && matvec_lanes(gp.rows, g.cols) == 16);
         let qx = match int && whole_runs && out_stride % 32 == 0 {

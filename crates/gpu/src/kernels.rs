@@ -461,8 +461,8 @@ impl KernelKey {
 
     /// The integer-dot variant of a decode matvec whose input row is `k` values, where
     /// it has one (its weight types have units, `has_int_units`, rows of whole units
-    /// and blocks, and `k` ≤ INT_STAGE_MAX_K); its staging holds `k` rounded up to a step of runs.
-    /// `with_features` keeps it where the device stages that many.
+    /// and blocks, and `k` ≤ INT_STAGE_MAX_K); its staging holds `k` rounded up to a
+    /// step of runs. `with_features` keeps it where the device stages that many.
     pub fn with_int_runs(mut self, k: usize) -> Self {
         let decode = matches!(
             self.op,
@@ -548,8 +548,11 @@ impl KernelKey {
                 let next = types.iter().cycle().skip(1);
                 keys.extend(types.iter().zip(next).map(|(&t, &t3)| KernelKey::new(op, Some(t)).with_third_type(t3)));
             }
-            // The integer-dot variants (one staging size; the others differ only in it).
-            let int: Vec<KernelKey> = keys.iter().filter(|k| k.op == op).map(|k| k.with_int_runs(256)).filter(|k| k.features.int_runs > 0).collect();
+            // The integer-dot variants (one staging size; the others differ only in it),
+            // and the matvec that reads its input as the gate/up kernel left it.
+            let mine = keys.iter().filter(|k| k.op == op);
+            let int = mine.clone().map(|k| k.with_int_runs(256)).chain(mine.map(|k| k.with_input_staged(256)));
+            let int: Vec<KernelKey> = int.filter(|k| k.features.int_runs > 0).collect();
             keys.extend(int);
         }
         keys
