@@ -309,16 +309,6 @@ impl GpuBackend {
         let int_key = |op| KernelKey::new(op, Some(pm.ty)).with_int_runs(if n == 1 { pm.cols } else { 0 });
         let int_matvec = self.is_int(int_key(Op::Matvec));
         for part in pm.parts.iter() {
-            // The kernel first (its lanes depend on it), then its parameters.
-            // A vocabulary-sized weight: matvec_tall, or the integer-dot matvec where it
-            // has one (Qwen2.5-1.5B's Q6_K output: 142 → 106 µs a token on an H100).
-            let tall = n == 1 && part.rows >= TALL_MIN_ROWS && !int_matvec;
-            let key = match (pm.norm, staged) {
-                (Some(_), _) => int_key(Op::MatvecNormed),
-                _ if tall => KernelKey::new(Op::MatvecTall, Some(pm.ty)),
-                (None, Some(_)) => staged_key,
-                _ => int_key(Op::Matvec),
-            };
             let p = MatmulParams {
                 n: n as u32,
                 k: pm.cols as u32,
@@ -340,14 +330,17 @@ impl GpuBackend {
             let bufs = [xb, part.buf, ob, rb];
             if let Some(nm) = pm.norm {
                 let bufs = [xb, part.buf, ob, rb, nm.w, hb];
-                self.record_keyed(key, &bufs, &p, None, part.rows.div_ceil(rows) as u32);
-            } else if tall {
-                self.record_keyed(key, &bufs, &p, None, part.rows.div_ceil(tall_rows) as u32);
+                self.record_keyed(int_key(Op::MatvecNormed), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
+            } else if n == 1 && part.rows >= TALL_MIN_ROWS && !int_matvec {
+                // A vocabulary-sized weight without integer-dot units (with them, the
+                // integer-dot matvec below: Qwen2.5-1.5B's Q6_K output 142 → 106 µs a
+                // token on an H100).
+                self.record(Op::MatvecTall, Some(pm.ty), &bufs, &p, None, part.rows.div_ceil(tall_rows) as u32);
             } else if let Some(q) = staged {
-                self.record_keyed(key, &[q, part.buf, ob, rb], &p, None, part.rows.div_ceil(rows) as u32);
+                self.record_keyed(staged_key, &[q, part.buf, ob, rb], &p, None, part.rows.div_ceil(rows) as u32);
                 self.stats.input_staged_matvecs += 1;
             } else if n <= MATVEC_MAX_ROWS {
-                self.record_keyed(key, &bufs, &p, None, part.rows.div_ceil(rows) as u32);
+                self.record_keyed(int_key(Op::Matvec), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else {
                 self.record_batch_matmul(p, pm.ty, [xb, part.buf, ob, rb], None);
             }

@@ -335,7 +335,7 @@ pub struct ShaderFeatures {
     /// the f32 kernels of matmul.wgsl.
     pub int_runs: u32,
     /// Of an integer-dot `matvec`: its input binding holds the runs the gate/up kernel
-    /// before it wrote (`KernelKey::with_input_staged`), so it stages nothing.
+    /// before it wrote (`KernelKey::with_input_staged`), so it stages nothing (`int_runs` 1).
     pub int_input_staged: bool,
 }
 
@@ -480,7 +480,8 @@ impl KernelKey {
     /// units; rows of any length (it stages nothing).
     pub fn with_input_staged(mut self, k: usize) -> Self {
         if self.op == Op::Matvec && k > 0 && self.int_units_fit(k) {
-            self.features.int_runs = INT_RUNS_STEP;
+            // A staging of one run: the module's arrays are never touched.
+            self.features.int_runs = 1;
             self.features.int_input_staged = true;
         }
         self
@@ -489,8 +490,8 @@ impl KernelKey {
     /// Whether rows of `k` values of this kernel's weight types are whole integer-dot
     /// units (and whole blocks).
     fn int_units_fit(self, k: usize) -> bool {
-        let types: Vec<GgmlType> = [self.ty, self.ty3].into_iter().flatten().collect();
-        !types.is_empty() && types.iter().all(|&t| has_int_units(t) && k % t.block_elems().max(32) == 0)
+        let fits = |t: GgmlType| has_int_units(t) && k % t.block_elems().max(32) == 0;
+        self.ty.is_some_and(fits) && self.ty3.is_none_or(fits)
     }
 
     /// The variant for these features (each family keeps the ones it has variants for,

@@ -43,7 +43,7 @@ use kindling_model::{
 };
 
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
-pub use kernels::{has_int_units, matvec_lanes, KernelKey, Op, ShaderFeatures};
+pub use kernels::{matvec_lanes, KernelKey, Op, ShaderFeatures};
 pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;

@@ -5,7 +5,7 @@
 
 use kindling_gguf::GgmlType;
 
-use crate::kernels::{Family, KernelKey, Op};
+use crate::kernels::{Family, KernelKey, Op, ShaderFeatures};
 use crate::params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
@@ -142,14 +142,19 @@ fn assemble_int(key: KernelKey) -> String {
     // The third weight's rows are p.row_words3 wide (matvec_multi's v may be of another type).
     let third: String = int_snippet(key.ty3.unwrap_or(ty)).lines().map(|l| rename_word(l, "row_words", "row_words3", None) + "\n").collect();
     let norm = if key.op.normed() { NORM_INT } else { INT_NORM_OFF };
-    let reduce = match key.features.subgroup_size {
+    let f = key.features;
+    let runs = format!("const QX_RUNS: u32 = {}u;\nconst INPUT_STAGED: bool = {};", f.int_runs, f.int_input_staged);
+    [MatmulParams::WGSL, PRELUDE, &first, &other_weight(&first, "2"), &other_weight(&third, "3"), norm, &reduce_snippet(f), &runs, MATVEC_INT]
+        .join("\n")
+}
+
+/// The row and workgroup sums of the matmul family's decode kernels: through workgroup
+/// memory, or subgroups of a size fixed here.
+fn reduce_snippet(f: ShaderFeatures) -> String {
+    match f.subgroup_size {
         0 => REDUCE_WG.to_string(),
         sg => format!("const SG: u32 = {sg}u;\n{REDUCE_SG}"),
-    };
-    // Where the input comes staged, the staging arrays are never touched: one run each.
-    let f = key.features;
-    let runs = format!("const QX_RUNS: u32 = {}u;\nconst INPUT_STAGED: bool = {};", if f.int_input_staged { 1 } else { f.int_runs }, f.int_input_staged);
-    [MatmulParams::WGSL, PRELUDE, &first, &other_weight(&first, "2"), &other_weight(&third, "3"), norm, &reduce, &runs, MATVEC_INT].join("\n")
+    }
 }
 
 /// The complete WGSL module a kernel is compiled from.
@@ -208,10 +213,7 @@ pub fn assemble(key: KernelKey) -> String {
             op if op.normed() => format!("{NO_STAGE}\n{NORM_IN}"),
             _ => NORM_OFF.to_string(),
         };
-        let reduce = match key.features.subgroup_size {
-            0 => REDUCE_WG.to_string(),
-            sg => format!("const SG: u32 = {sg}u;\n{REDUCE_SG}"),
-        };
+        let reduce = reduce_snippet(key.features);
         let rows = [WEIGHT_ROWS.to_string(), weight_rows_over("2"), weight_rows_over("3")].concat();
         // The third weight in its own type where the key names one (matvec_multi's v).
         let third = key.ty3.map(quant_snippet).unwrap_or_else(|| snippet.to_string());
