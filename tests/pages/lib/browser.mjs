@@ -6,6 +6,7 @@
 
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -74,6 +75,26 @@ export async function docShot(target, name, options = {}) {
   if (!dir) return;
   mkdirSync(dir, { recursive: true });
   await target.screenshot({ ...options, path: path.join(dir, `${name}.png`) });
+}
+
+/**
+ * Runs axe-core (npm `axe-core`, injected into the page) over the page as it is now and
+ * throws on any serious or critical violation, listing each rule, its help text and the
+ * elements it names. Returns the violations of lesser impact, for the log.
+ */
+export async function assertAccessible(page, what) {
+  const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ path: axePath });
+  const violations = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
+  });
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  if (bad.length) {
+    const lines = bad.map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 6).join(', ')}${v.nodes.length > 6 ? ', …' : ''}`);
+    throw new Error(`${what}: ${bad.length} serious or critical accessibility violation(s) (axe-core):\n  ${lines.join('\n  ')}`);
+  }
+  return violations;
 }
 
 /** Starts tests/scripts/serve.py on `port` (repository root); resolves when it answers. */
