@@ -3,20 +3,27 @@
 // `chat.completions.create({ stream: true })`. Public package API only.
 
 import { WorkerModel } from '../../www/worker-model.js';
-import { bytes, progressLine } from '../shared/format.js';
+import { bytes, loadSourceLine, progressLine } from '../shared/format.js';
+import { explainBackend, explainError } from './explain.js';
 
-/** The models the tests use (tests/scripts/fetch_models.sh puts them under .cache/models). */
+/**
+ * The models the tests use (tests/scripts/fetch_models.sh puts them under .cache/models),
+ * by the names people know them by. Short, so that a name, the size and "cached" fit a
+ * phone-wide model list.
+ */
 const MODELS = [
-  { label: 'SmolLM2 135M (Q4_1)', url: '../../.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf', size: 98362432 },
-  { label: 'Gemma 3 270M (Q4_K_M)', url: '../../.cache/models/gemma-3-270m-q4_k_m.gguf', size: 253113024 },
-  { label: 'Qwen2.5 Coder 0.5B (Q4_K_M)', url: '../../.cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf', size: 491400064 },
-  { label: 'Qwen2.5 Coder 1.5B (Q4_K_M)', url: '../../.cache/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf', size: 1117320768 },
+  { label: 'SmolLM2 135M', url: '../../.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf', size: 98362432 },
+  { label: 'Gemma 3 270M', url: '../../.cache/models/gemma-3-270m-q4_k_m.gguf', size: 253113024 },
+  { label: 'Qwen2.5 Coder 0.5B', url: '../../.cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf', size: 491400064 },
+  { label: 'Qwen2.5 Coder 1.5B', url: '../../.cache/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf', size: 1117320768 },
 ];
 
 const $ = (id) => document.getElementById(id);
-let model = null;
-let messages = [];
-let replying = null; // the AbortController of the reply being streamed
+let model = null; // the loaded WorkerModel: kept until another one has loaded
+let modelName = '';
+let loading = false;
+let messages = []; // the conversation so far; Clear starts a new array
+let replying = null; // the AbortController of the reply being streamed: one at a time
 
 const absolute = (url) => (url.startsWith('hf:') ? url : new URL(url, location.href).href);
 
@@ -25,93 +32,164 @@ function selectedUrl() {
   return value === 'custom' ? $('custom-url').value.trim() : value;
 }
 
+/** The name a person knows a model by: its label in MODELS, else its file name (metadata names read "Smollm2 135M 8k Lc100K Mix1 Ep2"). */
+function friendlyName(url) {
+  const known = MODELS.find((m) => absolute(m.url) === absolute(url));
+  if (known) return known.label;
+  const file = url.split(/[?#]/)[0].split('/').filter(Boolean).pop() ?? url;
+  try {
+    return decodeURIComponent(file);
+  } catch {
+    return file;
+  }
+}
+
 /** Fills the model list, each entry saying whether it is cached in this browser. */
 async function fillModels() {
   const keep = $('model').value;
   const options = await Promise.all(MODELS.map(async (m) => {
     const cached = await WorkerModel.cache.has(absolute(m.url)).catch(() => false);
-    return new Option(`${m.label} — ${bytes(m.size)}${cached ? ' · cached' : ''}`, m.url);
+    return new Option(`${m.label} · ${bytes(m.size)}${cached ? ' · cached' : ''}`, m.url);
   }));
   $('model').replaceChildren(...options, new Option('Another model (URL)…', 'custom'));
   if (keep) $('model').value = keep;
   $('custom-row').hidden = $('model').value !== 'custom';
 }
 
-function setStatus(text, bad = false) {
-  $('status').textContent = text;
-  $('status').className = bad ? 'muted bad' : 'muted';
+/** A folded "Technical details" block holding `text`: the package's own words, for whoever debugs. */
+function technicalDetails(text) {
+  const details = document.createElement('details');
+  details.className = 'technical';
+  const summary = document.createElement('summary');
+  summary.textContent = 'Technical details';
+  const pre = document.createElement('pre');
+  pre.textContent = text;
+  details.append(summary, pre);
+  return details;
 }
 
-function setBusy({ loading = false, streaming = false } = {}) {
-  $('load').disabled = loading || streaming;
-  $('model').disabled = loading || streaming;
-  $('input').disabled = !model || loading;
+/** The status under the model picker: a line, an optional second line, and the detail behind a click. */
+function setStatus(line, { note = null, detail = null, bad = false } = {}) {
+  $('status-line').textContent = line;
+  $('status-line').classList.toggle('bad', bad);
+  $('status-note').textContent = note ?? '';
+  $('status-note').hidden = !note;
+  $('status').querySelector('details')?.remove();
+  if (detail) $('status').append(technicalDetails(detail));
+}
+
+/**
+ * Says `text` to screen readers once. The conversation itself is not a live region (a
+ * streamed reply would be read token by token), so whole replies and load results
+ * come through here. Emptied first so that the same text twice is read twice.
+ */
+function announce(text) {
+  $('announce').textContent = '';
+  requestAnimationFrame(() => ($('announce').textContent = text));
+}
+
+/** Enables what can be used now: Send (and Enter) only with a model, no load and no reply under way. */
+function updateControls() {
+  const streaming = replying !== null;
+  for (const id of ['load', 'model', 'custom-url', 'backend']) $(id).disabled = loading || streaming;
+  $('input').disabled = !model;
   $('send').disabled = !model || loading || streaming;
   $('stop').disabled = !streaming;
-  $('input').placeholder = model ? 'Message (Enter sends, Shift+Enter for a new line)' : 'Load a model first';
+  $('input').placeholder = model ? 'Message (Enter sends, Shift+Enter: new line)' : loading ? 'Loading the model…' : 'Load a model first';
 }
 
+/**
+ * Loads the selected model in a new worker. The model already loaded stays in use until
+ * the new one is ready (a bad URL or a failed download loses nothing), and is disposed
+ * only then.
+ */
 async function load() {
   const url = selectedUrl();
-  if (!url) return setStatus('Enter a model URL first.', true);
-  setBusy({ loading: true });
-  if (model) {
-    const old = model;
-    model = null;
-    await old.dispose();
-  }
+  if (!url) return setStatus('Enter a model URL first.', { bad: true });
+  const name = friendlyName(url);
+  const previous = model;
+  loading = true;
+  document.body.dataset.load = 'loading';
+  updateControls();
   const cached = await WorkerModel.cache.has(absolute(url)).catch(() => false);
-  setStatus(cached ? 'In this browser’s cache: loading from storage…' : 'Not cached: downloading (kept for next time)…');
+  const keeping = previous ? ` ${modelName} stays in use until it is ready.` : '';
+  setStatus(`${name}: ${cached ? 'in this browser’s cache, loading from storage' : 'downloading (kept for next time)'}…${keeping}`);
   $('progress').hidden = false;
   const start = performance.now();
+  let download = null; // the last download event: where the bytes came from
   try {
-    model = await WorkerModel.load(absolute(url), {
+    const next = await WorkerModel.load(absolute(url), {
       backend: $('backend').value,
       onProgress: (p) => {
+        if (p.phase === 'download') download = p;
         $('progress').max = p.total ?? Math.max(p.loaded, 1);
         $('progress').value = p.loaded;
-        setStatus(progressLine(p));
+        setStatus(`${name}: ${progressLine(p)}`);
       },
     });
-    const info = model.info;
-    const where = info.backend === 'webgpu' ? `WebGPU (${info.adapter?.description || info.adapter?.vendor || 'GPU'})` : 'the CPU (WebAssembly)';
-    setStatus(`${info.name || info.architecture} ready on ${where} in ${((performance.now() - start) / 1e3).toFixed(1)} s` +
-      (info.fallbackReason ? ` — not WebGPU because ${info.fallbackReason}` : ''));
-    document.body.dataset.backend = info.backend;
+    [model, modelName] = [next, name];
+    previous?.dispose().catch(() => {}); // its worker ends; nothing to tell the user
+    const seconds = ((performance.now() - start) / 1e3).toFixed(1);
+    const backend = explainBackend(model.info);
+    setStatus(`${name} is ready: ${loadSourceLine(download) ?? 'loaded'} in ${seconds} s.`, { note: backend.text, detail: backend.detail });
+    announce(`${name} is ready. ${backend.text}`);
+    document.body.dataset.backend = model.info.backend;
+    document.body.dataset.load = 'ready';
   } catch (e) {
-    setStatus(`Could not load the model: ${e.name}: ${e.message}`, true);
+    const { text, detail } = explainError(e);
+    const line = `Could not load ${name}. ${text}${previous ? ` Still using ${modelName}.` : ''}`;
+    setStatus(line, { detail, bad: true });
+    announce(line);
+    document.body.dataset.load = 'failed';
   } finally {
+    loading = false;
     $('progress').hidden = true;
-    setBusy();
+    updateControls();
     fillModels();
   }
 }
+
+/** Whether the page is scrolled to its end (within about a line): new text then keeps it there. */
+const atEnd = () => {
+  const page = document.scrollingElement;
+  return page.scrollTop + page.clientHeight >= page.scrollHeight - 40;
+};
+
+/**
+ * Scrolls to the page's end, where the newest text sits just above the message box
+ * (which sticks to the bottom of the window and would otherwise cover it).
+ */
+const scrollToEnd = () => window.scrollTo({ top: document.scrollingElement.scrollHeight, behavior: 'instant' });
 
 function bubble(role, text) {
   const div = document.createElement('div');
   div.className = `msg ${role}`;
   div.textContent = text;
   $('log').append(div);
-  div.scrollIntoView({ block: 'end' });
   return div;
 }
 
 async function send(text) {
-  if (!model || !text.trim()) return;
+  if (!model || loading || replying || !text.trim()) return;
+  const conversation = messages; // a Clear during the reply starts a new one; this reply stays in the old
+  const current = model;
   bubble('user', text);
-  messages.push({ role: 'user', content: text });
+  conversation.push({ role: 'user', content: text });
   const system = $('system').value.trim();
   const reply = bubble('assistant', '');
   reply.classList.add('streaming');
+  reply.setAttribute('aria-busy', 'true');
+  scrollToEnd(); // the user just sent: show the reply coming, wherever they had scrolled
   replying = new AbortController();
-  setBusy({ streaming: true });
+  updateControls();
   let content = '';
   let first = null;
   let usage = null;
   let finish = null;
+  let failure = null;
   try {
-    const stream = await model.chat.completions.create({
-      messages: system ? [{ role: 'system', content: system }, ...messages] : messages,
+    const stream = await current.chat.completions.create({
+      messages: system ? [{ role: 'system', content: system }, ...conversation] : conversation,
       stream: true,
       max_tokens: Number($('max-tokens').value) || 128,
       temperature: Number($('temperature').value),
@@ -122,31 +200,45 @@ async function send(text) {
       if (piece) {
         first ??= performance.now();
         content += piece;
+        // Follow the reply as it grows, unless the user has scrolled up to read.
+        const following = atEnd();
         reply.textContent = content;
-        reply.scrollIntoView({ block: 'end' });
+        if (following) scrollToEnd();
       }
       finish = chunk.choices[0]?.finish_reason ?? finish;
       usage = chunk.usage ?? usage;
     }
   } catch (e) {
-    finish = e.name === 'AbortError' ? 'stopped' : `error: ${e.message}`;
+    finish = e.name === 'AbortError' ? 'stopped' : 'error';
+    if (finish === 'error') failure = explainError(e);
   }
+  const following = atEnd();
   const seconds = first ? (performance.now() - first) / 1e3 : 0;
   const tokens = usage?.completion_tokens;
   const rate = tokens > 1 && seconds > 0 ? (tokens - 1) / seconds : null;
   reply.classList.remove('streaming');
+  reply.removeAttribute('aria-busy');
+  if (failure) {
+    const note = document.createElement('p');
+    note.className = 'bad';
+    note.textContent = `The reply failed. ${failure.text}`;
+    reply.append(note, technicalDetails(failure.detail));
+  }
   const meta = document.createElement('span');
   meta.className = 'meta';
-  meta.textContent = [tokens != null ? `${tokens} tokens` : null, rate ? `${rate.toFixed(1)} tok/s` : null, model.info.backend,
+  meta.textContent = [tokens != null ? `${tokens} tokens` : null, rate ? `${rate.toFixed(1)} tok/s` : null, current.info.backend,
     finish && finish !== 'stop' ? finish : null].filter(Boolean).join(' · ');
   reply.append(meta);
   reply.dataset.finish = finish ?? 'stop';
-  $('speed').textContent = rate ? `last reply ${rate.toFixed(1)} tok/s on ${model.info.backend}` : '';
+  if (following) scrollToEnd();
+  if (reply.isConnected) announce(failure ? `The reply failed. ${failure.text}` : `${content}${finish === 'stopped' ? ' (stopped)' : ''}`);
   // A stopped reply stays in the conversation as far as it got.
-  messages.push({ role: 'assistant', content });
+  conversation.push({ role: 'assistant', content });
   replying = null;
-  setBusy();
-  $('input').focus();
+  updateControls();
+  // Back to the message box for the next message, unless the user has gone elsewhere (the settings, say).
+  const focus = document.activeElement;
+  if (!focus || focus === document.body || $('composer').contains(focus)) $('input').focus();
 }
 
 $('model').onchange = () => ($('custom-row').hidden = $('model').value !== 'custom');
@@ -159,17 +251,21 @@ $('clear').onclick = () => {
 };
 $('composer').onsubmit = (e) => {
   e.preventDefault();
+  if ($('send').disabled) return; // requestSubmit() and a form's implicit submit do not check it
   const text = $('input').value;
+  if (!text.trim()) return;
   $('input').value = '';
   send(text);
 };
 $('input').onkeydown = (e) => {
-  if (e.key === 'Enter' && !e.shiftKey) {
-    e.preventDefault();
-    $('composer').requestSubmit();
-  }
+  // Enter does what Send does, when Send could: never a second reply while one streams
+  // (the text stays in the box for later). Shift+Enter is a new line; an input method's
+  // Enter confirms its composition.
+  if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return;
+  e.preventDefault();
+  if (!$('send').disabled) $('composer').requestSubmit();
 };
 
 await fillModels();
-setBusy();
+updateControls();
 document.body.dataset.ready = 'true';

@@ -34,3 +34,19 @@ export function progressLine(p) {
 export function orDash(v) {
   return v == null || v === '' ? '—' : String(v);
 }
+
+/**
+ * Where a finished load's bytes came from, from its last download progress event
+ * (`source`, `cachedBytes`, `networkBytes`): "from this browser's cache", "downloaded
+ * (93.8 MiB)", "from the cache (12.0 MiB) and the network (81.8 MiB)" after a resumed
+ * download, "from a file"; null when the load reported no download.
+ */
+export function loadSourceLine(p) {
+  if (!p) return null;
+  if (p.source === 'local') return 'from a file';
+  const cached = p.cachedBytes ?? 0;
+  const network = p.networkBytes ?? 0;
+  if (cached > 0 && network > 0) return `from the cache (${bytes(cached)}) and the network (${bytes(network)})`;
+  if (cached > 0 || p.source === 'cache') return 'from this browser’s cache';
+  return `downloaded (${bytes(network || p.loaded)})`;
+}

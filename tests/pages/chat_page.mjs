@@ -1,60 +1,224 @@
 // examples/chat/ as a person uses it (run by pages.test.mjs): at phone width, SmolLM2
 // loaded in the worker, a message sent, the reply streamed (the bubble grows over
-// several updates) and finished with tok/s; Stop ends a reply and the next one runs.
+// several updates) and finished with tok/s, announced to screen readers once as a whole;
+// one reply at a time (Enter while one streams sends nothing); Stop ends a reply and the
+// next one runs; the end of a long reply stays in view above the message box at phone
+// and laptop sizes; a failed load says so in plain words and keeps the loaded model; a
+// second load of a model says it came from the cache; axe-core finds nothing serious.
 
-import { assertNoProblems, docShot, openPage, screenshot, step } from './lib/browser.mjs';
+import { assertAccessible, assertNoProblems, docShot, openPage, screenshot, step } from './lib/browser.mjs';
 import { MODEL_NAME, check, text } from './lib/checks.mjs';
+
+const PHONE = { width: 390, height: 844 };
+const LAPTOP = { width: 1280, height: 900 };
+const SMOLLM2 = `../../.cache/models/${MODEL_NAME}`;
+
+/** Picks `value` in the model list (and `url` for the custom entry), loads it, waits; returns the status line. */
+async function load(page, value, url) {
+  await page.selectOption('#model', value);
+  if (url) await page.fill('#custom-url', url);
+  await page.click('#load');
+  await page.waitForSelector('body[data-load=ready], body[data-load=failed]', { timeout: 120_000 });
+  const status = await text(page, '#status-line');
+  console.log(`   ${status} ${await text(page, '#status-note')}`);
+  return status;
+}
+
+/** Sends `message` with `maxTokens` and waits until the conversation has `replies` finished replies. */
+async function ask(page, message, maxTokens, replies) {
+  await page.fill('#max-tokens', String(maxTokens));
+  await page.fill('#input', message);
+  await page.click('#send');
+  await page.waitForFunction((n) => document.querySelectorAll('.msg.assistant[data-finish]').length === n, replies, { timeout: 120_000 });
+}
+
+/** Runs axe-core over the page as it is now; logs what it found below serious. */
+async function accessible(page, what) {
+  const minor = await assertAccessible(page, what);
+  console.log(`   axe-core, ${what}: no serious or critical violations${minor.length ? `; minor: ${minor.map((v) => v.id).join(', ')}` : ''}`);
+}
+
+/**
+ * Installs window.replyEnd(): where the last line of the newest assistant bubble is
+ * (a Range over its last non-empty text node) against the viewport and the message
+ * box's top; and window.sampleEnds(): checks it on every animation frame while a reply
+ * streams, keeping the count and the first failure in window.ends.
+ */
+function installEndChecks(page) {
+  return page.evaluate(() => {
+    window.replyEnd = () => {
+      const bubbles = document.querySelectorAll('.msg.assistant');
+      const last = bubbles[bubbles.length - 1];
+      const walker = document.createTreeWalker(last, NodeFilter.SHOW_TEXT);
+      let node = null;
+      while (walker.nextNode()) if (walker.currentNode.textContent.trim()) node = walker.currentNode;
+      if (!node) return null;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      const rects = range.getClientRects();
+      const line = rects[rects.length - 1];
+      const box = document.getElementById('composer').getBoundingClientRect().top;
+      return { top: Math.round(line.top), bottom: Math.round(line.bottom), box: Math.round(box), ok: line.top >= 0 && line.bottom <= box + 0.5 };
+    };
+    window.sampleEnds = () => {
+      window.ends = { frames: 0, failure: null };
+      const sample = () => {
+        if (!document.querySelector('.msg.assistant.streaming')) return;
+        const end = window.replyEnd();
+        if (end) {
+          window.ends.frames++;
+          if (!end.ok && !window.ends.failure) window.ends.failure = end;
+        }
+        requestAnimationFrame(sample);
+      };
+      requestAnimationFrame(sample);
+    };
+  });
+}
+
+/** At `viewport`: a long reply whose last line must stay visible above the message box while it streams and after. */
+async function replyEndInView(page, viewport, replies) {
+  await page.setViewportSize(viewport);
+  await page.fill('#max-tokens', '160');
+  await page.fill('#input', 'Write a long story about a dragon who learns to bake bread.');
+  await page.click('#send');
+  await page.waitForSelector('.msg.assistant.streaming');
+  await page.evaluate(() => window.sampleEnds());
+  await page.waitForFunction((n) => document.querySelectorAll('.msg.assistant[data-finish]').length === n, replies, { timeout: 120_000 });
+  const during = await page.evaluate(() => window.ends);
+  const after = await page.evaluate(() => window.replyEnd());
+  const scrolls = await page.evaluate(() => document.scrollingElement.scrollHeight > innerHeight);
+  const size = `${viewport.width}x${viewport.height}`;
+  console.log(`   ${size}: ${during.frames} frames while streaming, end in view in all: ${!during.failure}; after: last line ${after.top}-${after.bottom} px, box top ${after.box} px`);
+  check(scrolls, `${size}: the conversation should be longer than the window for this check to mean anything`);
+  check(during.frames >= 10, `${size}: too few frames sampled while the reply streamed (${during.frames})`);
+  check(!during.failure, `${size}: while streaming, the reply's last line (${JSON.stringify(during.failure)}) was out of view or behind the message box`);
+  check(after.ok, `${size}: after the reply, its last line (${JSON.stringify(after)}) is out of view or behind the message box`);
+}
 
 export async function chatPage(browser, base, webgpu) {
   const mode = webgpu ? 'webgpu' : 'nogpu';
-  const page = await openPage(browser, `${base}/examples/chat/`, { viewport: { width: 390, height: 844 } });
+  const page = await openPage(browser, `${base}/examples/chat/`, { viewport: PHONE });
   await page.waitForSelector('body[data-ready]', { timeout: 60_000 });
-  await step(`chat (phone width): load SmolLM2 in the worker, send a message, get a streamed reply`, async () => {
+  await step('chat (phone width): labelled controls, a named conversation log, axe-core before loading', async () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     check(overflow <= 0, `the page is ${overflow}px wider than a phone screen`);
-    await page.selectOption('#model', `../../.cache/models/${MODEL_NAME}`);
-    await page.click('#load');
-    await page.waitForSelector('body[data-backend], #status.bad', { timeout: 120_000 });
-    const status = await text(page, '#status');
-    console.log(`   ${status}`);
-    check(/ready on/.test(status), `load: ${status}`);
-    // Count the reply's updates: a streamed reply grows in several steps.
+    check(await page.getByRole('log', { name: 'Conversation' }).count() === 1, 'the conversation should be role="log" named "Conversation"');
+    check(await page.getByRole('textbox', { name: 'Message' }).count() === 1, 'the message box should be labelled "Message"');
+    check(await page.getByRole('combobox', { name: 'Model' }).count() === 1, 'the model list should be labelled "Model"');
+    const progress = await page.$eval('#progress', (p) => p.getAttribute('aria-label') || p.labels.length > 0);
+    check(progress, 'the progress bar should have a label');
+    await accessible(page, 'chat (idle)');
+  });
+  await step('chat (phone width): load SmolLM2 in the worker, send a message, get a streamed reply announced once', async () => {
+    const status = await load(page, SMOLLM2);
+    check(/is ready: downloaded/.test(status), `the first load should say it downloaded the model: ${status}`);
+    check(/^SmolLM2 135M/.test(status), `the status should name the model as the list does: ${status}`);
+    // Count the reply's updates (a streamed reply grows in several steps), the ones made
+    // while the bubble sat in a live region not marked busy (a screen reader would read
+    // them token by token), and what reaches the live region (#announce).
     await page.evaluate(() => {
+      const live = (el) => {
+        for (let n = el; n; n = n.parentElement) {
+          if (n.getAttribute('aria-busy') === 'true') return false;
+          const politeness = n.getAttribute('aria-live');
+          if (politeness) return politeness !== 'off';
+          if (['log', 'status', 'alert', 'marquee', 'timer'].includes(n.getAttribute('role'))) return true;
+        }
+        return false;
+      };
       window.replyUpdates = 0;
-      new MutationObserver(() => window.replyUpdates++).observe(document.getElementById('log'), { subtree: true, characterData: true, childList: true });
+      window.liveUpdates = 0;
+      window.announced = [];
+      new MutationObserver(() => {
+        window.replyUpdates++;
+        const streaming = document.querySelector('.msg.assistant.streaming');
+        if (streaming && live(streaming)) window.liveUpdates++;
+      }).observe(document.getElementById('log'), { subtree: true, characterData: true, childList: true });
+      const announce = document.getElementById('announce');
+      new MutationObserver(() => announce.textContent && window.announced.push(announce.textContent))
+        .observe(announce, { subtree: true, characterData: true, childList: true });
     });
-    await page.click('#setup details summary'); // the settings are folded away
-    await page.fill('#max-tokens', '32');
+    await page.click('#settings summary'); // the settings are folded away
     await page.fill('#temperature', '0');
-    await page.fill('#input', 'What is the capital of France?');
-    await page.click('#send');
-    await page.waitForSelector('.msg.assistant[data-finish]', { timeout: 120_000 });
+    await ask(page, 'What is the capital of France?', 32, 1);
     const reply = await text(page, '.msg.assistant');
-    const updates = await page.evaluate(() => window.replyUpdates);
+    const content = await page.$eval('.msg.assistant', (b) => b.firstChild.textContent);
+    const { updates, liveUpdates, announced } = await page.evaluate(() => ({ updates: window.replyUpdates, liveUpdates: window.liveUpdates, announced: window.announced }));
     const finish = await page.getAttribute('.msg.assistant', 'data-finish');
     console.log(`   reply (${updates} updates, finish ${finish}): ${reply}`);
     check(updates >= 4, `the reply should stream (saw ${updates} updates)`);
     check(/tok\/s/.test(reply) && (finish === 'stop' || finish === 'length'), `reply: ${reply}`);
+    check(liveUpdates === 0, `${liveUpdates} streamed updates were made inside a live region that is not aria-busy (read out token by token)`);
+    await page.waitForFunction(() => window.announced.length > 0);
+    const replies = (await page.evaluate(() => window.announced)).filter((a) => a.includes(content.trim()));
+    check(replies.length === 1, `the finished reply should reach the live region once, as a whole (announced: ${JSON.stringify(announced)})`);
     check(/cached/.test(await page.$eval('#model', (s) => s.selectedOptions[0].textContent)), 'the loaded model should be listed as cached');
-    await page.click('#setup details summary');
+    // The closed list shows the whole entry, "cached" included (its text against the
+    // select's width less padding and about 24 px of arrow).
+    const cut = await page.$eval('#model', (s) => {
+      const context = document.createElement('canvas').getContext('2d');
+      context.font = getComputedStyle(s).font;
+      const room = s.clientWidth - parseFloat(getComputedStyle(s).paddingLeft) - parseFloat(getComputedStyle(s).paddingRight) - 24;
+      const width = context.measureText(s.selectedOptions[0].textContent).width;
+      return width > room ? `${s.selectedOptions[0].textContent}: ${Math.round(width)} px of text in ${Math.round(room)} px` : null;
+    });
+    check(!cut, `the model list cuts its entry off at phone width (${cut})`);
+    await accessible(page, 'chat (after a reply)');
+    await page.click('#settings summary');
     if (webgpu) await docShot(page, 'chat');
-    await page.click('#setup details summary');
+    await page.click('#settings summary');
+    await page.click('#settings summary');
+    await accessible(page, 'chat (settings open)');
+    await page.click('#settings summary');
   });
-  await step('chat: Stop ends a reply part-way, and the next message still gets a reply', async () => {
+  await step('chat: one reply at a time (Enter while a reply streams sends nothing); Stop ends a reply part-way; the next message gets a reply', async () => {
     await page.fill('#max-tokens', '400');
     await page.fill('#input', 'Write a long story about a dragon who learns to bake bread.');
     await page.click('#send');
     await page.waitForFunction(() => (document.querySelectorAll('.msg.assistant')[1]?.textContent.length ?? 0) > 20, null, { timeout: 60_000 });
+    await page.fill('#input', 'And another one about a cat.');
+    await page.press('#input', 'Enter');
+    await page.waitForTimeout(500);
+    const bubbles = await page.locator('.msg.assistant').count();
+    check(bubbles === 2, `Enter while a reply streams should send nothing (assistant bubbles: ${bubbles})`);
+    check(await page.isDisabled('#send'), 'Send should be disabled while a reply streams');
+    check(await page.inputValue('#input') === 'And another one about a cat.', 'the text Enter did not send should stay in the box');
     await page.click('#stop');
     const stopped = page.locator('.msg.assistant').nth(1);
     await page.waitForFunction(() => document.querySelectorAll('.msg.assistant[data-finish]').length === 2, null, { timeout: 30_000 });
     const finish = await stopped.getAttribute('data-finish');
     check(finish === 'stopped', `the stopped reply should say so, finish: ${finish}`);
-    await page.fill('#max-tokens', '8');
-    await page.fill('#input', 'Thanks!');
-    await page.click('#send');
-    await page.waitForFunction(() => document.querySelectorAll('.msg.assistant[data-finish]').length === 3, null, { timeout: 60_000 });
+    check(await page.locator('.msg.assistant').count() === 2, 'after Stop, no reply to the Enter pressed while streaming should start');
+    await ask(page, 'Thanks!', 8, 3);
     console.log(`   stopped at: ${(await stopped.textContent()).slice(0, 60)}…; then: ${await page.locator('.msg.assistant').nth(2).textContent()}`);
+  });
+  await step('chat: the end of a long reply stays in view above the message box, at 390x844 and 1280x900', async () => {
+    await installEndChecks(page);
+    await replyEndInView(page, PHONE, 4);
+    await replyEndInView(page, LAPTOP, 5);
+    await screenshot(page, `chat-${mode}-laptop`);
+    await page.setViewportSize(PHONE);
+  });
+  await step('chat: a failed load (not a GGUF file) says so in plain words and keeps SmolLM2 in use', async () => {
+    const status = await load(page, 'custom', `${base}/README.md`);
+    check(await page.getAttribute('body', 'data-load') === 'failed', `loading README.md should fail: ${status}`);
+    check(/^Could not load README\.md\. This file is not a GGUF model/.test(status), `the failure should be in plain words: ${status}`);
+    check(/Still using SmolLM2 135M/.test(status), `the status should say the loaded model stays: ${status}`);
+    const plain = await text(page, '#status-line') + await text(page, '#status-note');
+    check(!/\w+Error:|bad magic|0x[0-9a-f]+/.test(plain), `the status should not show internal names: ${plain}`);
+    const detail = await page.locator('#status details.technical');
+    check(await detail.count() === 1 && !(await detail.getAttribute('open')), 'the technical detail should be one click away, in a closed <details>');
+    check(/InvalidModelError/.test(await detail.textContent()), `the technical detail should name the error: ${await detail.textContent()}`);
+    await ask(page, 'Hello!', 8, 6);
+    const reply = page.locator('.msg.assistant').nth(5);
+    const finish = await reply.getAttribute('data-finish');
+    check(finish === 'stop' || finish === 'length', `the old model should still answer after the failed load: ${finish} ${await reply.textContent()}`);
+    console.log(`   then: ${await reply.textContent()}`);
+  });
+  await step('chat: loading SmolLM2 again says it came from the cache', async () => {
+    const status = await load(page, SMOLLM2);
+    check(/is ready: from this browser’s cache/.test(status), `the second load should say it came from the cache: ${status}`);
   });
   await screenshot(page, `chat-${mode}`);
   assertNoProblems(page, `chat (${mode})`);
