@@ -5,7 +5,7 @@
 import { Model, initEngine } from '../../www/index.js';
 import * as engine from '../../www/wasm/kindling_web.js';
 import { Bench } from './bench.js';
-import { showCapabilities } from './detect.js';
+import { adapterName, isSoftware, showCapabilities } from './detect.js';
 import { KernelRunner } from './kernels.js';
 import { Runner } from './runner.js';
 
@@ -16,14 +16,17 @@ const caps = await Model.capabilities();
 showCapabilities(caps, $);
 
 const kernels = new KernelRunner(engine, $);
-const adapter = caps.adapter && [caps.adapter.vendor, caps.adapter.architecture, caps.adapter.description].filter(Boolean).join(' / ');
-kernels.init(caps.webgpu, caps.reason ?? 'no WebGPU adapter', adapter);
+kernels.init(caps.webgpu, caps.reason ?? 'no WebGPU adapter', caps.adapter && adapterName(caps.adapter));
 window.kindlingKernelResults = () => kernels.json();
 
 const bench = new Bench(engine, $);
 bench.init(caps.webgpu);
 
-const runner = new Runner($, (model) => ($('mbench-run').disabled = !model));
+const runner = new Runner($, {
+  onModel: (model) => ($('mbench-run').disabled = !model),
+  software: caps.webgpu ? isSoftware(caps.adapter) : null,
+  measuredRate: () => bench.webgpuRate(),
+});
 $('mbench-run').onclick = () => runner.model && bench.runModel(runner.model, runner.label);
 
 document.body.dataset.ready = 'true';

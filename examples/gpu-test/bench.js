@@ -1,7 +1,8 @@
 // Benchmarks: matvec bandwidth per weight type and the cost of one dispatch (wasm
 // diagnostics exports, on WebGPU and on the CPU path), and prefill/decode speed of the
-// loaded model; each drawn as a bar chart.
+// loaded model; each drawn as a bar chart, with progress as each measurement lands.
 
+import { sig, tokensPerSecond } from '../shared/bench-format.js';
 import { barChart } from './chart.js';
 
 /** The weight types the test models use. */
@@ -11,6 +12,8 @@ export class Bench {
   #engine;
   #$;
   #webgpu = false;
+  /** The latest matvec run: GB/s by type and backend, and the matrix size. */
+  #matvec = null;
   /** Model speed results by "model · backend". */
   #modelRuns = new Map();
 
@@ -29,38 +32,65 @@ export class Bench {
     }
   }
 
-  /** Matvec GB/s per type on each backend, then the dispatch cost. */
+  /**
+   * The slowest WebGPU matvec rate the last benchmark measured here, `{ gbPerSecond, type,
+   * size }`, or null: a model mixes weight types and adds attention and many dispatches,
+   * so its slowest type is the nearer guess of how fast a model runs.
+   */
+  webgpuRate() {
+    const rates = Object.entries(this.#matvec?.webgpu ?? {}).filter(([, v]) => v > 0);
+    if (!rates.length) return null;
+    const [type, gbPerSecond] = rates.reduce((a, b) => (b[1] < a[1] ? b : a));
+    return { gbPerSecond, type, size: this.#matvec.size };
+  }
+
+  /** Matvec GB/s per type on each backend, then the dispatch cost; `#bench-progress` counts the measurements. */
   async runKernels() {
     const $ = this.#$;
     const size = Number($('bench-size').value);
     const reps = Math.max(1, Number($('bench-reps').value) || 1);
     const backends = [...(this.#webgpu ? ['webgpu'] : []), ...($('bench-cpu').checked ? ['cpu'] : [])];
+    const progress = $('bench-progress');
+    const steps = (TYPES.length + 1) * backends.length;
+    let done = 0;
+    const status = (what) => {
+      progress.max = steps;
+      progress.value = done;
+      $('bench-summary').textContent = `${done} of ${steps} measured; now ${what}…`;
+    };
     $('bench-run').disabled = true;
+    progress.hidden = false;
     $('bench-summary').className = 'summary';
-    const groups = [];
+    delete $('bench-chart').dataset.done;
+    this.#matvec = { size, ...Object.fromEntries(backends.map((b) => [b, {}])) };
+    const groups = TYPES.map((type) => ({ label: type, values: {} }));
+    const chart = () => barChart($('bench-chart'), {
+      title: `Matvec bandwidth, ${size}×${size}`, groups, series: backends, unit: 'GB/s of weights read',
+    });
     try {
-      for (const type of TYPES) {
-        const group = { label: type, values: {} };
-        groups.push(group);
+      for (const [i, type] of TYPES.entries()) {
         for (const backend of backends) {
-          $('bench-summary').textContent = `matvec ${type} on ${backend}…`;
+          status(`matvec ${type} on ${backend}`);
           const r = await this.#engine.benchMatvec(backend, type, size, size, reps);
-          group.values[backend] = r.gbPerSecond;
-          barChart($('bench-chart'), { groups, series: backends, unit: `GB/s of weights, ${size}×${size} matvec` });
+          groups[i].values[backend] = this.#matvec[backend][type] = r.gbPerSecond;
+          done++;
+          chart();
         }
       }
       const lines = [];
       for (const backend of backends) {
-        $('bench-summary').textContent = `dispatch cost on ${backend}…`;
+        status(`the dispatch cost on ${backend}`);
         const r = await this.#engine.benchDispatch(backend, 200);
-        lines.push(`${backend}: ${r.usPerDispatch.toFixed(1)} µs per extra dispatch`);
+        lines.push(`${backend}: ${sig(r.usPerDispatch, 3)} µs per extra dispatch`);
+        done++;
       }
+      progress.value = done;
       $('bench-dispatch').textContent = `Dispatch overhead (200 small dependent ops, each reading the last one's output, in one batch): ${lines.join('; ')}.`;
       $('bench-summary').textContent = `done: ${TYPES.length} types × ${backends.join(' + ')}`;
       $('bench-summary').className = 'summary ok';
       $('bench-chart').dataset.done = 'true';
     } catch (e) {
-      $('bench-summary').textContent = `failed: ${e.name}: ${e.message}`;
+      $('bench-summary').textContent = `failed after ${done} of ${steps}: ${e.name}: ${e.message}`;
       $('bench-summary').className = 'summary bad';
     } finally {
       $('bench-run').disabled = false;
@@ -73,8 +103,11 @@ export class Bench {
     const promptTokens = Math.max(1, Number($('mbench-prompt').value) || 1);
     const genTokens = Math.max(2, Number($('mbench-gen').value) || 2);
     $('mbench-run').disabled = true;
+    // One call does it all: the bar runs without a value (indeterminate) until it ends.
+    $('mbench-progress').hidden = false;
+    $('mbench-progress').removeAttribute('value');
     $('mbench-summary').className = 'summary';
-    $('mbench-summary').textContent = 'running…';
+    $('mbench-summary').textContent = `running: ${promptTokens} prompt tokens, then ${genTokens} generated…`;
     try {
       const seed = await model.tokenize('The quick brown fox jumps over the lazy dog. ', { addSpecial: false });
       const prompt = Array.from({ length: promptTokens }, (_, i) => seed[i % seed.length]);
@@ -82,16 +115,17 @@ export class Bench {
       const key = `${label} · ${model.info.backend}`;
       this.#modelRuns.set(key, { prefill: r.timings.prefillTokensPerSecond, decode: r.timings.decodeTokensPerSecond });
       const groups = [...this.#modelRuns].map(([k, v]) => ({ label: k, values: v }));
-      barChart($('mbench-chart'), { groups, series: ['prefill', 'decode'], unit: 'tokens/s' });
+      barChart($('mbench-chart'), { title: 'Model speed', groups, series: ['prefill', 'decode'], unit: 'tokens/s' });
       $('mbench-summary').textContent =
-        `${key}: prefill ${promptTokens} tokens at ${r.timings.prefillTokensPerSecond.toFixed(1)} tok/s, ` +
-        `decode ${r.tokenIds.length} tokens at ${r.timings.decodeTokensPerSecond.toFixed(1)} tok/s`;
+        `${key}: prefill ${promptTokens} tokens at ${tokensPerSecond(r.timings.prefillTokensPerSecond)}, ` +
+        `decode ${r.tokenIds.length} tokens at ${tokensPerSecond(r.timings.decodeTokensPerSecond)}`;
       $('mbench-summary').className = 'summary ok';
       $('mbench-chart').dataset.done = 'true';
     } catch (e) {
       $('mbench-summary').textContent = `failed: ${e.name}: ${e.message}`;
       $('mbench-summary').className = 'summary bad';
     } finally {
+      $('mbench-progress').value = $('mbench-progress').max;
       $('mbench-run').disabled = false;
     }
   }

@@ -1,8 +1,12 @@
-// A small grouped bar chart as SVG (no dependencies): one group per label, one bar per
-// series, with the value written above each bar.
+// Small SVG charts (no dependencies), drawn at their container's width so that their
+// text stays readable on a phone, and drawn again when that width changes. Each is an
+// image to assistive technology (role="img") whose accessible name lists its values.
 
-const COLORS = ['#2855c5', '#e08a1e', '#0a7d32', '#9b2fae'];
+import { sig } from '../shared/bench-format.js';
+
+const COLORS = ['#2855c5', '#c25e00', '#0a7d32', '#9b2fae'];
 const NS = 'http://www.w3.org/2000/svg';
+const FONT = 11; // px, as style.css sets for chart text
 
 function el(name, attrs, text) {
   const e = document.createElementNS(NS, name);
@@ -11,59 +15,134 @@ function el(name, attrs, text) {
   return e;
 }
 
-/** 123.4 → "123", 4.56 → "4.6", 0.0123 → "0.012": two significant digits below 100. */
-function label(v) {
-  return v >= 100 ? v.toFixed(0) : v.toPrecision(2);
+const finite = (v) => typeof v === 'number' && Number.isFinite(v);
+
+/** Each container's latest drawing, run again when its width changes. */
+const drawings = new WeakMap();
+const resized = new ResizeObserver((entries) => {
+  for (const { target } of entries) {
+    const d = drawings.get(target);
+    if (d && d.width !== target.clientWidth) d.draw();
+  }
+});
+
+/** Draws `render(width)`'s nodes (an SVG, or an array) into `container` now and again whenever the container's width changes. */
+function draw(container, render) {
+  const d = {
+    width: 0,
+    draw() {
+      d.width = container.clientWidth;
+      container.replaceChildren(...[render(d.width || 760)].flat());
+    },
+  };
+  drawings.set(container, d);
+  resized.observe(container);
+  d.draw();
 }
 
 /**
- * Draws into `container`: `groups` = [{ label, values: { seriesName: number } }],
- * `series` = names in legend order, `unit` after each value.
+ * The value axis: a log axis labelled at each power of ten when the positive values span
+ * more than 20× (WebGPU on a software adapter measures 0.003 GB/s beside the CPU's 3; on a
+ * linear axis its bars would be invisible), else a linear one from 0 at round steps.
+ * `at(v)` is the fraction of the axis' length that `v` reaches.
  */
-export function barChart(container, { groups, series, unit }) {
-  const width = 760;
-  const height = 240;
-  const pad = { top: 28, bottom: 34, left: 8 };
-  // A value that is not a finite number (a failed or unmeasurable run) gets no bar.
-  const finite = (v) => typeof v === 'number' && Number.isFinite(v);
-  const max = Math.max(1e-9, ...groups.flatMap((g) => series.map((s) => (finite(g.values[s]) ? g.values[s] : 0))));
-  const groupWidth = (width - pad.left) / Math.max(1, groups.length);
-  const barWidth = Math.min(34, (groupWidth - 10) / series.length);
-  const svg = el('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img' });
-  series.forEach((s, i) => {
-    svg.append(el('rect', { x: 10 + i * 110, y: 6, width: 10, height: 10, fill: COLORS[i % COLORS.length] }));
-    svg.append(el('text', { x: 24 + i * 110, y: 15 }, s));
-  });
-  groups.forEach((g, gi) => {
-    const x0 = pad.left + gi * groupWidth + (groupWidth - barWidth * series.length) / 2;
-    series.forEach((s, si) => {
-      const v = g.values[s];
-      if (!finite(v)) return;
-      const h = ((height - pad.top - pad.bottom) * v) / max;
-      const x = x0 + si * barWidth;
-      const y = height - pad.bottom - h;
-      svg.append(el('rect', { x, y, width: barWidth - 2, height: Math.max(h, 0.5), fill: COLORS[si % COLORS.length] }));
-      svg.append(el('text', { x: x + barWidth / 2 - 1, y: y - 3, 'text-anchor': 'middle' }, label(v)));
-    });
-    svg.append(el('text', { x: x0 + (barWidth * series.length) / 2, y: height - pad.bottom + 14, 'text-anchor': 'middle' }, g.label));
-  });
-  svg.append(el('text', { x: width - 4, y: height - 4, 'text-anchor': 'end' }, unit));
-  container.replaceChildren(svg);
+function axis(values) {
+  const positive = values.filter((v) => v > 0);
+  const max = Math.max(1e-9, ...positive);
+  const min = Math.min(max, ...positive);
+  if (max / min > 20) {
+    // Start a power of ten below min / 2, so the smallest bar is a visible length.
+    const lo = Math.floor(Math.log10(min / 2));
+    const hi = Math.ceil(Math.log10(max));
+    const ticks = Array.from({ length: hi - lo + 1 }, (_, i) => 10 ** (lo + i));
+    return { log: true, ticks, at: (v) => (v > 0 ? Math.max(0, (Math.log10(v) - lo) / (hi - lo)) : 0) };
+  }
+  // Linear: 1, 2 or 5 × 10^k per step, about four steps to the top.
+  const raw = max / 4;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw);
+  const top = Math.ceil(max / step) * step;
+  const ticks = Array.from({ length: Math.round(top / step) + 1 }, (_, i) => i * step);
+  return { log: false, ticks, at: (v) => Math.max(0, v / top) };
 }
 
-/** One thin bar per value (each decode token's milliseconds), scaled to the largest. */
-export function timeline(container, values, unit, caption) {
-  const width = 760;
-  const height = 120;
-  const max = Math.max(1e-9, ...values.filter(Number.isFinite));
-  const w = width / Math.max(values.length, 1);
-  const svg = el('svg', { viewBox: `0 0 ${width} ${height + 16}`, role: 'img' });
-  values.forEach((v, i) => {
-    if (!Number.isFinite(v)) return;
-    const h = (height * v) / max;
-    svg.append(el('rect', { x: i * w, y: height - h, width: Math.max(w - 1, 0.5), height: Math.max(h, 0.5), fill: COLORS[0] }));
+/**
+ * A horizontal grouped bar chart drawn into `container`: `groups` = [{ label, values:
+ * { seriesName: number } }], one bar per name of `series` (in legend order), each with
+ * its value after it; `title` and `unit` name what is measured. A value that is not a
+ * finite number (a failed or unmeasurable run) gets no bar and "–".
+ */
+export function barChart(container, { title, groups, series, unit }) {
+  const values = groups.flatMap((g) => series.map((s) => g.values[s])).filter(finite);
+  const scale = axis(values);
+  const scaleName = scale.log ? 'log scale' : 'linear scale';
+  const described = groups.map((g) => `${g.label}: ${series.map((s) => `${s} ${sig(g.values[s])}`).join(', ')}`);
+  const name = `${title} (${unit}, ${scaleName}). ${described.join('; ')}.`;
+
+  draw(container, (width) => {
+    const longest = Math.max(...groups.map((g) => g.label.length));
+    // Group labels beside their bars when they fit in 30% of the width, else above them.
+    const labelsLeft = longest * FONT * 0.62 + 8 <= width * 0.3;
+    const left = labelsLeft ? Math.ceil(longest * FONT * 0.62 + 8) : 4;
+    const bar = 13;
+    const groupHeight = series.length * (bar + 2) + (labelsLeft ? 8 : FONT + 10);
+    const top = 24; // the legend
+    const length = width - left - 44; // room after the longest bar for its value
+    const height = top + groups.length * groupHeight + 30;
+    const svg = el('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': name });
+    // The legend.
+    series.forEach((s, i) => {
+      svg.append(el('rect', { x: 4 + i * 110, y: 4, width: 10, height: 10, fill: COLORS[i % COLORS.length] }));
+      svg.append(el('text', { x: 18 + i * 110, y: 13 }, s));
+    });
+    // Grid lines and tick labels along the bottom.
+    const axisY = top + groups.length * groupHeight;
+    for (const t of scale.ticks) {
+      const x = left + scale.at(t) * length;
+      svg.append(el('line', { x1: x, x2: x, y1: top, y2: axisY + 3, class: 'tick' }));
+      svg.append(el('text', { x, y: axisY + 14, 'text-anchor': 'middle' }, sig(t)));
+    }
+    svg.append(el('text', { x: width - 4, y: axisY + 27, 'text-anchor': 'end' }, `${unit} (${scaleName})`));
+    groups.forEach((g, gi) => {
+      let y = top + gi * groupHeight + (labelsLeft ? 4 : FONT + 6);
+      svg.append(el('text', labelsLeft ? { x: left - 6, y: y + bar - 2, 'text-anchor': 'end' } : { x: left, y: y - 3 }, g.label));
+      series.forEach((s, si) => {
+        const v = g.values[s];
+        // At least 2 px: a measured value is never invisible, whatever the axis.
+        const w = finite(v) ? Math.max(2, scale.at(v) * length) : 0;
+        if (w) svg.append(el('rect', { x: left, y, width: w, height: bar, fill: COLORS[si % COLORS.length], class: 'bar' }));
+        svg.append(el('text', { x: left + w + 4, y: y + bar - 2, class: 'value' }, sig(v)));
+        y += bar + 2;
+      });
+    });
+    return svg;
   });
-  svg.append(el('text', { x: 2, y: 12 }, `max ${max.toFixed(1)} ${unit}`));
-  svg.append(el('text', { x: 2, y: height + 13 }, caption));
-  container.replaceChildren(svg);
+}
+
+/**
+ * One thin bar per value (each decode token's milliseconds), scaled to the largest, with
+ * `caption` below (as text that wraps); the SVG's accessible name gives min, median and
+ * max, and the values themselves when there are at most 64.
+ */
+export function timeline(container, values, unit, caption) {
+  const ok = values.filter(Number.isFinite);
+  const max = Math.max(1e-9, ...ok);
+  const sorted = [...ok].sort((a, b) => a - b);
+  const range = sorted.length ? `min ${sig(sorted[0])}, median ${sig(sorted[sorted.length >> 1])}, max ${sig(max)} ${unit}` : 'no values';
+  const name = `${caption}: ${range}${ok.length && ok.length <= 64 ? `; each: ${ok.map((v) => sig(v)).join(', ')}` : ''}.`;
+  draw(container, (width) => {
+    const height = 120;
+    const w = width / Math.max(values.length, 1);
+    const svg = el('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': name });
+    values.forEach((v, i) => {
+      if (!Number.isFinite(v)) return;
+      const h = Math.max((height - 16) * (v / max), 1);
+      svg.append(el('rect', { x: i * w, y: height - h, width: Math.max(w - 1, 0.5), height: h, fill: COLORS[0], class: 'bar' }));
+    });
+    svg.append(el('text', { x: 2, y: 12 }, `max ${sig(max)} ${unit}`));
+    const p = document.createElement('p');
+    p.className = 'caption';
+    p.textContent = caption;
+    return [svg, p];
+  });
 }

@@ -11,6 +11,16 @@ export const MODELS = [
   { name: 'Qwen2.5-Coder-1.5B Q4_K_M', file: 'qwen2.5-coder-1.5b-instruct-q4_k_m.gguf', size: 1117320768, largest: ['output.weight', 191439360] },
 ];
 
+/** The adapter as one line: "vendor / architecture / description" (the parts it reports). */
+export function adapterName(a) {
+  return [a?.vendor, a?.architecture, a?.description].filter(Boolean).join(' / ');
+}
+
+/** A software (CPU) adapter such as SwiftShader: WebGPU runs there, but slowly. */
+export function isSoftware(a) {
+  return !!a && (a.isFallbackAdapter || /swiftshader/i.test(`${a.description} ${a.architecture}`));
+}
+
 function row(tbody, what, here, meaning, cls = '') {
   const tr = tbody.insertRow();
   tr.dataset.what = what;
@@ -36,12 +46,12 @@ export function showCapabilities(caps, $) {
   }
   const a = caps.adapter ?? {};
   const lim = caps.limits ?? {};
-  const software = a.isFallbackAdapter || /swiftshader/i.test(`${a.description} ${a.architecture}`);
+  const software = isSoftware(a);
   summary.className = software ? 'summary' : 'summary ok';
   summary.textContent = software
     ? `WebGPU on a software adapter (${a.description || a.architecture || 'fallback'}): the kernels run, slowly; backend 'auto' picks the CPU path here.`
-    : `WebGPU on ${[a.vendor, a.architecture, a.description].filter(Boolean).join(' / ')}: backend 'auto' uses it.`;
-  row(tbody, 'Adapter', [a.vendor, a.architecture, a.description].filter(Boolean).join(' / ') || '(not reported)',
+    : `WebGPU on ${adapterName(a)}: backend 'auto' uses it.`;
+  row(tbody, 'Adapter', adapterName(a) || '(not reported)',
     software ? 'A software (CPU) adapter: correct but slow; auto prefers the WebAssembly path.' : 'A hardware adapter: models run on it.',
     software ? '' : 'pass');
   const has = (f) => caps.features.includes(f);

@@ -31,6 +31,8 @@ export class KernelRunner {
       for (const i of [2, 4, 5, 6, 7]) tr.cells[i].className = 'num';
       const button = document.createElement('button');
       button.textContent = 'Run';
+      // 56 buttons read "Run": each says which test it runs.
+      button.setAttribute('aria-label', `Run the ${name} test`);
       button.disabled = !enabled;
       button.onclick = () => this.run([name]);
       tr.insertCell().append(button);
@@ -50,9 +52,13 @@ export class KernelRunner {
     this.#busy = true;
     const $ = this.#$;
     $('kernels-run-all').disabled = true;
+    const progress = $('kernels-progress');
+    progress.hidden = false;
+    progress.max = names.length;
     const start = performance.now();
     try {
-      for (const name of names) {
+      for (const [i, name] of names.entries()) {
+        progress.value = i;
         const tr = $('kernels-table').querySelector(`tr[data-name="${CSS.escape(name)}"]`);
         tr.dataset.status = 'running';
         tr.cells[1].textContent = 'running…';
@@ -68,6 +74,7 @@ export class KernelRunner {
         this.#summary(performance.now() - start);
       }
     } finally {
+      progress.value = names.length;
       this.#busy = false;
       $('kernels-run-all').disabled = false;
       $('kernels-copy').disabled = this.#results.size === 0;

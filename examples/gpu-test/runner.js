@@ -1,32 +1,104 @@
 // The model runner: load by URL, `hf:` name or file with progress (bytes, speed, time
 // left, cache or network, and whether the URL was cached before), then generate with the
-// sampler settings, stop, and each token's time.
+// sampler settings, stop, and each token's time. The prompt is text to continue or a chat
+// message, as the user picks (never switched by itself); WebGPU on a software adapter
+// asks first, with an estimate of how slow it will be.
 
 import { Model } from '../../www/index.js';
+import { ms, tokensPerSecond } from '../shared/bench-format.js';
 import { bytes, orDash, progressLine } from '../shared/format.js';
 import { timeline } from './chart.js';
+import { adapterName } from './detect.js';
+import { softwareEstimate } from './estimate.js';
+
+/** Each prompt mode's example prompt: switching modes swaps one for the other while it is unedited. */
+const EXAMPLE_PROMPTS = { complete: 'Once upon a time,', chat: 'Tell me a two-sentence story about a lighthouse.' };
 
 export class Runner {
   #$;
   #onModel;
+  #software;
+  #measuredRate;
   model = null;
   label = '';
   #loadAbort = null;
   #genAbort = null;
   #cachedCheck = 0; // the latest showCached() call: an older one's answer is dropped
+  #estimateCheck = 0; // the same for #showSlowWarning()'s size look-up
 
-  /** `onModel(model | null)` is told when a model is loaded or disposed. */
-  constructor($, onModel) {
+  /**
+   * `onModel(model | null)` is told when a model is loaded or disposed; `software`: the
+   * WebGPU adapter is a software one (null without WebGPU); `measuredRate()`: the WebGPU
+   * matvec rate this page measured (Bench.webgpuRate()), for the slowness estimate.
+   */
+  constructor($, { onModel, software, measuredRate }) {
     this.#$ = $;
     this.#onModel = onModel;
+    this.#software = software;
+    this.#measuredRate = measuredRate;
     $('model-load').onclick = () => this.load();
     $('model-abort').onclick = () => this.#loadAbort?.abort();
     $('model-dispose').onclick = () => this.dispose();
     $('gen-run').onclick = () => this.generate();
     $('gen-stop-btn').onclick = () => this.#genAbort?.abort();
-    $('model-url').onchange = () => this.showCached();
-    $('model-hub').onchange = () => this.showCached();
+    $('model-url').onchange = () => this.#sourceChanged();
+    $('model-file').onchange = () => this.#sourceChanged();
+    $('model-hub').onchange = () => this.#sourceChanged();
+    $('model-backend').onchange = () => this.#showSlowWarning();
+    $('gen-max').onchange = () => this.#showSlowWarning();
+    $('slow-confirm').onclick = () => this.load({ confirmed: true });
+    $('slow-cancel').onclick = () => {
+      $('model-backend').value = 'cpu';
+      this.#showSlowWarning();
+      $('model-backend').focus();
+    };
+    for (const radio of document.querySelectorAll('input[name="gen-mode"]')) radio.onchange = () => this.#modeChanged();
     this.showCached();
+  }
+
+  #sourceChanged() {
+    this.showCached();
+    this.#showSlowWarning();
+  }
+
+  /** 'complete' (the prompt is text to continue) or 'chat' (a user message, through the model's chat template). */
+  #mode() {
+    return this.#$('gen-chat').checked ? 'chat' : 'complete';
+  }
+
+  #modeChanged() {
+    const prompt = this.#$('gen-prompt');
+    const mode = this.#mode();
+    if (Object.values(EXAMPLE_PROMPTS).includes(prompt.value)) prompt.value = EXAMPLE_PROMPTS[mode];
+  }
+
+  /** The backend the runner would load on is WebGPU on a software adapter. */
+  #slowBackend() {
+    return this.#software === true && this.#$('model-backend').value === 'webgpu';
+  }
+
+  /**
+   * Shows (or hides) the software-adapter warning, with an estimate from the size of the
+   * model Load would load: a local file's, else its header's (Model.inspect reads only
+   * that), else unknown.
+   */
+  async #showSlowWarning() {
+    const $ = this.#$;
+    const check = ++this.#estimateCheck;
+    $('slow-warning').hidden = !this.#slowBackend();
+    if (!this.#slowBackend()) return;
+    const maxTokens = Number($('gen-max').value) || 48;
+    const show = (modelBytes) => {
+      if (check === this.#estimateCheck) $('slow-estimate').textContent = softwareEstimate(modelBytes, this.#measuredRate(), maxTokens).text;
+    };
+    $('slow-estimate').textContent = 'Estimating from the model’s size…';
+    const { source } = this.#source();
+    if (typeof source !== 'string') return show(source.size);
+    try {
+      show((await Model.inspect(source, { backend: 'webgpu', hubUrl: this.#hubUrl() })).dataBytes);
+    } catch {
+      show(null); // no header to read (a wrong URL): the load will say why
+    }
   }
 
   #source() {
@@ -78,8 +150,19 @@ export class Runner {
     $('gen-stop-btn').disabled = !generating;
   }
 
-  async load() {
+  /**
+   * Loads the model. WebGPU on a software adapter loads only `confirmed` (from the
+   * warning's button): until then the warning is shown and focused instead.
+   */
+  async load({ confirmed = false } = {}) {
     const $ = this.#$;
+    if (this.#slowBackend() && !confirmed) {
+      this.#showSlowWarning();
+      $('model-status').className = 'summary bad';
+      $('model-status').textContent = 'Not loaded: WebGPU here is a software adapter. Confirm or choose the CPU path in the warning above.';
+      $('slow-confirm').focus();
+      return;
+    }
     if (this.model) await this.dispose();
     const { source, label } = this.#source();
     this.#loadAbort = new AbortController();
@@ -111,7 +194,7 @@ export class Runner {
         ['Architecture', info.architecture], ['Name', info.name], ['Parameters', info.parameters?.toLocaleString()],
         ['Quantization', info.quantization], ['Weights', bytes(info.dataBytes)], ['Context', `${info.contextLength} of ${info.trainedContextLength}`],
         ['Vocabulary', info.vocabSize?.toLocaleString()], ['Backend', info.backend],
-        ['Adapter', info.backend === 'webgpu' && info.adapter ? [info.adapter.vendor, info.adapter.architecture, info.adapter.description].filter(Boolean).join(' / ') : null],
+        ['Adapter', info.backend === 'webgpu' ? adapterName(info.adapter) : null],
         ['Fallback reason', info.fallbackReason],
       ];
       for (const [k, v] of rows) {
@@ -119,7 +202,13 @@ export class Runner {
         tr.insertCell().textContent = k;
         tr.insertCell().textContent = orDash(v);
       }
-      $('gen-chat').checked = info.hasChatTemplate;
+      // The prompt mode stays the user's choice; only a model without a template cannot chat.
+      $('gen-chat').disabled = !info.hasChatTemplate;
+      if (!info.hasChatTemplate && this.#mode() === 'chat') {
+        $('gen-complete').checked = true;
+        this.#modeChanged();
+      }
+      $('gen-chat-note').textContent = info.hasChatTemplate ? '' : `(${label} has no chat template)`;
       this.#onModel(this.model);
     } catch (e) {
       $('model-status').className = 'summary bad';
@@ -147,12 +236,21 @@ export class Runner {
     this.#genAbort = new AbortController();
     this.#buttons(false, true);
     $('gen-out').textContent = '';
-    $('gen-stats').className = 'summary';
-    $('gen-stats').textContent = 'prefill…';
     const text = $('gen-prompt').value;
-    const prompt = $('gen-chat').checked
+    const mode = this.#mode();
+    // Token ids rather than text, so the status can say how many the model reads.
+    const prompt = mode === 'chat'
       ? model.tokenize(model.applyChatTemplate([{ role: 'user', content: text }]), { parseSpecial: true, addSpecial: false })
-      : text;
+      : model.tokenize(text);
+    const stats = $('gen-stats');
+    const head = `${prompt.length} prompt tokens (${mode === 'chat' ? 'a chat message' : 'text to continue'})`;
+    stats.className = 'summary';
+    stats.dataset.mode = mode;
+    stats.dataset.promptTokens = prompt.length;
+    delete stats.dataset.done;
+    const slow = model.info.backend === 'webgpu' && this.#software;
+    const perToken = slow && softwareEstimate(model.info.dataBytes, this.#measuredRate(), 1).secondsPerToken;
+    stats.textContent = `${head}: prefill…` + (perToken ? ` (a software adapter: about ${ms(1e3 * perToken)} per token, estimated)` : '');
     const times = [];
     const start = performance.now();
     let last = start;
@@ -164,23 +262,23 @@ export class Runner {
         last = now;
         $('gen-out').textContent += piece.text;
         const decode = times.length > 1 ? (times.length - 1) / ((now - start - times[0]) / 1e3) : null;
-        $('gen-stats').textContent = `${times.length} tokens; first after ${times[0].toFixed(0)} ms; ` +
-          `decode ${decode ? decode.toFixed(1) : '–'} tok/s on ${model.info.backend}`;
+        stats.textContent = `${head}; ${times.length} tokens; first after ${ms(times[0])}; ` +
+          `decode ${tokensPerSecond(decode)} on ${model.info.backend}`;
       }
     } catch (e) {
       finish = e.name === 'AbortError' ? 'stopped' : `${e.name}: ${e.message}`;
     }
     const sorted = times.slice(1).sort((a, b) => a - b);
     if (sorted.length) {
-      $('gen-stats').textContent += `; per token: min ${sorted[0].toFixed(1)}, median ${sorted[sorted.length >> 1].toFixed(1)}, ` +
-        `max ${sorted[sorted.length - 1].toFixed(1)} ms — ${finish}`;
+      stats.textContent += `; per token: min ${ms(sorted[0])}, median ${ms(sorted[sorted.length >> 1])}, ` +
+        `max ${ms(sorted[sorted.length - 1])} — ${finish}`;
     } else {
-      $('gen-stats').textContent += ` — ${finish}`;
+      stats.textContent += ` — ${finish}`;
     }
-    $('gen-stats').className = finish === 'done' || finish === 'stopped' ? 'summary ok' : 'summary bad';
-    $('gen-stats').dataset.done = finish;
+    stats.className = finish === 'done' || finish === 'stopped' ? 'summary ok' : 'summary bad';
+    stats.dataset.done = finish;
     // The first token carries the prefill; the chart shows the decode steps after it.
-    timeline($('gen-timeline'), times.slice(1), 'ms', `decode tokens 2…${times.length} (token 1, with the prefill: ${times[0]?.toFixed(0) ?? '–'} ms)`);
+    timeline($('gen-timeline'), times.slice(1), 'ms', `Milliseconds per decode token, tokens 2…${times.length} (token 1, with the prefill: ${ms(times[0])})`);
     this.#buttons(false, false);
   }
 }
