@@ -44,6 +44,9 @@ function friendlyName(url) {
   }
 }
 
+/** The URL box shows when the list's last entry, "Another model (URL)…", is picked. */
+const showCustomUrl = () => ($('custom-url').hidden = $('model').value !== 'custom');
+
 /** Fills the model list, each entry saying whether it is cached in this browser. */
 async function fillModels() {
   const keep = $('model').value;
@@ -53,7 +56,7 @@ async function fillModels() {
   }));
   $('model').replaceChildren(...options, new Option('Another model (URL)…', 'custom'));
   if (keep) $('model').value = keep;
-  $('custom-row').hidden = $('model').value !== 'custom';
+  showCustomUrl();
 }
 
 /** A folded "Technical details" block holding `text`: the package's own words, for whoever debugs. */
@@ -95,7 +98,7 @@ function updateControls() {
   $('input').disabled = !model;
   $('send').disabled = !model || loading || streaming;
   $('stop').disabled = !streaming;
-  $('input').placeholder = model ? 'Message (Enter sends, Shift+Enter: new line)' : loading ? 'Loading the model…' : 'Load a model first';
+  $('input').placeholder = model ? 'Message (Enter sends)' : loading ? 'Loading the model…' : 'Load a model first';
 }
 
 /**
@@ -149,17 +152,35 @@ async function load() {
   }
 }
 
-/** Whether the page is scrolled to its end (within about a line): new text then keeps it there. */
-const atEnd = () => {
-  const page = document.scrollingElement;
-  return page.scrollTop + page.clientHeight >= page.scrollHeight - 40;
-};
+// Following a reply: while it grows, the page stays scrolled to its end, where the
+// newest text sits just above the message box (which sticks to the bottom of the window
+// and would otherwise cover it); from each Send until the user scrolls up to read, and
+// again once they scroll back down to the end.
+const page = document.scrollingElement;
+let following = true;
+let leftAt = 0; // where our last scroll to the end left the page
+
+/** Whether the page is scrolled to its end (within about a line). */
+const atEnd = () => page.scrollTop + page.clientHeight >= page.scrollHeight - 40;
+
+function scrollToEnd() {
+  window.scrollTo({ top: page.scrollHeight, behavior: 'instant' });
+  leftAt = page.scrollTop;
+}
 
 /**
- * Scrolls to the page's end, where the newest text sits just above the message box
- * (which sticks to the bottom of the window and would otherwise cover it).
+ * After the reply grew: to the end, unless the user has scrolled up since our last
+ * scroll. Checked here, not only in a scroll listener, because a scroll event comes a
+ * frame later and a token arriving in between would scroll the page back down.
  */
-const scrollToEnd = () => window.scrollTo({ top: document.scrollingElement.scrollHeight, behavior: 'instant' });
+function follow() {
+  if (following && !atEnd() && page.scrollTop < leftAt - 1) following = false;
+  if (following) scrollToEnd();
+}
+
+addEventListener('scroll', () => atEnd() && (following = true), { passive: true });
+// A window resized or a phone turned while following: keep the end in view.
+addEventListener('resize', () => following && scrollToEnd());
 
 function bubble(role, text) {
   const div = document.createElement('div');
@@ -179,7 +200,8 @@ async function send(text) {
   const reply = bubble('assistant', '');
   reply.classList.add('streaming');
   reply.setAttribute('aria-busy', 'true');
-  scrollToEnd(); // the user just sent: show the reply coming, wherever they had scrolled
+  following = true; // the user just sent: show the reply coming, wherever they had scrolled
+  scrollToEnd();
   replying = new AbortController();
   updateControls();
   let content = '';
@@ -200,10 +222,8 @@ async function send(text) {
       if (piece) {
         first ??= performance.now();
         content += piece;
-        // Follow the reply as it grows, unless the user has scrolled up to read.
-        const following = atEnd();
         reply.textContent = content;
-        if (following) scrollToEnd();
+        follow();
       }
       finish = chunk.choices[0]?.finish_reason ?? finish;
       usage = chunk.usage ?? usage;
@@ -212,7 +232,6 @@ async function send(text) {
     finish = e.name === 'AbortError' ? 'stopped' : 'error';
     if (finish === 'error') failure = explainError(e);
   }
-  const following = atEnd();
   const seconds = first ? (performance.now() - first) / 1e3 : 0;
   const tokens = usage?.completion_tokens;
   const rate = tokens > 1 && seconds > 0 ? (tokens - 1) / seconds : null;
@@ -230,7 +249,7 @@ async function send(text) {
     finish && finish !== 'stop' ? finish : null].filter(Boolean).join(' · ');
   reply.append(meta);
   reply.dataset.finish = finish ?? 'stop';
-  if (following) scrollToEnd();
+  follow();
   if (reply.isConnected) announce(failure ? `The reply failed. ${failure.text}` : `${content}${finish === 'stopped' ? ' (stopped)' : ''}`);
   // A stopped reply stays in the conversation as far as it got.
   conversation.push({ role: 'assistant', content });
@@ -241,7 +260,7 @@ async function send(text) {
   if (!focus || focus === document.body || $('composer').contains(focus)) $('input').focus();
 }
 
-$('model').onchange = () => ($('custom-row').hidden = $('model').value !== 'custom');
+$('model').onchange = showCustomUrl;
 $('load').onclick = load;
 $('stop').onclick = () => replying?.abort();
 $('clear').onclick = () => {

@@ -167,10 +167,9 @@ export async function chatPage(browser, base, webgpu) {
     await accessible(page, 'chat (after a reply)');
     await page.click('#settings summary');
     if (webgpu) await docShot(page, 'chat');
-    await page.click('#settings summary');
-    await page.click('#settings summary');
+    await page.click('#settings summary'); // open again: the next steps set max tokens
+    check(await page.$eval('#settings', (d) => d.open), 'the settings should be open');
     await accessible(page, 'chat (settings open)');
-    await page.click('#settings summary');
   });
   await step('chat: one reply at a time (Enter while a reply streams sends nothing); Stop ends a reply part-way; the next message gets a reply', async () => {
     await page.fill('#max-tokens', '400');
@@ -184,6 +183,13 @@ export async function chatPage(browser, base, webgpu) {
     check(bubbles === 2, `Enter while a reply streams should send nothing (assistant bubbles: ${bubbles})`);
     check(await page.isDisabled('#send'), 'Send should be disabled while a reply streams');
     check(await page.inputValue('#input') === 'And another one about a cat.', 'the text Enter did not send should stay in the box');
+    // Scrolled up to read, the page stays put while the reply grows.
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const length = await page.locator('.msg.assistant').nth(1).evaluate((b) => b.textContent.length);
+    await page.waitForFunction((n) => document.querySelectorAll('.msg.assistant')[1].textContent.length > n + 40, length, { timeout: 30_000 });
+    const { y, scrolls } = await page.evaluate(() => ({ y: window.scrollY, scrolls: document.scrollingElement.scrollHeight > innerHeight }));
+    check(scrolls, 'the page should be longer than the window for the scrolled-up check to mean anything');
+    check(y === 0, `scrolled up while a reply streams, the page should stay put (it scrolled to ${y} px)`);
     await page.click('#stop');
     const stopped = page.locator('.msg.assistant').nth(1);
     await page.waitForFunction(() => document.querySelectorAll('.msg.assistant[data-finish]').length === 2, null, { timeout: 30_000 });
