@@ -25,7 +25,7 @@ bench.init(caps.webgpu);
 const runner = new Runner($, {
   onModel: (model) => ($('mbench-run').disabled = !model),
   software: caps.webgpu ? isSoftware(caps.adapter) : null,
-  measuredRate: () => bench.webgpuRate(),
+  measuredRate: (type) => bench.webgpuRate(type),
 });
 $('mbench-run').onclick = () => runner.model && bench.runModel(runner.model, runner.label);
 

@@ -33,15 +33,16 @@ export class Bench {
   }
 
   /**
-   * The slowest WebGPU matvec rate the last benchmark measured here, `{ gbPerSecond, type,
-   * size }`, or null: a model mixes weight types and adds attention and many dispatches,
-   * so its slowest type is the nearer guess of how fast a model runs.
+   * The WebGPU matvec rate the last benchmark measured here for weight type `type`, else
+   * the median over the types it measured: `{ gbPerSecond, type (null for the median),
+   * size }`, or null before a WebGPU benchmark.
    */
-  webgpuRate() {
-    const rates = Object.entries(this.#matvec?.webgpu ?? {}).filter(([, v]) => v > 0);
-    if (!rates.length) return null;
-    const [type, gbPerSecond] = rates.reduce((a, b) => (b[1] < a[1] ? b : a));
-    return { gbPerSecond, type, size: this.#matvec.size };
+  webgpuRate(type) {
+    const rates = this.#matvec?.webgpu ?? {};
+    const size = this.#matvec?.size;
+    if (rates[type] > 0) return { gbPerSecond: rates[type], type, size };
+    const all = Object.values(rates).filter((v) => v > 0).sort((a, b) => a - b);
+    return all.length ? { gbPerSecond: all[all.length >> 1], type: null, size } : null;
   }
 
   /** Matvec GB/s per type on each backend, then the dispatch cost; `#bench-progress` counts the measurements. */

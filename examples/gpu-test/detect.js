@@ -24,7 +24,9 @@ export function isSoftware(a) {
 function row(tbody, what, here, meaning, cls = '') {
   const tr = tbody.insertRow();
   tr.dataset.what = what;
-  for (const [text, c] of [[what, ''], [here, cls], [meaning, '']]) {
+  // A long limit name may break before each capital (maxStorage·Buffer·Binding·Size) on a phone.
+  tr.insertCell().append(...what.split(/(?=[A-Z][a-z])/).flatMap((part, i) => (i ? [document.createElement('wbr'), part] : [part])));
+  for (const [text, c] of [[here, cls], [meaning, '']]) {
     const td = tr.insertCell();
     td.textContent = text;
     if (c) td.className = c;

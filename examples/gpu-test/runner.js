@@ -11,6 +11,11 @@ import { timeline } from './chart.js';
 import { adapterName } from './detect.js';
 import { softwareEstimate } from './estimate.js';
 
+/** The weight type most of `bytesByType`'s bytes are in (`{ Q4_K: 756781056, Q6_K: 354009600 }` → 'Q4_K'). */
+function mainType(bytesByType) {
+  return Object.entries(bytesByType ?? {}).reduce((a, b) => (b[1] > a[1] ? b : a), [null, 0])[0];
+}
+
 /** Each prompt mode's example prompt: switching modes swaps one for the other while it is unedited. */
 const EXAMPLE_PROMPTS = { complete: 'Once upon a time,', chat: 'Tell me a two-sentence story about a lighthouse.' };
 
@@ -28,8 +33,8 @@ export class Runner {
 
   /**
    * `onModel(model | null)` is told when a model is loaded or disposed; `software`: the
-   * WebGPU adapter is a software one (null without WebGPU); `measuredRate()`: the WebGPU
-   * matvec rate this page measured (Bench.webgpuRate()), for the slowness estimate.
+   * WebGPU adapter is a software one (null without WebGPU); `measuredRate(type)`: the
+   * WebGPU matvec rate this page measured (Bench.webgpuRate), for the slowness estimate.
    */
   constructor($, { onModel, software, measuredRate }) {
     this.#$ = $;
@@ -80,7 +85,7 @@ export class Runner {
   /**
    * Shows (or hides) the software-adapter warning, with an estimate from the size of the
    * model Load would load: a local file's, else its header's (Model.inspect reads only
-   * that), else unknown.
+   * that, and names the main weight type), else unknown.
    */
   async #showSlowWarning() {
     const $ = this.#$;
@@ -88,14 +93,15 @@ export class Runner {
     $('slow-warning').hidden = !this.#slowBackend();
     if (!this.#slowBackend()) return;
     const maxTokens = Number($('gen-max').value) || 48;
-    const show = (modelBytes) => {
-      if (check === this.#estimateCheck) $('slow-estimate').textContent = softwareEstimate(modelBytes, this.#measuredRate(), maxTokens).text;
+    const show = (modelBytes, type) => {
+      if (check === this.#estimateCheck) $('slow-estimate').textContent = softwareEstimate(modelBytes, this.#measuredRate(type), maxTokens).text;
     };
     $('slow-estimate').textContent = 'Estimating from the model’s size…';
     const { source } = this.#source();
     if (typeof source !== 'string') return show(source.size);
     try {
-      show((await Model.inspect(source, { backend: 'webgpu', hubUrl: this.#hubUrl() })).dataBytes);
+      const header = await Model.inspect(source, { backend: 'webgpu', hubUrl: this.#hubUrl() });
+      show(header.dataBytes, mainType(header.bytesByType));
     } catch {
       show(null); // no header to read (a wrong URL): the load will say why
     }
@@ -249,7 +255,9 @@ export class Runner {
     stats.dataset.promptTokens = prompt.length;
     delete stats.dataset.done;
     const slow = model.info.backend === 'webgpu' && this.#software;
-    const perToken = slow && softwareEstimate(model.info.dataBytes, this.#measuredRate(), 1).secondsPerToken;
+    // The file type names the main weight type: 'Q4_K_M' is mostly Q4_K.
+    const type = model.info.quantization?.replace(/_[SML]$/, '');
+    const perToken = slow && softwareEstimate(model.info.dataBytes, this.#measuredRate(type), 1).secondsPerToken;
     stats.textContent = `${head}: prefill…` + (perToken ? ` (a software adapter: about ${ms(1e3 * perToken)} per token, estimated)` : '');
     const times = [];
     const start = performance.now();
