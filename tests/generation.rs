@@ -117,3 +117,42 @@ fn stop_strings_cut_the_text_and_max_tokens_ends_it() {
     assert_eq!(finish, FinishReason::StopString);
     assert_eq!(cut, text[..text.find(&stop).unwrap()], "text stops right before {stop:?}");
 }
+
+/// A prompt evaluated in parts by `prefill_step` (as the browser's CPU path does, to stay
+/// abortable between batches) gives the ids of one `next` over the whole prompt, also
+/// when the session already holds part of it (a chat turn's cached prefix), and ends
+/// with exactly the prompt in the session before the first token.
+#[test]
+fn prefill_in_steps_equals_one_prefill() {
+    let mut engine = load_cpu(&kindling_testdata::synthetic("tiny-llama.gguf"));
+    let prompt: Vec<u32> = (0..23).map(|i| 1 + (i * 7) % 50).collect();
+    let options = GenerateOptions { max_tokens: 6, sampler: SamplerConfig::default(), stop: vec![], stop_at_eog: false };
+    let run = |engine: &mut _, session: &mut _, batch: Option<usize>| {
+        let mut generation = Generation::new(prompt.clone(), options.clone()).unwrap();
+        let mut steps = Vec::new();
+        if let Some(batch) = batch {
+            while let Some(done) = pollster::block_on(generation.prefill_step(engine, session, batch)).unwrap() {
+                steps.push(done);
+            }
+        }
+        while pollster::block_on(generation.next(engine, session)).unwrap().is_some() {}
+        (generation.generated().to_vec(), steps)
+    };
+    let mut session = engine.new_session(64).unwrap();
+    let (whole, steps) = run(&mut engine, &mut session, None);
+    assert!(steps.is_empty());
+    let mut session = engine.new_session(64).unwrap();
+    let (parts, steps) = run(&mut engine, &mut session, Some(5));
+    assert_eq!(parts, whole, "ids after a prefill in batches of 5");
+    assert_eq!(steps, vec![5, 10, 15, 20], "prompt tokens cached after each step (the last 3 go with the first token)");
+    // The session now holds the prompt and the reply: the same prompt again reuses the
+    // prompt as a cached prefix, so only its last token is left to evaluate.
+    let (again, steps) = run(&mut engine, &mut session, Some(5));
+    assert_eq!(again, whole);
+    assert!(steps.is_empty(), "a cached prompt needs no prefill steps: {steps:?}");
+    // A session holding the prompt's first 12 tokens evaluates the rest in steps from there.
+    session.truncate(12);
+    let (resumed, steps) = run(&mut engine, &mut session, Some(4));
+    assert_eq!(resumed, whole);
+    assert_eq!(steps, vec![16, 20]);
+}

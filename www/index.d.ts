@@ -223,7 +223,10 @@ export interface GenerateOptions {
   stop?: string | string[];
   /** Keep going through end-of-generation tokens until maxTokens (for benchmarks). Default false. */
   ignoreEos?: boolean;
-  /** Ends the generation; the iterator rejects with AbortError. */
+  /**
+   * Ends the generation: the iterator rejects with AbortError at once, and the model is
+   * free for the next call after the step in progress (about one token's time).
+   */
   signal?: AbortSignal;
 }
 

@@ -330,11 +330,18 @@ export class Model {
       const start = performance.now();
       let firstAt = null;
       generation = this.#live().generate(promptIds, engineOptions(options));
+      let yielded = performance.now();
       for (;;) {
+        // Let the event loop run now and then: see nextTask.
+        if (performance.now() - yielded >= YIELD_EVERY_MS) {
+          await nextTask();
+          yielded = performance.now();
+        }
         throwIfAborted(signal, 'the generation');
         inflight = generation.next();
         const step = await raceAbort(inflight, signal, 'the generation');
         inflight = null;
+        if (step.prefilled !== undefined) continue; // a batch of a long prompt, no token yet
         if (step.done) {
           result.finishReason = step.finishReason;
           break;
@@ -438,6 +445,35 @@ export class Model {
     } catch (e) {
       throw toError(e);
     }
+  }
+}
+
+/**
+ * How long a generation may run before it lets the event loop take its queued tasks.
+ * The CPU backend computes a step without awaiting anything, so a generation is a chain
+ * of promise callbacks (microtasks) that no task can come between: in a worker the
+ * 'abort' message waited behind the whole reply (82 s for a 2,000-token one), and on the
+ * page nothing painted. A task every 10 ms costs one message hop (tens of µs).
+ */
+const YIELD_EVERY_MS = 10;
+
+/**
+ * Resolves once the tasks already waiting have run. Messages rather than setTimeout
+ * (nested timeouts are clamped to 4 ms), and two of them: a timer that fell due while
+ * the engine computed joins the queue only when the browser next picks a task, behind
+ * the first message, but ahead of the second (with one, a timer due mid-reply on the
+ * CPU path fired up to two tokens late).
+ */
+async function nextTask() {
+  for (let hop = 0; hop < 2; hop++) {
+    await new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        resolve();
+      };
+      channel.port2.postMessage(null);
+    });
   }
 }
 

@@ -41,6 +41,9 @@ pub enum EvalOutput {
     /// The argmax of the last position, kept on the device for `Model::eval_chained`
     /// and read by `Model::finish_chained` (backends that `can_chain`).
     SubmitArgmax,
+    /// Nothing: the tokens only go into the KV cache (a prompt evaluated in parts,
+    /// `Generation::prefill_step`). Answers `Evaluated::Cached`.
+    CacheOnly,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -51,6 +54,8 @@ pub enum Evaluated {
     Candidates(Vec<(u32, f32)>),
     /// Submitted (`EvalOutput::SubmitArgmax`); the token comes from `finish_chained`.
     Submitted,
+    /// In the KV cache, nothing read (`EvalOutput::CacheOnly`).
+    Cached,
 }
 
 /// Stands in the session for a token still on the device (a chained step's input)
@@ -190,6 +195,7 @@ impl<B: Backend> Model<B> {
         for (i, chunk) in chunks.iter().enumerate() {
             let last_chunk = i + 1 == chunks.len();
             let rows = match output {
+                EvalOutput::CacheOnly => None,
                 EvalOutput::AllLogits => Some(LogitRows::All),
                 _ if last_chunk => Some(LogitRows::Last),
                 _ => None,
@@ -230,6 +236,9 @@ impl<B: Backend> Model<B> {
                 }
                 _ => {}
             }
+        }
+        if output == EvalOutput::CacheOnly {
+            return Ok(Evaluated::Cached);
         }
         debug_assert_eq!(all.len(), tokens.len() * vocab);
         Ok(Evaluated::Logits(all))

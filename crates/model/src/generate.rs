@@ -116,6 +116,33 @@ impl Generation {
         self.finish
     }
 
+    /// Evaluates the next `batch` tokens of the prompt into the KV cache, when more of it
+    /// than that is left; returns how many prompt tokens are in the cache afterwards, or
+    /// `None` once what is left fits one batch (then `next` evaluates it with the first
+    /// token). `next` alone prefills too, in one call: this is for a caller that must
+    /// stay responsive between batches, such as the browser's CPU path, where a call
+    /// runs to its end before an abort can be heard.
+    pub async fn prefill_step<B: Backend>(
+        &mut self,
+        model: &mut Model<B>,
+        session: &mut Session<B>,
+        batch: usize,
+    ) -> Result<Option<usize>> {
+        if self.prefilled || self.finish.is_some() {
+            return Ok(None);
+        }
+        // The prefix this prompt shares with the session (chat turns) stays cached, as in
+        // `next`, which picks up from wherever this left the session.
+        let common = common_prefix(session.tokens(), &self.prompt).min(self.prompt.len() - 1);
+        if self.prompt.len() - common <= batch.max(1) {
+            return Ok(None);
+        }
+        session.truncate(common);
+        let end = common + batch.max(1);
+        model.eval(session, &self.prompt[common..end], EvalOutput::CacheOnly).await?;
+        Ok(Some(end))
+    }
+
     /// Generates the next token. `Ok(None)` once generation has finished.
     pub async fn next<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>) -> Result<Option<Piece>> {
         if self.finish.is_some() {
@@ -175,7 +202,7 @@ impl Generation {
             Evaluated::Token(t) => t,
             Evaluated::Logits(logits) => self.sampler.sample(&logits, &history),
             Evaluated::Candidates(c) => self.sampler.sample_candidates(&c, &history),
-            Evaluated::Submitted => return Err(ModelError::backend("a step was submitted, not read")),
+            Evaluated::Submitted | Evaluated::Cached => return Err(ModelError::backend("a step was submitted, not read")),
         };
         self.emit(model, session, token).await
     }

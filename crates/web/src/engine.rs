@@ -107,6 +107,15 @@ pub(crate) enum Engine {
 }
 
 impl Engine {
+    /// Prompt positions one generation step evaluates: a whole batch on the GPU, whose
+    /// steps run on the device while JS goes on; a few on the CPU (`CPU_PREFILL_STEP`).
+    pub fn prefill_step_tokens(&self) -> usize {
+        match self {
+            Engine::Gpu(_) => crate::model::GPU_OPTIONS.max_batch,
+            Engine::Cpu(_) => crate::model::CPU_PREFILL_STEP,
+        }
+    }
+
     pub fn backend_name(&self) -> &'static str {
         match self {
             Engine::Gpu(_) => "webgpu",

@@ -52,7 +52,8 @@ fn done(reason: &str) -> JsValue {
 }
 
 /// One step: `{done: false, text, tokenId}` (tokenId null for text released at the
-/// end) or `{done: true, finishReason}`.
+/// end), `{done: false, prefilled}` (a batch of a long prompt went into the KV cache;
+/// `prefilled` prompt tokens are in it now) or `{done: true, finishReason}`.
 ///
 /// The engine and the generation stay borrowed across the GPU read-back: that is the
 /// point (the step owns the model while its work is in flight). Every other entry point
@@ -76,17 +77,34 @@ async fn step(core: Rc<Core>, id: u64, state: Rc<RefCell<State>>) -> JsResult<Js
         let mut guard = core.engine.try_borrow_mut().map_err(|_| busy())?;
         let engine = guard.as_mut().ok_or_else(disposed)?;
         let generation = &mut st.generation;
-        with_engine!(engine, l => generation.next(&mut l.model, &mut l.session).await)
+        // A long prompt goes in part by part, one a step, so that JS gets control (and can
+        // hear an abort) between them: on the CPU a step runs to its end without yielding.
+        let batch = engine.prefill_step_tokens();
+        with_engine!(engine, l => {
+            match generation.prefill_step(&mut l.model, &mut l.session, batch).await {
+                Ok(Some(cached)) => Ok(Step::Prefilled(cached)),
+                Ok(None) => generation.next(&mut l.model, &mut l.session).await.map(Step::Token),
+                Err(e) => Err(e),
+            }
+        })
     };
     core.settle();
     match result? {
-        Some(piece) => Ok(object(&[
+        Step::Prefilled(cached) => Ok(object(&[("done", false.into()), ("prefilled", (cached as f64).into())])),
+        Step::Token(Some(piece)) => Ok(object(&[
             ("done", false.into()),
             ("text", piece.text.into()),
             ("tokenId", piece.token_id.map_or(JsValue::NULL, JsValue::from)),
         ])),
-        None => Ok(done(st.generation.finish_reason().map_or("unknown", |r| r.as_str()))),
+        Step::Token(None) => Ok(done(st.generation.finish_reason().map_or("unknown", |r| r.as_str()))),
     }
+}
+
+/// What one step did: a batch of the prompt into the KV cache (the prompt tokens now
+/// cached), or the next token.
+enum Step {
+    Prefilled(usize),
+    Token(Option<kindling_model::Piece>),
 }
 
 #[wasm_bindgen]

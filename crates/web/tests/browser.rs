@@ -16,6 +16,8 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 #[path = "browser/support.rs"]
 mod support;
 
+#[path = "browser/abort.rs"]
+mod abort;
 #[path = "browser/adapter.rs"]
 mod adapter;
 #[path = "browser/cache_api.rs"]

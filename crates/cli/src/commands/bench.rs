@@ -167,7 +167,9 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
             for _ in 0..args.gen_tokens {
                 match pollster::block_on(model.eval(&mut session, &[token], EvalOutput::LastArgmax))? {
                     Evaluated::Token(t) => token = t,
-                    Evaluated::Logits(_) | Evaluated::Candidates(_) | Evaluated::Submitted => return Err("no token from decode".into()),
+                    Evaluated::Logits(_) | Evaluated::Candidates(_) | Evaluated::Submitted | Evaluated::Cached => {
+                        return Err("no token from decode".into())
+                    }
                 }
             }
         }
