@@ -22,7 +22,9 @@ const drawings = new WeakMap();
 const resized = new ResizeObserver((entries) => {
   for (const { target } of entries) {
     const d = drawings.get(target);
-    if (d && d.width !== target.clientWidth) d.draw();
+    // In the next frame: a redraw changes the container's height, which, in this
+    // callback, would be a resize loop the browser reports as an error.
+    if (d && d.width !== target.clientWidth) requestAnimationFrame(() => d.draw());
   }
 });
 
