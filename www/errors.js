@@ -47,10 +47,18 @@ export function toError(e) {
   return new Error(String(e));
 }
 
-/** An AbortError for `signal`, keeping its reason as the cause. */
+/** The message of the reason `abort()` gives without one ("signal is aborted without reason" in Chrome). */
+const DEFAULT_ABORT_MESSAGE = (() => {
+  const controller = new AbortController();
+  controller.abort();
+  return controller.signal.reason?.message;
+})();
+
+/** An AbortError for `signal`, keeping its reason as the cause (and in the message, when one was given). */
 export function abortError(signal, what = 'the operation') {
   const reason = signal?.reason;
-  const why = reason && typeof reason === 'object' && reason.message ? `: ${reason.message}` : '';
+  const given = reason && typeof reason === 'object' && reason.message && reason.message !== DEFAULT_ABORT_MESSAGE;
+  const why = given ? `: ${reason.message}` : '';
   return new AbortError(`${what} was aborted${why}`, { cause: reason });
 }
 

@@ -32,12 +32,6 @@ async function ask(page, message, maxTokens, replies) {
   await page.waitForFunction((n) => document.querySelectorAll('.msg.assistant[data-finish]').length === n, replies, { timeout: 120_000 });
 }
 
-/** Runs axe-core over the page as it is now; logs what it found below serious. */
-async function accessible(page, what) {
-  const minor = await assertAccessible(page, what);
-  console.log(`   axe-core, ${what}: no serious or critical violations${minor.length ? `; minor: ${minor.map((v) => v.id).join(', ')}` : ''}`);
-}
-
 /**
  * Installs window.replyEnd(): where the last line of the newest assistant bubble is
  * (a Range over its last non-empty text node) against the viewport and the message
@@ -108,7 +102,7 @@ export async function chatPage(browser, base, webgpu) {
     check(await page.getByRole('combobox', { name: 'Model' }).count() === 1, 'the model list should be labelled "Model"');
     const progress = await page.$eval('#progress', (p) => p.getAttribute('aria-label') || p.labels.length > 0);
     check(progress, 'the progress bar should have a label');
-    await accessible(page, 'chat (idle)');
+    await assertAccessible(page, 'chat (idle)');
   });
   await step('chat (phone width): load SmolLM2 in the worker, send a message, get a streamed reply announced once', async () => {
     const status = await load(page, SMOLLM2);
@@ -164,12 +158,12 @@ export async function chatPage(browser, base, webgpu) {
       return width > room ? `${s.selectedOptions[0].textContent}: ${Math.round(width)} px of text in ${Math.round(room)} px` : null;
     });
     check(!cut, `the model list cuts its entry off at phone width (${cut})`);
-    await accessible(page, 'chat (after a reply)');
+    await assertAccessible(page, 'chat (after a reply)');
     await page.click('#settings summary');
     if (webgpu) await docShot(page, 'chat');
     await page.click('#settings summary'); // open again: the next steps set max tokens
     check(await page.$eval('#settings', (d) => d.open), 'the settings should be open');
-    await accessible(page, 'chat (settings open)');
+    await assertAccessible(page, 'chat (settings open)');
   });
   await step('chat: one reply at a time (Enter while a reply streams sends nothing); Stop ends a reply part-way; the next message gets a reply', async () => {
     await page.fill('#max-tokens', '400');

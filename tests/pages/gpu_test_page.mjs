@@ -15,12 +15,6 @@ import { ms, tokensPerSecond } from '../../examples/shared/bench-format.js';
 const PHONE = { width: 390, height: 844 };
 const LAPTOP = { width: 1280, height: 900 };
 
-/** Runs axe-core over the page as it is now; logs what it found below serious. */
-async function accessible(page, what) {
-  const minor = await assertAccessible(page, what);
-  console.log(`   axe-core, ${what}: nothing serious or critical${minor.length ? `; minor: ${minor.map((v) => v.id).join(', ')}` : ''}`);
-}
-
 /**
  * The chart in `selector`: its SVG's role and accessible name, and each bar's drawn
  * width and height and value label (as the page shows them).
@@ -60,7 +54,7 @@ export async function gpuTestPage(browser, base, webgpu) {
   await page.waitForSelector('body[data-ready]', { timeout: 60_000 });
   const detected = await text(page, '#detect-summary');
   console.log(`   detection: ${detected}`);
-  await accessible(page, `gpu-test ${mode}, detected`);
+  await assertAccessible(page, `gpu-test ${mode}, detected`);
 
   await step('gpu-test: every column header has text and each Run button names its test', async () => {
     const headers = await page.$$eval('#kernels-table th', (ths) => ths.map((th) => th.textContent.trim()));
@@ -91,7 +85,7 @@ export async function gpuTestPage(browser, base, webgpu) {
       check(json.results.length === rows.length && json.results.every((r) => r.pass), 'the JSON results should match the table');
       const progress = await page.$eval('#kernels-progress', (p) => [p.value, p.max, p.hidden]);
       check(progress[0] === rows.length && progress[1] === rows.length && !progress[2], `the kernel progress bar should be full: ${progress}`);
-      await accessible(page, 'gpu-test webgpu, kernel tests run');
+      await assertAccessible(page, 'gpu-test webgpu, kernel tests run');
     });
   } else {
     await step('gpu-test: without WebGPU the page says so and keeps the kernel tests off', async () => {
@@ -214,7 +208,7 @@ export async function gpuTestPage(browser, base, webgpu) {
     console.log(`   ${mb}`);
     check(/prefill 16 tokens at [\d.]+ tok\/s, decode 4 tokens/.test(mb), `model benchmark: ${mb}`);
     await checkChart(page, '#mbench-chart', 2);
-    await accessible(page, `gpu-test ${mode}, benchmarks charted`);
+    await assertAccessible(page, `gpu-test ${mode}, benchmarks charted`);
   });
   if (!webgpu) {
     await step('gpu-test: load by hf: name through the test server\'s hub stand-in (a signed redirect), not cached, then cached', async () => {

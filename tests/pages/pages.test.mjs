@@ -1,14 +1,12 @@
 // The pages as a person uses them, in headless Chromium (playwright-core, the system
 // Chromium) against tests/scripts/serve.py, twice: with WebGPU (SwiftShader) and without
 // (the CPU path). Each run opens
-//   - examples/gpu-test/: detection; with WebGPU every kernel test row must pass, without
-//     it the page must say why and keep the tests off; a short matvec + dispatch
-//     benchmark charted; SmolLM2 loaded and a few tokens generated with per-token
-//     timings; the loaded model's prefill/decode benchmark charted;
-//   - examples/chat/ at phone width: SmolLM2 loaded in the worker, a message sent, the
-//     reply streamed (the bubble grows over several updates) and finished with tok/s;
-// and fails on any console error or uncaught exception. Screenshots go to
-// tests/pages/artifacts/ (gitignored).
+//   - examples/gpu-test/ (gpu_test_page.mjs): detection, the kernel table, the charted
+//     benchmarks, the model runner and its software-adapter warning;
+//   - examples/chat/ (chat_page.mjs): loading in the worker, streamed replies, Stop, one
+//     reply at a time, a failed load, the end of a reply in view at two window sizes;
+// runs axe-core over each (no serious or critical violation), and fails on any console
+// error or uncaught exception. Screenshots go to tests/pages/artifacts/ (gitignored).
 //
 //   node tests/pages/pages.test.mjs [on|off ...]     (scripts/test_pages.sh runs it)
 //   KINDLING_PAGES_ONLY=chat node tests/pages/pages.test.mjs off    (one page: gpu-test or chat)

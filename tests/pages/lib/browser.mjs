@@ -80,7 +80,7 @@ export async function docShot(target, name, options = {}) {
 /**
  * Runs axe-core (npm `axe-core`, injected into the page) over the page as it is now and
  * throws on any serious or critical violation, listing each rule, its help text and the
- * elements it names. Returns the violations of lesser impact, for the log.
+ * elements it names. Logs and returns the violations of lesser impact.
  */
 export async function assertAccessible(page, what) {
   const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
@@ -94,6 +94,7 @@ export async function assertAccessible(page, what) {
     const lines = bad.map((v) => `${v.impact} ${v.id}: ${v.help} — ${v.nodes.slice(0, 6).join(', ')}${v.nodes.length > 6 ? ', …' : ''}`);
     throw new Error(`${what}: ${bad.length} serious or critical accessibility violation(s) (axe-core):\n  ${lines.join('\n  ')}`);
   }
+  console.log(`   axe-core, ${what}: nothing serious or critical${violations.length ? `; minor: ${violations.map((v) => v.id).join(', ')}` : ''}`);
   return violations;
 }
 
