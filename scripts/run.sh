@@ -9,6 +9,6 @@ cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "error: cargo not found; install Rust with rustup first" >&2; exit 1; }
 prompt=${1:-"Write a haiku about a campfire."}
 shift || true
-models=$(bash tests/scripts/fetch_models.sh)
+models=$(bash tests/scripts/fetch_models.sh smollm2)   # only the model it runs (98 MB)
 cargo build --release --locked -q -p kindling-cli
 exec target/release/kindling run "$models/SmolLM2-135M-Instruct.Q4_1.gguf" --chat --prompt "$prompt" "$@"
