@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU speed run on the lent H100/H200 (see DESIGN.md "A real GPU"). Run from the repo root
+# GPU speed run on the lent H100/H200 (see docs/BENCHMARKS.md, "The GPU machine"). Run from the repo root
 # on the device machine with `.gl/` and `.bench/` carried; writes everything under $OUT.
 #   .bench/kindling        the release binary built here (cargo build --release -p kindling-cli)
 #   .bench/op_timing       optional: crates/gpu/examples/op_timing (per-op µs), run first

@@ -5,7 +5,7 @@
 //!   position where llama.cpp's own top-1/top-2 margin is at least 0.5 and the f32
 //!   reference picks the same top-1. llama.cpp quantizes activations to 8 bits, so at
 //!   a few positions it is confident of a token the f32 reference ranks second
-//!   (DESIGN.md, "Judging fidelity"); an f32 engine cannot match both there. Those
+//!   (docs/ARCHITECTURE.md, "Judging fidelity"); an f32 engine cannot match both there. Those
 //!   disputed positions are counted and printed, and there we must follow the f32
 //!   reference.
 //! Fixtures: `tests/fixtures/logits_*.json` from `tests/scripts/gen_logit_refs.py`.

@@ -17,7 +17,7 @@ their tiny vocabs turn into > 512 tokens). The "chat" prompt is in each model's 
 prompts.json's ChatML entry for the Qwen models, its Gemma entry for gemma2, and CHAT_EXTRA below
 for Llama 3 and Phi-3.
 
-The two references (see "Judging fidelity" in DESIGN.md):
+The two references (see "Judging fidelity" in docs/ARCHITECTURE.md):
 
 * llama.cpp (llama-cpp-python, CPU, n_threads=2, f16 KV cache, no flash attention): it quantizes
   activations to 8 bits for its quantized dot products, so its logits are NOT an f32 forward pass.
