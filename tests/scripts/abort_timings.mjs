@@ -34,7 +34,7 @@ try {
   const browser = await launch({ webgpu: backend === 'webgpu' });
   try {
     const page = await browser.newPage();
-    page.on('console', (m) => process.env.VERBOSE && console.log(`[page] ${m.text()}`));
+    page.on('console', (m) => (process.env.VERBOSE || m.text().startsWith('abort.js:')) && console.log(`[page] ${m.text()}`));
     await page.goto(`${base}/package.json`);
     const report = await page.evaluate(async ([b, t, be]) => {
       const { runAbortTests } = await import(`${t}/crates/web/tests/browser/abort.js`);
