@@ -27,6 +27,8 @@ use serde::Serialize;
 use crate::vocab::{get_str, key};
 use crate::{Tokenizer, TokenizerError};
 
+mod budget;
+
 /// One chat message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ChatMessage {
@@ -91,11 +93,10 @@ impl ChatTemplate {
         let mut env = Environment::new();
         env.set_trim_blocks(true);
         env.set_lstrip_blocks(true);
-        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        // The `tojson` filter, Python's methods and the formatter (which prints as
+        // Python does) are installed per render, with the render's budget.
         env.add_function("raise_exception", raise_exception);
-        env.add_filter("tojson", crate::pyjson::tojson);
-        env.set_formatter(python_formatter);
-        env.add_template_owned(NAME, source.clone()).map_err(template_error)?;
+        budget::check_syntax(NAME, &source).map_err(template_error)?;
         Ok(ChatTemplate { env, source, now_unix: None })
     }
 
@@ -170,6 +171,21 @@ impl ChatTemplate {
         bos_token: &str,
         eos_token: &str,
     ) -> Result<String, TokenizerError> {
+        self.render_json_measured(messages_json, tools_json, add_generation_prompt, bos_token, eos_token)
+            .map(|(text, _)| text)
+    }
+
+    /// [`render_json`](Self::render_json), also returning the instructions
+    /// (MiniJinja's fuel) the render used: the figure the budget is set from.
+    #[doc(hidden)]
+    pub fn render_json_measured(
+        &self,
+        messages_json: &str,
+        tools_json: Option<&str>,
+        add_generation_prompt: bool,
+        bos_token: &str,
+        eos_token: &str,
+    ) -> Result<(String, u64), TokenizerError> {
         let parse = |what: &str, text: &str| -> Result<Value, TokenizerError> {
             serde_json::from_str::<Value>(text).map_err(|e| TokenizerError::Template(format!("{what} JSON: {e}")))
         };
@@ -179,7 +195,7 @@ impl ChatTemplate {
         }
         let messages = normalize_messages(&messages).map_err(template_error)?;
         let tools = tools_json.map(|t| parse("tools", t)).transpose()?;
-        self.render_values(&messages, tools.as_ref(), add_generation_prompt, bos_token, eos_token)
+        self.render_measured(&messages, tools.as_ref(), add_generation_prompt, bos_token, eos_token)
     }
 
     /// Renders any serializable messages and tools (your own structs, MiniJinja or
@@ -199,24 +215,39 @@ impl ChatTemplate {
         M: Serialize + ?Sized,
         T: Serialize + ?Sized,
     {
+        self.render_measured(messages, tools, add_generation_prompt, bos_token, eos_token).map(|(text, _)| text)
+    }
+
+    /// [`render_values`](Self::render_values), also returning the instructions it used.
+    fn render_measured<M, T>(
+        &self,
+        messages: &M,
+        tools: Option<&T>,
+        add_generation_prompt: bool,
+        bos_token: &str,
+        eos_token: &str,
+    ) -> Result<(String, u64), TokenizerError>
+    where
+        M: Serialize + ?Sized,
+        T: Serialize + ?Sized,
+    {
         let mut env = self.env.clone();
         let now = self.now_unix.unwrap_or_else(now_unix);
         env.add_function("strftime_now", move |fmt: String| -> String { strftime(now, &fmt) });
-        let tmpl = env.get_template(NAME).map_err(template_error)?;
         let tools = match tools {
             Some(t) => Value::from_serialize(t),
             None => Value::from(()),
         };
         // transformers always passes `tools` and `documents`, as None when not given.
-        tmpl.render(context! {
+        let ctx = context! {
             messages => Value::from_serialize(messages),
             tools => tools,
             documents => Value::from(()),
             add_generation_prompt => add_generation_prompt,
             bos_token => bos_token,
             eos_token => eos_token,
-        })
-        .map_err(template_error)
+        };
+        budget::render(&mut env, NAME, &self.source, ctx)
     }
 }
 

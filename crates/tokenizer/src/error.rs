@@ -29,6 +29,9 @@ pub enum TokenizerError {
     MissingToken(String),
     /// The chat template failed to parse or render.
     Template(String),
+    /// The chat template ran past a limit of its render (instructions, bytes of
+    /// text, list items): it came with the file, and may be hostile or broken.
+    TemplateBudget(String),
 }
 
 impl fmt::Display for TokenizerError {
@@ -58,6 +61,10 @@ impl fmt::Display for TokenizerError {
             }
             Self::MissingToken(t) => write!(f, "the vocabulary has no token {t:?}"),
             Self::Template(m) => write!(f, "chat template: {m}"),
+            Self::TemplateBudget(what) => write!(
+                f,
+                "the model's chat template ran past its budget ({what}): the file's template may be hostile or broken"
+            ),
         }
     }
 }
