@@ -15,7 +15,7 @@ use serde_json::{json, Value as Json};
 const FUEL: u64 = 100_000;
 
 /// Templates that loop, recurse or grow text without bound.
-const HOSTILE: [(&str, &str); 12] = [
+const HOSTILE: [(&str, &str); 15] = [
     (
         "three nested 1000-step loops",
         "{% for a in range(1000) %}{% for b in range(1000) %}{% for c in range(1000) %}y{% endfor %}{% endfor %}{% endfor %}",
@@ -61,6 +61,9 @@ const HOSTILE: [(&str, &str); 12] = [
         "a list holding another twice, forty deep, printed",
         "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ ns.l ~ '' }}",
     ),
+    ("a format padded a billion wide", "{{ '%1000000000s'|format('x') }}"),
+    ("an indent a million wide", "{{ ('x\n' * 1000)|indent(1000000) }}"),
+    ("the characters of a string joined by a long separator", "{{ ('x' * 100000)|join('y' * 1000) }}"),
     (
         "captured output doubled",
         "{% set ns = namespace(s='x') %}{% for i in range(60) %}{% set t %}{{ ns.s }}{{ ns.s }}{% endset %}{% set ns.s = t %}{% endfor %}{{ ns.s }}",
@@ -147,5 +150,20 @@ fn real_templates_render_well_inside_the_budget() {
         let big = "lorem ipsum ".repeat(4 << 20 >> 4);
         let text = tmpl.render(&[ChatMessage::new("user", big.as_str())], true, "<s>", "</s>").expect(&name);
         assert!(text.len() > big.len(), "{name}");
+    }
+}
+
+/// Writes the fuzz target's seeds: every real template and every hostile one, one
+/// file each, into fuzz/seeds/chat_template/.
+#[test]
+#[ignore = "writes the fuzz seeds; run by hand"]
+fn write_fuzz_seeds() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/chat_template");
+    std::fs::create_dir_all(&dir).expect("create the seed directory");
+    let named = |s: &str| s.replace(|c: char| !c.is_ascii_alphanumeric(), "_");
+    let real = real_templates().into_iter().map(|(name, t)| (named(&name), t.source().to_string()));
+    let hostile = HOSTILE.iter().map(|(what, source)| (format!("hostile_{}", named(what)), source.to_string()));
+    for (name, source) in real.chain(hostile) {
+        std::fs::write(dir.join(format!("{name}.jinja")), source).expect("write a seed");
     }
 }

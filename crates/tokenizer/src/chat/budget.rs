@@ -40,8 +40,9 @@ pub(crate) const FUEL: u64 = 100_000;
 /// The longest piece of text, and the longest rendered prompt: about four
 /// million tokens of English.
 pub(crate) const MAX_TEXT: usize = 16 << 20;
-/// The longest printing of a value that is not a string (a list, a map): none
-/// in a chat template comes near, and walking one is slow (about 16 MB/s).
+/// The longest printing of a value that is not a string (a list, a map) but for
+/// `tojson`: none in a chat template comes near, and walking a nested one is slow
+/// (about 16 MB/s).
 pub(crate) const MAX_PRINTED: usize = 1 << 20;
 /// All text one render may build, copies included.
 pub(crate) const MAX_WORK: usize = 256 << 20;
@@ -97,19 +98,24 @@ impl Budget {
         Ok(())
     }
 
-    /// The printed length of `v`, walking at most [`MAX_PRINTED`] bytes of it (a
-    /// list holding another twice, nested forty deep, prints a terabyte). The walk
-    /// is charged as work: it takes the time building would.
-    fn measure(&self, v: &Value) -> Result<usize, Error> {
+    /// The printed length of `v`, walking at most `cap` bytes of it (a list holding
+    /// another twice, nested forty deep, prints a terabyte). The walk is charged
+    /// as work: it takes the time building would.
+    fn measure_within(&self, v: &Value, cap: usize) -> Result<usize, Error> {
         if let Some(s) = v.as_str() {
             return Ok(s.len());
         }
-        let mut w = Capped { len: 0 };
+        let mut w = Capped { len: 0, cap };
         if write!(w, "{v}").is_err() {
-            return Err(self.too_much_text(MAX_PRINTED));
+            return Err(self.too_much_text(cap));
         }
         self.spend(w.len)?;
         Ok(w.len)
+    }
+
+    /// [`measure_within`](Self::measure_within) [`MAX_PRINTED`].
+    fn measure(&self, v: &Value) -> Result<usize, Error> {
+        self.measure_within(v, MAX_PRINTED)
     }
 
     /// `a ~ b`.
@@ -144,23 +150,27 @@ impl Budget {
 
     /// Checks what filter or method `name` would build from `args` (the value it
     /// applies to first), for those that can build more than they are given.
-    fn check_growth(&self, name: &str, args: &[Value]) -> Result<(), Error> {
+    fn check_growth(&self, name: &str, method: bool, args: &[Value]) -> Result<(), Error> {
         let [input, rest @ ..] = args else { return Ok(()) };
-        let text = |v: &Value| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string());
+        // Printed only once measured: a value that is not a string may print huge.
+        let text = |v: &Value| -> Result<String, Error> {
+            self.measure(v)?;
+            Ok(v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
+        };
         let arg_len = |i: usize| -> Result<usize, Error> { rest.get(i).map_or(Ok(0), |v| self.measure(v)) };
         let bound = match name {
             "replace" => {
-                let len = self.measure(input)?;
-                let old = rest.first().map(text).unwrap_or_default();
-                let count = if old.is_empty() { len + 1 } else { text(input).matches(old.as_str()).count() };
-                len.saturating_add(count.saturating_mul(arg_len(1)?))
+                let s = text(input)?;
+                let old = rest.first().map(text).transpose()?.unwrap_or_default();
+                let count = if old.is_empty() { s.len() + 1 } else { s.matches(old.as_str()).count() };
+                s.len().saturating_add(count.saturating_mul(arg_len(1)?))
             }
             // The filter is `list | join(sep)`; the method is `sep.join(list)`.
-            "join" if input.kind() == ValueKind::String && rest.len() == 1 => self.join_len(&rest[0], input)?,
+            "join" if method => self.join_len(rest.first().unwrap_or(&Value::from(())), input)?,
             "join" => self.join_len(input, rest.first().unwrap_or(&Value::from("")))?,
             "format" => {
                 // Widths in the format string (`%-1000000s`, `{:>1000000}`) pad.
-                let f = text(input);
+                let f = text(input)?;
                 let widths: usize = f
                     .split(|c: char| !c.is_ascii_digit())
                     .map(|d| d.parse::<usize>().unwrap_or(usize::MAX))
@@ -173,7 +183,7 @@ impl Budget {
             }
             "indent" => {
                 let width = rest.first().and_then(Value::as_usize).unwrap_or(4);
-                let s = text(input);
+                let s = text(input)?;
                 let lines = s.matches('\n').count() + 1;
                 s.len().saturating_add(lines.saturating_mul(width))
             }
@@ -182,7 +192,7 @@ impl Budget {
             "string" => self.measure(input)?,
             // Each piece is a value of its own, about 32 bytes beside its text.
             "split" | "lines" | "splitlines" | "list" if input.kind() == ValueKind::String => {
-                let s = text(input);
+                let s = text(input)?;
                 let pieces = match rest.first().and_then(Value::as_str) {
                     Some(sep) if !sep.is_empty() && name == "split" => s.matches(sep).count(),
                     _ if name == "list" => s.chars().count(),
@@ -216,15 +226,16 @@ impl Budget {
     }
 }
 
-/// A `fmt::Write` that counts, and gives up past [`MAX_PRINTED`] bytes.
+/// A `fmt::Write` that counts, and gives up past `cap` bytes.
 struct Capped {
     len: usize,
+    cap: usize,
 }
 
 impl Write for Capped {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         self.len = self.len.saturating_add(s.len());
-        if self.len > MAX_PRINTED {
+        if self.len > self.cap {
             return Err(fmt::Error);
         }
         Ok(())
@@ -262,7 +273,7 @@ pub(crate) fn install(env: &mut Environment<'_>, budget: &Arc<Budget>) {
     for name in GROWING_FILTERS {
         let b = budget.clone();
         env.add_filter(name, move |args: Rest<Value>| -> Result<Value, Error> {
-            b.check_growth(name, &args)?;
+            b.check_growth(name, false, &args)?;
             builtin_env().empty_state().apply_filter(name, &args)
         });
     }
@@ -270,8 +281,8 @@ pub(crate) fn install(env: &mut Environment<'_>, budget: &Arc<Budget>) {
     let b = budget.clone();
     env.add_filter("tojson", move |value: Value, args: Rest<Value>| -> Result<String, Error> {
         // JSON escapes at most six bytes for one (`\u001f`); an indent is checked
-        // on the result.
-        b.spend(b.measure(&value)?.saturating_mul(6))?;
+        // on the result. A template may well print the whole conversation so.
+        b.spend(b.measure_within(&value, MAX_TEXT)?.saturating_mul(6))?;
         let out = crate::pyjson::tojson(&value, args)?;
         b.spend(out.len())?;
         Ok(out)
@@ -281,7 +292,7 @@ pub(crate) fn install(env: &mut Environment<'_>, budget: &Arc<Budget>) {
         let mut all = Vec::with_capacity(args.len() + 1);
         all.push(value.clone());
         all.extend_from_slice(args);
-        b.check_growth(method, &all)?;
+        b.check_growth(method, true, &all)?;
         minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
     });
     let b = budget.clone();
