@@ -15,7 +15,7 @@ use serde_json::{json, Value as Json};
 const FUEL: u64 = 100_000;
 
 /// Templates that loop, recurse or grow text without bound.
-const HOSTILE: [(&str, &str); 15] = [
+const HOSTILE: [(&str, &str); 16] = [
     (
         "three nested 1000-step loops",
         "{% for a in range(1000) %}{% for b in range(1000) %}{% for c in range(1000) %}y{% endfor %}{% endfor %}{% endfor %}",
@@ -64,6 +64,10 @@ const HOSTILE: [(&str, &str); 15] = [
     ("a format padded a billion wide", "{{ '%1000000000s'|format('x') }}"),
     ("an indent a million wide", "{{ ('x\n' * 1000)|indent(1000000) }}"),
     ("the characters of a string joined by a long separator", "{{ ('x' * 100000)|join('y' * 1000) }}"),
+    (
+        "a namespace holding itself, printed (found by the fuzzer)",
+        "{% set ns = namespace(s='x') %}{% set ns.s = ns %}{{ ns }}",
+    ),
     (
         "captured output doubled",
         "{% set ns = namespace(s='x') %}{% for i in range(60) %}{% set t %}{{ ns.s }}{{ ns.s }}{% endset %}{% set ns.s = t %}{% endfor %}{{ ns.s }}",

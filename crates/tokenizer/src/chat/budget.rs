@@ -44,6 +44,8 @@ pub(crate) const MAX_TEXT: usize = 16 << 20;
 /// `tojson`: none in a chat template comes near, and walking a nested one is slow
 /// (about 16 MB/s).
 pub(crate) const MAX_PRINTED: usize = 1 << 20;
+/// The deepest value printed: JSON schemas nest a few levels.
+pub(crate) const MAX_DEPTH: usize = 64;
 /// All text one render may build, copies included.
 pub(crate) const MAX_WORK: usize = 256 << 20;
 /// The longest list `+` or `*` may build.
@@ -105,12 +107,42 @@ impl Budget {
         if let Some(s) = v.as_str() {
             return Ok(s.len());
         }
+        // A namespace can be stored inside itself: printing it would recurse until
+        // the stack overflows, long before `cap` bytes.
+        self.walk(v, 0, &mut 0)?;
         let mut w = Capped { len: 0, cap };
         if write!(w, "{v}").is_err() {
             return Err(self.too_much_text(cap));
         }
         self.spend(w.len)?;
         Ok(w.len)
+    }
+
+    /// Walks the lists and maps inside `v`, failing past [`MAX_DEPTH`] levels or
+    /// [`MAX_PRINTED`] values (a list holding another twice, forty deep, is a
+    /// trillion values).
+    fn walk(&self, v: &Value, depth: usize, seen: &mut usize) -> Result<(), Error> {
+        *seen += 1;
+        if *seen > MAX_PRINTED {
+            return Err(self.too_much_text(MAX_PRINTED));
+        }
+        if depth > MAX_DEPTH {
+            return Err(self.over(format!("{MAX_DEPTH} levels of nesting")));
+        }
+        match v.kind() {
+            ValueKind::Seq | ValueKind::Iterable => {
+                for item in v.try_iter()? {
+                    self.walk(&item, depth + 1, seen)?;
+                }
+            }
+            ValueKind::Map => {
+                for key in v.try_iter()? {
+                    self.walk(&v.get_item(&key)?, depth + 1, seen)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// [`measure_within`](Self::measure_within) [`MAX_PRINTED`].
