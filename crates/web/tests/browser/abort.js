@@ -90,7 +90,13 @@ export async function runAbortTests(base, backend) {
   say(`Qwen2.5-0.5B in the worker on ${wm.info.backend}`);
   check(wm.info.backend === backend, `backend ${wm.info.backend}, expected ${backend}`);
 
-  // 1. Mid-reply: Stop (a timer, 30 ms after a token) during a long greedy reply.
+  if (backend === 'webgpu') {
+    // SwiftShader compiles each pipeline when first used, tens of seconds for a decode
+    // step's: a first prefill and decode now, so that the times below are the steps'.
+    await wm.complete(NEXT, { ...greedy, maxTokens: 2 });
+  }
+
+  // 1. Mid-reply: Stop (a timer, 30 ms after a token) during a long reply.
   const controller = new AbortController();
   let abortedAt = 0;
   const long = await stream(wm, STORY, { ...replyOptions, maxTokens: 400, signal: controller.signal }, (n) => {
