@@ -15,6 +15,8 @@ export class UnsupportedModelError extends KindlingError { static errorName = 'U
 export class OutOfMemoryError extends KindlingError { static errorName = 'OutOfMemoryError'; }
 export class DeviceLostError extends KindlingError { static errorName = 'DeviceLostError'; }
 export class AbortError extends KindlingError { static errorName = 'AbortError'; }
+/** The request cannot be done as asked: an invalid or unsupported JSON schema, regex or grammar, a bad `response_format`. */
+export class InvalidRequestError extends KindlingError { static errorName = 'InvalidRequestError'; }
 /** The download failed: an HTTP error (`status`), or the network, after the retries (`url`). */
 export class DownloadError extends KindlingError { static errorName = 'DownloadError'; }
 /** The file's SHA-256 is not the `integrity` asked for (`expected`, `actual`); nothing was kept. */
@@ -24,7 +26,7 @@ export class QuotaExceededError extends KindlingError { static errorName = 'Quot
 
 const CLASSES = {
   WebGPUUnavailableError, InvalidModelError, UnsupportedModelError, OutOfMemoryError, DeviceLostError, AbortError,
-  DownloadError, IntegrityError, QuotaExceededError,
+  InvalidRequestError, DownloadError, IntegrityError, QuotaExceededError,
 };
 
 /** The fields an error of ours carries besides name and message (they cross from the worker). */

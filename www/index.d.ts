@@ -224,6 +224,15 @@ export interface GenerateOptions {
   /** Keep going through end-of-generation tokens until maxTokens (for benchmarks). Default false. */
   ignoreEos?: boolean;
   /**
+   * The output is JSON valid under this JSON Schema (an object or its JSON text). At most one of
+   * jsonSchema, regex and grammar; a bad or unsupported one rejects with InvalidRequestError.
+   */
+  jsonSchema?: JsonSchema | string;
+  /** The whole output matches this regex (Rust `regex` syntax). */
+  regex?: string;
+  /** The output parses under this Lark grammar (llguidance's dialect; rule `start`). */
+  grammar?: string;
+  /**
    * Ends the generation: the iterator rejects with AbortError at once, and the model is
    * free for the next call after the step in progress (about one token's time).
    */
@@ -247,6 +256,15 @@ export interface Completion {
   timings: { prefillMs: number; decodeMs: number; prefillTokensPerSecond: number; decodeTokensPerSecond: number };
 }
 
+/** A JSON Schema (draft 2020-12 keywords; an unsupported one is named in an InvalidRequestError). */
+export type JsonSchema = { [keyword: string]: unknown } | boolean;
+
+/** OpenAI's `response_format`: free text, any JSON object, or JSON under a schema. */
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: JsonSchema; strict?: boolean | null } };
+
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | string;
   content: string;
@@ -263,6 +281,8 @@ export interface ChatCompletionRequest {
   repetition_penalty?: number;
   seed?: number;
   stop?: string | string[];
+  /** The reply is JSON: any object (`json_object`) or valid under a schema (`json_schema`). */
+  response_format?: ResponseFormat;
   signal?: AbortSignal;
 }
 
@@ -335,6 +355,8 @@ export declare class UnsupportedModelError extends Error { name: 'UnsupportedMod
 export declare class OutOfMemoryError extends Error { name: 'OutOfMemoryError'; }
 export declare class DeviceLostError extends Error { name: 'DeviceLostError'; }
 export declare class AbortError extends Error { name: 'AbortError'; }
+/** The request cannot be done as asked: an invalid or unsupported JSON schema, regex or grammar, a bad `response_format`. */
+export declare class InvalidRequestError extends Error { name: 'InvalidRequestError'; }
 /** The download failed: an HTTP error (`status`), or the network after the retries. */
 export declare class DownloadError extends Error { name: 'DownloadError'; url?: string; status?: number; }
 /** The file's SHA-256 is not the `integrity` asked for; nothing was kept. */

@@ -10,8 +10,8 @@
 
 import init, * as engine from './wasm/kindling_web.js';
 import {
-  AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, OutOfMemoryError, QuotaExceededError,
-  UnsupportedModelError, WebGPUUnavailableError, raceAbort, throwIfAborted, toError,
+  AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, InvalidRequestError, OutOfMemoryError,
+  QuotaExceededError, UnsupportedModelError, WebGPUUnavailableError, raceAbort, throwIfAborted, toError,
 } from './errors.js';
 import { modelCache } from './cache.js';
 import { RestartLoad } from './download.js';
@@ -19,8 +19,8 @@ import { openSource } from './source.js';
 import { inspectSource } from './inspect.js';
 
 export {
-  AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, OutOfMemoryError, QuotaExceededError,
-  UnsupportedModelError, WebGPUUnavailableError, modelCache,
+  AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, InvalidRequestError, OutOfMemoryError,
+  QuotaExceededError, UnsupportedModelError, WebGPUUnavailableError, modelCache,
 };
 
 let ready = null;
@@ -413,6 +413,7 @@ export class Model {
       repetitionPenalty: request.repetition_penalty,
       seed: request.seed ?? undefined,
       stop: request.stop ?? undefined,
+      responseFormat: request.response_format ?? undefined,
       signal: request.signal,
     };
     const id = `chatcmpl-${Math.random().toString(36).slice(2, 14)}`;
@@ -489,6 +490,12 @@ function engineOptions(o) {
     seed: o.seed,
     stop: o.stop,
     ignoreEos: o.ignoreEos,
+    // The output constraint (one at most; the engine checks): a JSON schema (object or
+    // JSON text), a regex, a Lark grammar, or OpenAI's response_format (from chat).
+    jsonSchema: o.jsonSchema,
+    regex: o.regex,
+    grammar: o.grammar,
+    responseFormat: o.responseFormat,
   };
 }
 

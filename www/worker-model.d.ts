@@ -10,10 +10,10 @@ import type {
 export type {
   WorkerLoadOptions, InspectOptions, ModelInspection, FitLimits, LoadOptions, LoadProgress, ModelInfo, ModelSource,
   GenerateOptions, Piece, Completion, ChatMessage, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ModelCache,
-  CacheEntry, Backend, FinishReason,
+  CacheEntry, Backend, FinishReason, JsonSchema, ResponseFormat,
 } from './index.js';
 export {
-  AbortError, DeviceLostError, InvalidModelError, OutOfMemoryError, UnsupportedModelError, WebGPUUnavailableError,
+  AbortError, DeviceLostError, InvalidModelError, InvalidRequestError, OutOfMemoryError, UnsupportedModelError, WebGPUUnavailableError,
   DownloadError, IntegrityError, QuotaExceededError, modelCache,
 } from './index.js';
 

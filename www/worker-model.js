@@ -15,8 +15,8 @@ import { abortError, throwIfAborted, toError } from './errors.js';
 import { modelCache } from './cache.js';
 
 export {
-  AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, OutOfMemoryError, QuotaExceededError,
-  UnsupportedModelError, WebGPUUnavailableError,
+  AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, InvalidRequestError, OutOfMemoryError,
+  QuotaExceededError, UnsupportedModelError, WebGPUUnavailableError,
 } from './errors.js';
 export { modelCache };
 

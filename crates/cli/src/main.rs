@@ -1,6 +1,7 @@
 //! `kindling`: run GGUF models natively over the same crates the browser package uses.
 
 mod commands;
+mod constraint_args;
 mod load;
 
 use std::process::ExitCode;

@@ -175,3 +175,63 @@ fn bench_profile_times_every_dispatch_on_the_device() {
     let prefill = v["profile"]["prefill"].as_array().unwrap();
     assert!(prefill.iter().any(|k| k["kernel"].as_str().unwrap().starts_with("MatmulTiled")), "{v}");
 }
+
+/// A file in a per-process temp folder holding `text`.
+fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("kindling-cli-constraint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// `run` with greedy decoding and `--json`, plus `extra`.
+fn run_constrained(prompt: &str, extra: &[&str]) -> Output {
+    let smol = smol();
+    let mut args = vec!["run", smol.as_str(), "--backend", "cpu", "--chat", "--prompt", prompt, "--max-tokens", "64", "--temperature", "0", "--json"];
+    args.extend(extra);
+    kindling(&args)
+}
+
+#[test]
+fn json_schema_regex_and_grammar_constrain_the_text() {
+    let schema = temp_file(
+        "schema.json",
+        r#"{"type":"object","properties":{"animal":{"enum":["cat","dog"]},"legs":{"type":"integer","minimum":0,"maximum":8}},"required":["animal","legs"],"additionalProperties":false}"#,
+    );
+    let v = json(&run_constrained("Describe a cat as JSON.", &["--json-schema", &schema]));
+    let text = v["text"].as_str().unwrap();
+    let obj: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    assert!(["cat", "dog"].contains(&obj["animal"].as_str().unwrap_or("")), "{text}");
+    assert!(obj["legs"].as_u64().is_some_and(|n| n <= 8), "{text}");
+    assert_eq!(v["finish_reason"], "stop", "{v}");
+
+    let v = json(&run_constrained("Is the sky blue?", &["--regex", "(yes|no), [a-z ]{1,20}\\."]));
+    let text = v["text"].as_str().unwrap();
+    assert!(text.starts_with("yes, ") || text.starts_with("no, "), "{text:?}");
+    assert!(text.ends_with('.'), "{text:?}");
+
+    let grammar = temp_file("sum.lark", "start: NUM \"+\" NUM\nNUM: /[0-9]{1,2}/\n");
+    let v = json(&run_constrained("Write a sum of two numbers.", &["--grammar", &grammar]));
+    let text = v["text"].as_str().unwrap();
+    let parts: Vec<&str> = text.split('+').collect();
+    assert!(parts.len() == 2 && parts.iter().all(|p| !p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit())), "{text:?}");
+}
+
+#[test]
+fn bad_constraints_fail_cleanly() {
+    let check = |extra: &[&str], needle: &str| {
+        let out = run_constrained("Hi", extra);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?} should fail");
+        assert!(!err.contains("panicked"), "{extra:?}: panic: {err}");
+        assert!(err.contains(needle), "{extra:?}: error {err:?} should mention {needle:?}");
+    };
+    check(&["--json-schema", &temp_file("bad.json", "{ nope")], "not valid JSON");
+    check(&["--json-schema", &temp_file("not.json", r#"{"not":{"type":"string"}}"#)], "Unimplemented keys");
+    check(&["--json-schema", "/nonexistent/schema.json"], "cannot read");
+    check(&["--regex", "(open"], "invalid regex");
+    check(&["--grammar", &temp_file("bad.lark", "start: missing")], "invalid grammar");
+    // One constraint at a time.
+    check(&["--regex", "a", "--grammar", "g.lark"], "cannot be used with");
+}

@@ -4,10 +4,13 @@
 //! once here, never in the token loop); a session owns its KV caches and the tokens
 //! they hold. `eval` runs tokens through the model in batches of at most `max_batch`.
 
+use std::sync::OnceLock;
+
 use kindling_tokenizer::{ChatTemplate, Tokenizer};
 
 use crate::backend::{Backend, KvSpec};
 use crate::config::ModelConfig;
+use crate::constraint::{Constraint, ConstraintSpec, ConstraintVocab};
 use crate::error::{ModelError, Result};
 use crate::forward::{LogitRows, Pass, Workspace};
 use crate::info::ModelInfo;
@@ -71,6 +74,9 @@ pub struct Model<B: Backend> {
     weights: Weights<B::Weight>,
     work: Workspace<B::Activation>,
     max_batch: usize,
+    /// The vocabulary as the constraint engine sees it, built at the first constrained
+    /// generation (a 152k-token vocabulary takes a while) and kept for the next.
+    constraint_vocab: OnceLock<ConstraintVocab>,
 }
 
 /// One sequence's state: its KV caches and the tokens they hold.
@@ -123,6 +129,7 @@ impl<B: Backend> Model<B> {
             weights: loaded.weights,
             work,
             max_batch,
+            constraint_vocab: OnceLock::new(),
         })
     }
 
@@ -136,6 +143,20 @@ impl<B: Backend> Model<B> {
 
     pub fn tokenizer(&self) -> &Tokenizer {
         &self.tokenizer
+    }
+
+    /// The vocabulary for constrained decoding, built on first use and shared after.
+    pub fn constraint_vocab(&self) -> Result<&ConstraintVocab> {
+        if let Some(v) = self.constraint_vocab.get() {
+            return Ok(v);
+        }
+        let built = ConstraintVocab::new(&self.tokenizer)?;
+        Ok(self.constraint_vocab.get_or_init(|| built))
+    }
+
+    /// Compiles `spec` over this model's vocabulary (see `ConstraintVocab::compile`).
+    pub fn compile_constraint(&self, spec: &ConstraintSpec) -> Result<Constraint> {
+        self.constraint_vocab()?.compile(spec)
     }
 
     pub fn chat_template(&self) -> Option<&ChatTemplate> {

@@ -5,6 +5,7 @@
 use kindling_tokenizer::StreamDecoder;
 
 use crate::backend::{Backend, CHAINED_STEPS};
+use crate::constraint::{Constraint, ConstraintSpec};
 use crate::engine::{EvalOutput, Evaluated, Model, Session};
 use crate::error::{ModelError, Result};
 use crate::sampler::{Sampler, SamplerConfig};
@@ -18,11 +19,13 @@ pub struct GenerateOptions {
     pub stop: Vec<String>,
     /// Stop at the model's end-of-generation tokens (EOS, end-of-turn).
     pub stop_at_eog: bool,
+    /// What the output must be (a JSON schema, a regex, a grammar); `None`: free text.
+    pub constraint: Option<ConstraintSpec>,
 }
 
 impl Default for GenerateOptions {
     fn default() -> Self {
-        GenerateOptions { max_tokens: 256, sampler: SamplerConfig::default(), stop: Vec::new(), stop_at_eog: true }
+        GenerateOptions { max_tokens: 256, sampler: SamplerConfig::default(), stop: Vec::new(), stop_at_eog: true, constraint: None }
     }
 }
 
@@ -37,6 +40,9 @@ pub enum FinishReason {
     MaxTokens,
     /// The session's context is full.
     ContextFull,
+    /// The constrained output is complete: the constraint allows nothing more, or the
+    /// model ended it where the constraint allowed an end.
+    ConstraintComplete,
 }
 
 impl FinishReason {
@@ -47,6 +53,8 @@ impl FinishReason {
             FinishReason::StopString => "stop",
             FinishReason::MaxTokens => "length",
             FinishReason::ContextFull => "context_full",
+            // OpenAI's name for a reply that ended by itself.
+            FinishReason::ConstraintComplete => "stop",
         }
     }
 }
@@ -77,6 +85,9 @@ pub struct Generation {
     /// Chained greedy decoding (`Model::can_chain`): steps submitted whose token has
     /// not been read yet (below `CHAINED_STEPS` between calls).
     in_flight: usize,
+    /// `options.constraint` compiled over the model's vocabulary (`compile_constraint`,
+    /// or the first step).
+    constraint: Option<Constraint>,
 }
 
 impl Generation {
@@ -96,7 +107,22 @@ impl Generation {
             finish: None,
             prefilled: false,
             in_flight: 0,
+            constraint: None,
         })
+    }
+
+    /// Compiles the options' constraint over `model`'s vocabulary now, so that a bad
+    /// schema, regex or grammar fails before any prompt work (`ModelError::InvalidRequest`).
+    /// The first step does it otherwise.
+    pub fn compile_constraint<B: Backend>(&mut self, model: &Model<B>) -> Result<()> {
+        if let (None, Some(spec)) = (&self.constraint, &self.options.constraint) {
+            self.constraint = Some(model.compile_constraint(spec)?);
+        }
+        Ok(())
+    }
+
+    fn is_constrained(&self) -> bool {
+        self.options.constraint.is_some()
     }
 
     pub fn prompt(&self) -> &[u32] {
@@ -131,6 +157,7 @@ impl Generation {
         if self.prefilled || self.finish.is_some() {
             return Ok(None);
         }
+        self.compile_constraint(model)?;
         // The prefix this prompt shares with the session (chat turns) stays cached, as in
         // `next`, which picks up from wherever this left the session.
         let common = common_prefix(session.tokens(), &self.prompt).min(self.prompt.len() - 1);
@@ -151,7 +178,10 @@ impl Generation {
         if self.generated.len() >= self.options.max_tokens {
             return Ok(self.end(FinishReason::MaxTokens));
         }
-        if self.sampler.config().is_greedy() && model.can_chain() {
+        self.compile_constraint(model)?;
+        // A constrained step needs the logits on the host to mask them, so steps cannot
+        // run ahead of the token read-back.
+        if self.sampler.config().is_greedy() && model.can_chain() && !self.is_constrained() {
             // The session already holds the last token (evaluated ahead), and the
             // inputs of the steps beyond it: the same limit as below, where the last
             // token is evaluated in this call.
@@ -178,8 +208,17 @@ impl Generation {
             _ => self.prompt[self.prompt.len().saturating_sub(window)..].to_vec(),
         };
         // Read back as little as decides the step: a token id (greedy), the top
-        // candidates, or the whole row.
-        let want = if self.sampler.config().is_greedy() {
+        // candidates, or the whole row (a constraint masks the whole row).
+        //
+        // TODO(issue 26, decode speed): a constrained step reads the whole logit row back
+        // and computes the mask after the forward pass. The mask for this step depends
+        // only on the tokens so far, so it can be computed (`Constraint::allowed`) on the
+        // CPU while the device runs the forward pass, then handed to the backend as a
+        // bitmask (`TokenMask::words`) that its argmax / top-k kernels read, keeping the
+        // 4-byte read-back and chaining.
+        let want = if self.is_constrained() {
+            EvalOutput::LastLogits
+        } else if self.sampler.config().is_greedy() {
             EvalOutput::LastArgmax
         } else {
             match self.sampler.candidates_needed(&history) {
@@ -199,6 +238,14 @@ impl Generation {
             model.eval(session, &self.prompt[common..], want).await?
         };
         let token = match evaluated {
+            Evaluated::Logits(mut logits) if self.is_constrained() => {
+                let constraint = self.constraint.as_mut().ok_or_else(|| ModelError::backend("the constraint was not compiled"))?;
+                constraint.mask_logits(&mut logits)?;
+                self.sampler.sample(&logits, &history)
+            }
+            Evaluated::Token(_) | Evaluated::Candidates(_) if self.is_constrained() => {
+                return Err(ModelError::backend("a constrained step needs the logits"))
+            }
             Evaluated::Token(t) => t,
             Evaluated::Logits(logits) => self.sampler.sample(&logits, &history),
             Evaluated::Candidates(c) => self.sampler.sample_candidates(&c, &history),
@@ -245,17 +292,27 @@ impl Generation {
 
     /// Ends on an end-of-generation token, or appends the token and releases its text.
     async fn emit<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>, token: u32) -> Result<Option<Piece>> {
-
+        if let Some(constraint) = self.constraint.as_mut() {
+            // The mask let an end-of-generation token through only where the output may end.
+            if constraint.is_end_of_generation(token) {
+                return Ok(self.end(FinishReason::ConstraintComplete));
+            }
+            constraint.commit(token)?;
+        }
         if self.options.stop_at_eog && model.tokenizer().is_end_of_generation(token) {
             self.drain(model, session).await?;
             return Ok(self.end(FinishReason::EndOfGeneration));
         }
         self.generated.push(token);
         self.held.push_str(&self.decoder.push(model.tokenizer(), token));
-        let text = self.release();
+        let mut text = self.release();
         if self.finish.is_some() {
             // A stop string ended it.
             self.drain(model, session).await?;
+        } else if self.constraint.as_ref().is_some_and(Constraint::is_complete) {
+            if let Some(rest) = self.end(FinishReason::ConstraintComplete) {
+                text.push_str(&rest.text);
+            }
         }
         Ok(Some(Piece { token_id: Some(token), text }))
     }

@@ -6,6 +6,7 @@
 pub mod arch;
 pub mod backend;
 pub mod config;
+pub mod constraint;
 mod engine;
 mod error;
 mod forward;
@@ -18,6 +19,7 @@ pub mod weights;
 pub use backend::{top_k, AttentionParams, Backend, Counters, KernelTime, KvSpec, QkRope, WeightSpec, CHAINED_STEPS};
 pub use arch::{ArchSpec, ARCHITECTURES};
 pub use config::{Activation, Architecture, LayerConfig, ModelConfig, RopeConfig, RopeStyle};
+pub use constraint::{Constraint, ConstraintSpec, ConstraintVocab, TokenMask};
 pub use engine::{EvalOutput, Evaluated, Model, ModelOptions, Session};
 pub use error::{BackendFailure, ModelError, Result};
 pub use forward::LogitRows;

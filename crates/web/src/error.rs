@@ -24,6 +24,9 @@ pub enum ErrorName {
     Abort,
     /// The call itself is wrong (empty prompt, context full, disposed model, ...).
     Usage,
+    /// The request asks for something that cannot be done as asked: an invalid or
+    /// unsupported JSON schema, regex or grammar, a bad `response_format`.
+    InvalidRequest,
 }
 
 impl ErrorName {
@@ -37,6 +40,7 @@ impl ErrorName {
             ErrorName::Abort => "AbortError",
             // A plain `Error`: misuse is a programming error, not a condition to branch on.
             ErrorName::Usage => "Error",
+            ErrorName::InvalidRequest => "InvalidRequestError",
         }
     }
 }
@@ -57,6 +61,18 @@ impl WebError {
 
     pub fn usage(message: impl Into<String>) -> Self {
         WebError::new(ErrorName::Usage, message)
+    }
+
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        WebError::new(ErrorName::InvalidRequest, message)
+    }
+
+    /// An error of building a request's constraint: whatever it was, the request is invalid.
+    pub fn constraint(e: ModelError) -> Self {
+        match e {
+            ModelError::InvalidRequest(m) => WebError::invalid_request(m),
+            other => WebError::from(other),
+        }
     }
 }
 

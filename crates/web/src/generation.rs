@@ -31,8 +31,17 @@ pub struct WebGeneration {
 }
 
 impl WebGeneration {
-    pub(crate) fn new(core: Rc<Core>, id: u64, prompt: Vec<u32>, options: GenerateOptions) -> JsResult<Self> {
-        let generation = Generation::new(prompt, options)?;
+    /// A generation whose constraint (if any) `compile` has built over the model's
+    /// vocabulary, so that a bad schema rejects here, before any step.
+    pub(crate) fn new(
+        core: Rc<Core>,
+        id: u64,
+        prompt: Vec<u32>,
+        options: GenerateOptions,
+        compile: impl FnOnce(&mut Generation) -> JsResult<()>,
+    ) -> JsResult<Self> {
+        let mut generation = Generation::new(prompt, options)?;
+        compile(&mut generation)?;
         let cancelled = Rc::new(Cell::new(None));
         let state = Rc::new(RefCell::new(State { generation, cancelled: cancelled.clone() }));
         Ok(WebGeneration { core, id, state, cancelled })

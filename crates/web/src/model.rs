@@ -220,15 +220,21 @@ impl WebModel {
     }
 
     /// Starts a generation from `prompt_ids` with `options` (`{ maxTokens, temperature,
-    /// topK, topP, minP, repetitionPenalty, seed, stop }`). Starting one ends the
-    /// previous generation on this model.
+    /// topK, topP, minP, repetitionPenalty, seed, stop, jsonSchema | regex | grammar |
+    /// responseFormat }`). Starting one ends the previous generation on this model. A
+    /// bad constraint is an InvalidRequestError here, before any step.
     pub fn generate(&mut self, prompt_ids: Vec<u32>, options: JsValue) -> JsResult<WebGeneration> {
         let opts = options::generate(&options)?;
         self.core.with(|_| Ok(()))?; // disposed models refuse here, not at the first step
-        let id = self.next_generation;
+        let core = self.core.clone();
+        // The first constrained request builds the model's constraint vocabulary (once).
+        let compile = |g: &mut kindling_model::Generation| {
+            core.with(|e| with_engine!(e, l => g.compile_constraint(&l.model).map_err(WebError::constraint)))
+        };
+        let generation = WebGeneration::new(self.core.clone(), self.next_generation, prompt_ids, opts, compile)?;
+        self.core.owner.set(self.next_generation);
         self.next_generation += 1;
-        self.core.owner.set(id);
-        WebGeneration::new(self.core.clone(), id, prompt_ids, opts)
+        Ok(generation)
     }
 
     /// Frees the model (its weights, KV cache and, with WebGPU, its buffers as far as

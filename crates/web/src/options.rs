@@ -2,7 +2,7 @@
 //! Defaults live here (the JS wrapper passes through what the caller gave).
 
 use js_sys::Reflect;
-use kindling_model::{GenerateOptions, SamplerConfig};
+use kindling_model::{ConstraintSpec, GenerateOptions, SamplerConfig};
 use kindling_tokenizer::ChatMessage;
 use wasm_bindgen::JsValue;
 
@@ -70,7 +70,8 @@ fn strings(obj: &JsValue, key: &str) -> JsResult<Vec<String>> {
         .collect()
 }
 
-/// `{ maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stop, ignoreEos }`.
+/// `{ maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stop, ignoreEos,
+/// jsonSchema | regex | grammar | responseFormat }`.
 pub fn generate(obj: &JsValue) -> JsResult<GenerateOptions> {
     let seed = match number(obj, "seed")? {
         Some(s) if s >= 0.0 && s.fract() == 0.0 => s as u64,
@@ -93,7 +94,65 @@ pub fn generate(obj: &JsValue) -> JsResult<GenerateOptions> {
         stop: strings(obj, "stop")?,
         // `ignoreEos`: run to maxTokens through end-of-generation tokens (benchmarks).
         stop_at_eog: !flag(obj, "ignoreEos")?,
+        constraint: constraint(obj)?,
     })
+}
+
+/// The output constraint: `jsonSchema` (an object or its JSON text), `regex` or
+/// `grammar` (Lark text), or `responseFormat` (OpenAI's `response_format`); one at most.
+fn constraint(obj: &JsValue) -> JsResult<Option<ConstraintSpec>> {
+    let given: Vec<&str> =
+        ["jsonSchema", "regex", "grammar", "responseFormat"].into_iter().filter(|k| !absent(&field(obj, k))).collect();
+    if given.len() > 1 {
+        return Err(WebError::invalid_request(format!("give one output constraint, not {}", given.join(" and "))));
+    }
+    match given.first().copied() {
+        None => Ok(None),
+        Some("jsonSchema") => json_schema(&field(obj, "jsonSchema"), "jsonSchema").map(Some),
+        Some("responseFormat") => response_format(&field(obj, "responseFormat")),
+        Some(key) => field(obj, key)
+            .as_string()
+            .map(|text| Some(if key == "regex" { ConstraintSpec::Regex(text) } else { ConstraintSpec::Grammar(text) }))
+            .ok_or_else(|| WebError::invalid_request(format!("option '{key}' must be a string"))),
+    }
+}
+
+/// A JSON schema given as an object or as JSON text.
+fn json_schema(v: &JsValue, what: &str) -> JsResult<ConstraintSpec> {
+    let text = match v.as_string() {
+        Some(text) => text,
+        None if v.is_object() => js_sys::JSON::stringify(v)
+            .ok()
+            .and_then(|s| s.as_string())
+            .ok_or_else(|| WebError::invalid_request(format!("{what} cannot be written as JSON")))?,
+        None => return Err(WebError::invalid_request(format!("{what} must be a JSON schema object or its JSON text"))),
+    };
+    ConstraintSpec::json_schema_text(&text).map_err(WebError::constraint)
+}
+
+/// OpenAI's `response_format`: `{ type: 'text' }` (none), `{ type: 'json_object' }`, or
+/// `{ type: 'json_schema', json_schema: { name, schema, strict } }`.
+fn response_format(v: &JsValue) -> JsResult<Option<ConstraintSpec>> {
+    match field(v, "type").as_string().as_deref() {
+        Some("text") => Ok(None),
+        Some("json_object") => Ok(Some(ConstraintSpec::JsonObject)),
+        Some("json_schema") => {
+            let spec = field(v, "json_schema");
+            if !spec.is_object() {
+                return Err(WebError::invalid_request("response_format.json_schema must be { name, schema, strict }"));
+            }
+            let schema = field(&spec, "schema");
+            // OpenAI allows a schema-less json_schema: any JSON object then.
+            if absent(&schema) {
+                return Ok(Some(ConstraintSpec::JsonObject));
+            }
+            json_schema(&schema, "response_format.json_schema.schema").map(Some)
+        }
+        Some(other) => Err(WebError::invalid_request(format!(
+            "response_format.type '{other}' is not one of 'text', 'json_object', 'json_schema'"
+        ))),
+        None => Err(WebError::invalid_request("response_format must be { type: 'text' | 'json_object' | 'json_schema' }")),
+    }
 }
 
 /// `[{ role, content }]`.

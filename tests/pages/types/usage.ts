@@ -3,8 +3,8 @@
 // usage disagree. Never run; only type-checked (tests/pages/types/check.mjs).
 
 import Model, {
-  AbortError, DownloadError, IntegrityError, OutOfMemoryError, QuotaExceededError, initEngine, modelCache,
-  type Capabilities, type ChatCompletion, type ChatCompletionChunk, type LoadProgress, type ModelInfo,
+  AbortError, InvalidRequestError, DownloadError, IntegrityError, OutOfMemoryError, QuotaExceededError, initEngine, modelCache,
+  type Capabilities, type JsonSchema, type ResponseFormat, type ChatCompletion, type ChatCompletionChunk, type LoadProgress, type ModelInfo,
 } from 'kindling';
 import { WorkerModel, type WorkerLoadOptions } from 'kindling/worker';
 import DefaultWorkerModel from 'kindling/worker';
@@ -36,6 +36,19 @@ export async function app(out: { textContent: string | null }): Promise<void> {
     out.textContent += c.choices[0].delta.content ?? '';
   }
   out.textContent += `${rate} ${reply.choices[0].message.content}`;
+  // Structured output: a schema object or its JSON text, a regex, a Lark grammar; OpenAI's response_format.
+  const schema: JsonSchema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
+  for await (const { text } of model.generate('A person:', { jsonSchema: schema, maxTokens: 32 })) out.textContent += text;
+  await model.complete('Time:', { regex: '[0-2][0-9]:[0-5][0-9]' });
+  await model.complete('Sum:', { grammar: 'start: /[0-9]+/ "+" /[0-9]+/', jsonSchema: undefined });
+  const format: ResponseFormat = { type: 'json_schema', json_schema: { name: 'person', schema, strict: true } };
+  const json: ChatCompletion = await model.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], response_format: format });
+  await model.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], response_format: { type: 'json_object' } });
+  try {
+    await model.complete('x', { jsonSchema: '{"type": "object", "not": {}}' });
+  } catch (e) {
+    if (e instanceof InvalidRequestError) out.textContent += e.name + (json.choices[0].message.content ?? '');
+  }
   await model.dispose();
 
   const options: WorkerLoadOptions = { backend: 'auto', transfer: false, onProgress };

@@ -6,6 +6,7 @@ use std::time::Instant;
 use kindling_model::{Backend, GenerateOptions, Generation, ModelOptions, SamplerConfig};
 use kindling_tokenizer::ChatMessage;
 
+use crate::constraint_args::ConstraintArgs;
 use crate::load::{with_model, Error, Loaded, ModelArgs, ModelTask};
 
 #[derive(clap::Args)]
@@ -43,6 +44,8 @@ pub struct Args {
     /// Print one JSON object at the end instead of streaming text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    constraint: ConstraintArgs,
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
@@ -58,6 +61,7 @@ impl ModelTask for Args {
         let args = self;
         let load_ms = loaded.load_ms;
         let mut model = loaded.model;
+        let constraint = args.constraint.spec()?;
 
         let prompt_text = if args.chat {
             let template = model
@@ -92,10 +96,13 @@ impl ModelTask for Args {
             },
             stop: args.stop.clone(),
             stop_at_eog: true,
+            constraint,
         };
         let context = args.context.unwrap_or(prompt_ids.len() + args.max_tokens);
         let mut session = model.new_session(context)?;
         let mut generation = Generation::new(prompt_ids.clone(), options)?;
+        // A bad schema, regex or grammar fails here, before the prompt is evaluated.
+        generation.compile_constraint(&model)?;
 
         let start = Instant::now();
         let mut first_token_at = None;
