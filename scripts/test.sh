@@ -44,6 +44,9 @@ python3 tests/scripts/make_synthetic.py .cache/synthetic
 echo "== cargo test"
 cargo test --workspace --locked "$@"
 
+echo "== fuzzing the header parser and chat templates (scripts/fuzz.sh: ${KINDLING_FUZZ_SECONDS:-30} s a target; installs cargo-fuzz once)"
+bash scripts/fuzz.sh
+
 echo "== the CPU kernels as WebAssembly with SIMD128, under Node"
 bash scripts/test_wasi.sh
 
