@@ -41,15 +41,15 @@
 // toward no storage-buffer limit). Dummies where unused.
 @group(0) @binding(7) var<storage, read> qn: array<f32>;
 @group(0) @binding(8) var<storage, read> kn: array<f32>;
-@group(0) @binding(12) var<uniform> table: array<vec4<f32>, 64>;
+@group(0) @binding(12) var<uniform> table: array<vec4<f32>, ROW_TABLE_VEC4S>;
 @group(0) @binding(13) var<storage, read> vbias: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ITEMS_WG)
 fn kv_store(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
             @builtin(local_invocation_index) lid: u32) {
     // One invocation per pair of a row's values (an f16 cache packs them in one word).
     let pairs = (p.width + 1u) / 2u;
-    let id = wg_linear(wid, nwg) * 256u + lid;
+    let id = wg_linear(wid, nwg) * ITEMS_WG + lid;
     if (id >= p.n * pairs) {
         return;
     }
@@ -79,8 +79,7 @@ fn kv_store(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
 // So a chunk of up to CHUNK positions costs a few barriers, not ~14 per 64 positions.
 const WG: u32 = 256u;
 const CHUNK: u32 = 1024u;
-// Largest head_dim (the host checks it).
-const MAX_HD: u32 = 256u;
+// MAX_HD: the largest head_dim (tuning.rs writes it; the host checks it).
 var<workgroup> qs: array<f32, MAX_HD>;
 var<workgroup> sc: array<f32, CHUNK>;
 var<workgroup> red: array<f32, WG>;
@@ -392,10 +391,10 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
 
 // One workgroup per (row, head): out = Σ_s e^(m_s − M) acc_s / Σ_s e^(m_s − M) l_s.
 // Each split's max and sum are loaded at once (an invocation per split, at most
-// MAX_SPLITS ≤ 64: the host's bound) into red, and its weight e^(m_s − M) computed once;
+// MAX_SPLITS ≤ COMBINE_WG: the host's bound) into red, and its weight e^(m_s − M) computed once;
 // then each output value's sum over the splits reads its partial results, which do not
 // depend on each other: the loops over splits had each made a chain of loads.
-@compute @workgroup_size(64)
+@compute @workgroup_size(COMBINE_WG)
 fn attn_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let rh = wg_linear(wid, nwg);
@@ -409,7 +408,7 @@ fn attn_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let base = rh * p.splits * e;
     if (lid < p.splits) {
         red[lid] = scratch[base + lid * e];
-        red[64u + lid] = scratch[base + lid * e + 1u];
+        red[COMBINE_WG + lid] = scratch[base + lid * e + 1u];
     }
     workgroupBarrier();
     var mx = NEG_BIG;
@@ -423,10 +422,10 @@ fn attn_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     workgroupBarrier();
     var l = 0.0;
     for (var s = 0u; s < p.splits; s++) {
-        l += red[s] * red[64u + s];
+        l += red[s] * red[COMBINE_WG + s];
     }
     let qb = r * p.q_cols + h * hd;
-    for (var d = lid; d < hd; d += 64u) {
+    for (var d = lid; d < hd; d += COMBINE_WG) {
         var o = 0.0;
         for (var s = 0u; s < p.splits; s++) {
             o += red[s] * scratch[base + s * e + 2u + d];

@@ -46,7 +46,7 @@ var<workgroup> mlx: array<f32, 256>;
 var<workgroup> rowml: array<vec2<f32>, 64>;
 
 // The block geometry for a (padded) head size: whether it is wide (> 128: two
-// subgroups per 16 rows), the rows per workgroup (lib.rs coop_attention_rows), the
+// subgroups per 16 rows), the rows per workgroup (tuning.rs coop_attention_rows, which writes these sizes), the
 // positions per tile, the stride of kvh's rows (halves), of the scores' rows (f32s: the
 // tile plus 4) and of the weights' rows (halves: the tile plus 8).
 struct Geometry {
@@ -59,8 +59,8 @@ struct Geometry {
 }
 
 fn geometry(hdp: u32) -> Geometry {
-    let wide = hdp > 128u;
-    let t = select(64u, 32u, wide);
+    let wide = hdp > COOP_ATTN_NARROW_HD;
+    let t = select(COOP_ATTN_ROWS, COOP_ATTN_ROWS_WIDE, wide);
     return Geometry(wide, t, t, select(136u, 264u, wide), t + 4u, t + 8u);
 }
 

@@ -13,8 +13,7 @@
 // otherwise walk all of it alone), whose partial results attn_combine merges. Needs
 // head_dim % 4 == 0 (the host checks, and takes it only where it measured faster than
 // the per-row kernel: head_dim ≤ 128). Workgroup memory: sc (as [TQ][32] weights), kvt,
-// rowmax and rowf, 13.1 KB.
-const TQ: u32 = 32u;
+// rowmax and rowf, 13.1 KB. TQ: rows per workgroup (tuning.rs writes it).
 // A tile of tile_positions() cache rows' head slices (keys, then values), head_dim / 4
 // vec4s each.
 var<workgroup> kvt: array<vec4<f32>, 512>;

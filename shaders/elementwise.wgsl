@@ -17,10 +17,10 @@
 @group(0) @binding(6) var<storage, read> src: array<f32>;
 
 fn index(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
-    return wg_linear(wid, nwg) * 256u + lid;
+    return wg_linear(wid, nwg) * ITEMS_WG + lid;
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ITEMS_WG)
 fn add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
        @builtin(local_invocation_index) lid: u32) {
     let i = index(wid, nwg, lid);
@@ -29,7 +29,7 @@ fn add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ITEMS_WG)
 fn gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
          @builtin(local_invocation_index) lid: u32) {
     let i = index(wid, nwg, lid);
@@ -39,7 +39,7 @@ fn gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     out[i] = gated_act(gate[i], up[i], p.act);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ITEMS_WG)
 fn softcap(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
            @builtin(local_invocation_index) lid: u32) {
     let i = index(wid, nwg, lid);
@@ -48,7 +48,7 @@ fn softcap(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ITEMS_WG)
 fn select_row(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) lid: u32) {
     let c = index(wid, nwg, lid);

@@ -109,21 +109,20 @@ fn dot8(a: mat2x4<f32>, b: mat2x4<f32>) -> f32 {
     return dot(a[0], b[0]) + dot(a[1], b[1]);
 }
 
-const MV_WG: u32 = 256u;
+// MV_WG, MV_MAX_B, TALL_ITERS: written by tuning.rs (the host dispatches by them).
 
 // Weight rows per workgroup of the decode matvecs: p.lanes invocations share a row
-// (chosen per dispatch by the host, matvec_lanes() in kernels.rs: enough rows × lanes
+// (chosen per dispatch by the host, matvec_lanes() in tuning.rs: enough rows × lanes
 // to fill the GPU, from 16 lanes for tall matrices to 256 for short wide ones).
 fn mv_rows() -> u32 {
     return MV_WG / p.lanes;
 }
-const MV_MAX_B: u32 = 8u;
 // One value per invocation for row_sum/wg_sum (reduce_*.wgsl): 1 KiB. (It was 8 KiB,
 // the batch path's eight rows at once, held by every decode workgroup; 1 KiB measured
 // +1 to 2% decode on the Qwen2.5 models, H100.)
 var<workgroup> mv_red: array<f32, MV_WG>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(MV_WG)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
     let lane = lid % p.lanes;
@@ -173,9 +172,8 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
 // columns of TALL_ITERS rows at once, so several loads are in flight per invocation
 // and there are a quarter of the workgroups (one per four rows × 4 otherwise leaves
 // a 262k-row output matvec latency-bound). Same per-row summation as matvec.
-const TALL_ITERS: u32 = 4u;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(MV_WG)
 fn matvec_tall(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                @builtin(local_invocation_index) lid: u32) {
     let lane = lid % p.lanes;
@@ -210,7 +208,7 @@ fn matvec_tall(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
 // One activation row (decode) through two weights at once: out[out_offset + j] =
 // act(w[j] · x) * (w2[j] · x), the gate and up projections and the gated activation
 // of a feed-forward in one dispatch. Same work split and summation order as matvec.
-@compute @workgroup_size(256)
+@compute @workgroup_size(MV_WG)
 fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let lane = lid % p.lanes;
@@ -264,7 +262,7 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 // (q, k, v projections): out = w · x (p.rows rows), out2 = w2 · x (rows2), out3 = w3 · x
 // (rows3), each weight's rows in their own workgroups (mv_rows() each), in one dispatch.
 // Same work split and summation order as matvec.
-@compute @workgroup_size(256)
+@compute @workgroup_size(MV_WG)
 fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let lane = lid % p.lanes;
@@ -320,10 +318,10 @@ fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 // The sums of matmul_tiled's partial results over the spans of a split dot product
 // (out2: [p.splits][n][rows], cooperative-matrix kernel only), into the output: one
 // invocation per output value.
-@compute @workgroup_size(256)
+@compute @workgroup_size(ITEMS_WG)
 fn matmul_split_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_index) lid: u32) {
-    let i = wg_linear(wid, nwg) * 256u + lid;
+    let i = wg_linear(wid, nwg) * ITEMS_WG + lid;
     if (i >= p.n * p.rows) {
         return;
     }

@@ -1,14 +1,14 @@
 // Appended to the matmul family (shaders/matmul.wgsl) where the device has no
 // cooperative matrices (else shaders/matmul_coop.wgsl defines the same entry point):
 // matmul_tiled, the batch (prefill) kernel in f32 on the shader cores.
-const TM: u32 = 64u; // activation rows per tile
-const TN: u32 = 64u; // weight rows per tile
+// TM × TN: activation rows × weight rows per tile (tuning.rs BATCH_TILE_F32 writes them;
+// 16 × 16 invocations of a 4 × 4 block each).
 const TK: u32 = 32u; // values per step (divides every quantized block)
 // Tiles in workgroup memory as [TK][TM / 4] and [TK][TN / 4] vec4s: xs[kk * 16 + i] holds
 // value kk of rows 4i..4i+3. Loads store whole vec4s (a 4 × 4 block transposed in
 // registers); the inner loop reads one vec4 of each tile per value and does 16 FMAs.
-var<workgroup> xs: array<vec4<f32>, 512>;
-var<workgroup> ws: array<vec4<f32>, 512>;
+var<workgroup> xs: array<vec4<f32>, TK * TM / 4u>;
+var<workgroup> ws: array<vec4<f32>, TK * TN / 4u>;
 
 @compute @workgroup_size(16, 16)
 fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,

@@ -34,7 +34,7 @@
 // four sections of vec4s (high, middle, low bytes; then bitcast (scale, Σ, 0, 0)).
 @group(0) @binding(11) var<storage, read_write> qx: array<vec4<u32>>;
 
-const MV_WG: u32 = 256u;
+// MV_WG: written by tuning.rs.
 var<workgroup> mv_red: array<f32, MV_WG>;
 
 // The staged input: run r (values 16r..16r+15) as 24-bit integers in three signed bytes
@@ -165,7 +165,7 @@ fn put(row: u32, v: f32) {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(MV_WG)
 fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
           @builtin(local_invocation_index) lid: u32) {
     let lane = lid % p.lanes;
@@ -181,7 +181,7 @@ fn matvec(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(MV_WG)
 fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let lane = lid % p.lanes;
@@ -228,7 +228,7 @@ fn put_run(lid: u32, lane: u32, v: f32, g: u32) {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(MV_WG)
 fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let lane = lid % p.lanes;

@@ -36,10 +36,10 @@
 @group(0) @binding(7) var<storage, read> qn: array<f32>;
 @group(0) @binding(8) var<storage, read> kn: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(ITEMS_WG)
 fn rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let id = wg_linear(wid, nwg) * 256u + lid;
+    let id = wg_linear(wid, nwg) * ITEMS_WG + lid;
     if (id >= p.n * p.heads * p.half) {
         return;
     }
@@ -66,10 +66,10 @@ fn cos_sin(r: u32, i: u32) -> vec2<f32> {
 }
 
 const QK_WG: u32 = 64u;
-// One head (head_dim ≤ 256, checked by the host) and the norm's partial sums, for
+// One head (head_dim ≤ MAX_HD, checked by the host) and the norm's partial sums, for
 // prep_head (shaders/head_prep.wgsl, appended).
 const PREP_WG: u32 = QK_WG;
-var<workgroup> hv: array<f32, 256>;
+var<workgroup> hv: array<f32, MAX_HD>;
 var<workgroup> red: array<f32, QK_WG>;
 
 @compute @workgroup_size(64)

@@ -29,6 +29,8 @@ enum Command {
     Bench(commands::bench::Args),
     /// List GPU adapters with their features and limits.
     Info(commands::info::Args),
+    /// Print the WGSL of a kernel variant (`--key NAME`), or list them all (`--list`).
+    Shaders(commands::shaders::Args),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         Command::Logits(a) => commands::logits::run(a),
         Command::Bench(a) => commands::bench::run(a),
         Command::Info(a) => commands::info::run(a),
+        Command::Shaders(a) => commands::shaders::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

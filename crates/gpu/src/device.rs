@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use kindling_model::{BackendFailure, ModelError, Result};
 
-use crate::kernels::{coop_matrix_usable, ShaderFeatures, COOP_WORKGROUP_STORAGE};
+use crate::key::{coop_matrix_usable, ShaderFeatures};
+use crate::tuning::COOP_WORKGROUP_STORAGE;
 
 /// How to pick and set up the GPU.
 #[derive(Clone, Debug)]
@@ -80,7 +81,7 @@ pub struct AdapterSummary {
     pub subgroups: bool,
     pub subgroup_size: (u32, u32),
     /// Cooperative matrices in the configuration the batch kernels use
-    /// (`kernels::coop_matrix_usable`), with what wgpu needs to offer them and the
+    /// (`key::coop_matrix_usable`), with what wgpu needs to offer them and the
     /// workgroup memory the kernels take.
     pub coop_matrix: bool,
     /// Every cooperative matrix configuration the adapter reports (wgpu lists them

@@ -368,7 +368,7 @@ impl GpuBackend {
         let (gx, gy, splits) = self.batch_grid(rows, n, k, up.is_some());
         p.gated = up.is_some() as u32;
         p.splits = splits as u32;
-        p.k_span = k.div_ceil(splits).next_multiple_of(kernels::COOP_STEP) as u32;
+        p.k_span = k.div_ceil(splits).next_multiple_of(COOP_STEP) as u32;
         p.m_tiles = gy as u32;
         let sums = if splits > 1 {
             // Rounded up, so that longer prompts rarely need another.
@@ -388,7 +388,7 @@ impl GpuBackend {
         let bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
         self.record_grid(KernelKey::new(Op::MatmulTiled, Some(ty)), &bufs, &p, None, gx as u32, (gy * splits) as u32);
         if splits > 1 {
-            self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, (n * rows).div_ceil(256) as u32);
+            self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, item_groups(n * rows));
         }
     }
 
@@ -439,7 +439,7 @@ impl GpuBackend {
                 ..Default::default()
             };
             let threads = rows * heads * half;
-            self.record(Op::Rope, None, &[xb], &p, Some(offset), threads.div_ceil(256) as u32);
+            self.record(Op::Rope, None, &[xb], &p, Some(offset), item_groups(threads));
             row0 += rows;
         }
     }

@@ -22,15 +22,19 @@
 //! (`weights.rs`), tensors larger than the storage binding limit are split by rows, and
 //! one-row tensors (norm weights, RoPE factors) are widened to f32.
 
+mod catalog;
 mod chain;
 mod device;
 mod fusion;
-mod kernels;
+mod key;
+mod op_table;
 mod ops;
 mod params;
+mod pipelines;
 mod profile;
 mod readback;
 mod shaders;
+mod tuning;
 mod weights;
 
 use std::collections::HashMap;
@@ -42,78 +46,19 @@ use kindling_model::{
     Activation, AttentionParams, Backend, BackendFailure, Counters, KernelTime, KvSpec, ModelError, QkRope, Result, RopeConfig, RopeStyle, WeightSpec,
 };
 
+pub use catalog::{every_variant, find as find_variant, Variant};
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
-pub use kernels::{matvec_lanes, KernelKey, Op, ShaderFeatures};
+pub use key::{KernelKey, ShaderFeatures};
+pub use op_table::{Family, Module, Op, OpSpec, Slot, OPS};
+pub use tuning::{matvec_lanes, Tuning, MATVEC_MAX_ROWS};
 pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;
 use fusion::{same_parts, AttentionRopeBuffers, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope, ATTENTION_ROPE_STORAGE_BUFFERS};
-use kernels::{batch_tile, int_runs_capacity, split_k, matvec_rows, matvec_tall_rows, BufId, Cache, PARAMS_SLOT, TABLE_BYTES};
+use op_table::{PARAMS_SLOT, TABLE_BYTES};
+use pipelines::{BufId, Cache};
+use tuning::*;
 use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
-
-/// Bytes of the parameter blob one submission can carry (beyond it the batch is split
-/// into two submissions).
-const BLOB_BYTES: u64 = 4 << 20;
-/// Weight bytes uploaded between two flushes of wgpu's staging memory.
-const UPLOAD_FLUSH_BYTES: u64 = 64 << 20;
-/// Most activation rows the matrix-vector kernel takes; larger batches use the tiled one.
-pub const MATVEC_MAX_ROWS: usize = 8;
-/// Decode matvecs over weights of at least this many rows use `matvec_tall`.
-const TALL_MIN_ROWS: usize = 16384;
-/// Values per chunk of top_k_rows' first pass (one workgroup each).
-const TOP_K_CHUNK: usize = 4096;
-/// Most candidates top_k_rows selects per row.
-const MAX_TOP_K: usize = 1024;
-/// Largest weight (rows) a decode matvec takes its input's norm into: each of its
-/// workgroups recomputes the norm, which only pays off below vocabulary sizes.
-const NORM_FUSE_MAX_ROWS: usize = 16384;
-/// Largest head the attention kernel handles (its q buffer in workgroup memory, MAX_HD).
-const MAX_HEAD_DIM: usize = 256;
-
-/// Rows per workgroup of `attention_tiled` (TQ in shaders/attention_tiled.wgsl), which takes
-/// batches of more than MAX_SPLIT_ROWS rows where head_dim is a multiple of 4 and at
-/// most ATTN_TILE_MAX_HEAD_DIM.
-const ATTN_TILE_ROWS: usize = 32;
-/// Rows per workgroup of attention_tiled on cooperative matrices
-/// (shaders/attention_coop.wgsl's geometry: 64, or 32 for heads over 128 wide).
-fn coop_attention_rows(head_dim: usize) -> usize {
-    if head_dim > 128 {
-        32
-    } else {
-        64
-    }
-}
-/// The widest head the cooperative-matrix attention takes (two subgroups of 128 each).
-const ATTN_COOP_MAX_HEAD_DIM: usize = 256;
-/// Positions per workgroup the cooperative-matrix attention aims at (as
-/// ATTN_TILE_SPLIT_POSITIONS below; 256 measured no better on an H100).
-const ATTN_COOP_SPLIT_POSITIONS: usize = 128;
-/// Measured on an H100 over 512 rows (bench/results/h100-attention-tiled.md): the
-/// tiled kernel takes 23-44% off the per-row one's time at head_dim 128 and 64, but
-/// at 256 (Gemma 3: tiles of 8 positions, 64 workgroups) it is 65% slower.
-const ATTN_TILE_MAX_HEAD_DIM: usize = 128;
-/// Positions per workgroup of attention_tiled aimed at: a block of rows attending to
-/// more is shared among several (its last blocks otherwise walk the whole prompt
-/// alone while the GPU idles), as long as there are fewer than
-/// ATTN_TILE_TARGET_GROUPS workgroups (which also bounds the scratch: rows × splits).
-const ATTN_TILE_SPLIT_POSITIONS: usize = 128;
-const ATTN_TILE_TARGET_GROUPS: usize = 1024;
-
-/// Most workgroups one (row, head) of attention is spread over (decode, long contexts).
-const MAX_SPLITS: usize = 32;
-// attn_combine (shaders/attention.wgsl) loads the splits' sums with one invocation each,
-// of its 64.
-const _: () = assert!(MAX_SPLITS <= 64);
-/// Batches up to this many rows may split attention (decode and short chunks).
-const MAX_SPLIT_ROWS: usize = 8;
-/// Positions per split workgroup aimed at, and the workgroups aimed at in all. 64, not
-/// 32: decode after a 512-token prompt +5-8% on the four models on an H100, and none
-/// slower after 1,536 (bench/results/h100-attention-splits.md).
-const SPLIT_POSITIONS: usize = 64;
-/// Up to this many positions a (row, head) is one workgroup: below it the merge
-/// dispatch costs more than the parallelism gains (measured on an H100).
-const SPLIT_MIN_SPAN: usize = 256;
-const SPLIT_TARGET_GROUPS: usize = 256;
 
 /// A RoPE table: (config, frequency-factor buffer, first position, rows).
 type RopeTableKey = (RopeConfig, Option<BufId>, usize, usize);
@@ -749,7 +694,7 @@ impl GpuBackend {
     }
 
     fn elementwise(&mut self, op: Op, bufs: &[BufId], p: EwParams, count: usize) {
-        self.record(op, None, bufs, &p, None, count.div_ceil(256) as u32);
+        self.record(op, None, bufs, &p, None, item_groups(count));
     }
 }
 

@@ -225,7 +225,7 @@ impl Backend for GpuBackend {
             )));
         }
         let max = self.gpu.limits.max_compute_workgroups_per_dimension as usize;
-        if n > MATVEC_MAX_ROWS && (n.div_ceil(64) > max || weight.parts.iter().any(|p| p.rows.div_ceil(64) > max)) {
+        if n > MATVEC_MAX_ROWS && (n.div_ceil(BATCH_TILE_F32.0) > max || weight.parts.iter().any(|p| p.rows.div_ceil(BATCH_TILE_F32.1) > max)) {
             return self.defer(err(format!("matmul: '{}' of {} rows × {n} is too large to dispatch", weight.name, weight.rows)));
         }
         // A decode matvec right after the whole-row norm of its input takes the norm in
@@ -435,7 +435,7 @@ impl Backend for GpuBackend {
             other => {
                 self.pending = other;
                 let (kb, vb) = (self.act(k).buf, self.act(v).buf);
-                self.record(Op::KvStore, None, &[kb, vb, cache.k, cache.v], &p, None, (n * width).div_ceil(256) as u32);
+                self.record(Op::KvStore, None, &[kb, vb, cache.k, cache.v], &p, None, item_groups(n * width));
             }
         }
         let (qb, ob) = (self.act(q).buf, self.act(out).buf);

@@ -83,7 +83,7 @@ params!(
         rows3: u32,
         row_words3: u32,
         /// Decode matvecs: invocations per weight row (a power of two, 4..=256; see
-        /// `kernels::matvec_lanes`).
+        /// `tuning::matvec_lanes`).
         lanes: u32,
         /// `*_normed`: the input norm's epsilon.
         eps: f32,

@@ -1,12 +1,15 @@
 //! Every WGSL source of the backend, included once from `shaders/`, and the assembly
-//! of a kernel's source from its typed key: the family's generated `struct Params`,
-//! the shared prelude, the weight type's dequantization snippet (for kernels that read
-//! weights) and the family file. No kernel body is copied per type.
+//! of a kernel's source from its typed key and its op's table entry (op_table.rs): the
+//! family's generated `struct Params` and sizes (tuning.rs), the shared prelude, the
+//! weight type's dequantization snippet (for kernels that read weights), the op's own
+//! module parts (`Module`) and the family file. No kernel body is copied per type.
 
 use kindling_gguf::GgmlType;
 
-use crate::kernels::{Family, KernelKey, Op, ShaderFeatures};
-use crate::params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
+use crate::key::{KernelKey, ShaderFeatures};
+use crate::op_table::{Family, Module};
+use crate::params::MatmulParams;
+use crate::tuning::shader_consts;
 
 pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
 pub const EMBED: &str = include_str!("../../../shaders/embed.wgsl");
@@ -104,22 +107,8 @@ fn own_snippet(ty: GgmlType) -> &'static str {
     }
 }
 
-/// The family file and its generated `struct Params`.
-fn family(f: Family) -> (&'static str, &'static str) {
-    match f {
-        Family::Embed => (EMBED, EmbedParams::WGSL),
-        Family::RmsNorm => (RMS_NORM, NormParams::WGSL),
-        Family::Matmul => (MATMUL, MatmulParams::WGSL),
-        Family::Rope => (ROPE, RopeParams::WGSL),
-        Family::Attention => (ATTENTION, AttnParams::WGSL),
-        Family::Elementwise => (ELEMENTWISE, EwParams::WGSL),
-        Family::Argmax => (ARGMAX, ArgmaxParams::WGSL),
-        Family::TopK => (TOP_K, TopKParams::WGSL),
-    }
-}
-
 /// The 32-value unit snippet of a weight type for the integer-dot matvecs, with the
-/// helpers it shares (`kernels::has_int_units` names the types that have one).
+/// helpers it shares (`tuning::has_int_units` names the types that have one).
 fn int_snippet(ty: GgmlType) -> String {
     match ty {
         GgmlType::Q4K => format!("{K4_SCALES}\n{Q4_K_INT}"),
@@ -129,7 +118,7 @@ fn int_snippet(ty: GgmlType) -> String {
         // One snippet for both, told apart by a constant.
         GgmlType::Q4_0 => format!("const Q4_1: bool = false;\n{Q4_0_INT}"),
         GgmlType::Q4_1 => format!("const Q4_1: bool = true;\n{Q4_0_INT}"),
-        _ => unreachable!("{ty:?} has no integer-dot units (kernels::has_int_units)"),
+        _ => unreachable!("{ty:?} has no integer-dot units (tuning::has_int_units)"),
     }
 }
 
@@ -144,7 +133,8 @@ fn assemble_int(key: KernelKey) -> String {
     let norm = if key.op.normed() { NORM_INT } else { INT_NORM_OFF };
     let f = key.features;
     let runs = format!("const QX_RUNS: u32 = {}u;\nconst INPUT_STAGED: bool = {};", f.int_runs, f.int_input_staged);
-    [MatmulParams::WGSL, PRELUDE, &first, &other_weight(&first, "2"), &other_weight(&third, "3"), norm, &reduce_snippet(f), &runs, MATVEC_INT]
+    let sizes = shader_consts(&["MV_WG"]);
+    [MatmulParams::WGSL, &sizes, PRELUDE, &first, &other_weight(&first, "2"), &other_weight(&third, "3"), norm, &reduce_snippet(f), &runs, MATVEC_INT]
         .join("\n")
 }
 
@@ -159,58 +149,56 @@ fn reduce_snippet(f: ShaderFeatures) -> String {
 
 /// The complete WGSL module a kernel is compiled from.
 pub fn assemble(key: KernelKey) -> String {
-    if key.op.family() == Family::Matmul && key.features.int_runs > 0 {
+    let family = key.op.family();
+    if family == Family::Matmul && key.features.int_runs > 0 {
         return assemble_int(key);
     }
-    let (body, params) = family(key.op.family());
+    let spec = family.spec();
+    let module = key.op.spec().module;
     let snippet = key.ty.map(quant_snippet).unwrap_or_default();
     let snippet = snippet.as_str();
     // The matmul family reads a second and third weight too (`w2`, `w3`: matvec_gated,
     // matvec_multi).
     // Its decode kernels read their input through in4()/in_scale() (plain, or with the
-    // RMS norm before them fused in; the gate/up kernel also stages that input in
-    // workgroup memory, norm_stage.wgsl) and sum through row_sum()/wg_sum() (workgroup
-    // memory, or subgroups of a size fixed here).
+    // RMS norm before them fused in, `Module::NormIn`) and sum through
+    // row_sum()/wg_sum() (workgroup memory, or subgroups of a size fixed here).
     // The attention family reads and writes the KV cache, the rope family writes it:
     // as f32 or as f16 pairs.
-    // attention_rope writes the cache and reads it back: through the writable binding
-    // only (one dispatch cannot bind a buffer both read-only and writable), so its
-    // module reads over kw/vw. Both families prepare heads with head_prep.wgsl.
+    // attention_rope writes the cache and reads it back (`Module::CacheReadWrite`), so
+    // its module reads over kw/vw. Both families prepare heads with head_prep.wgsl.
     let f16 = key.features.kv_f16;
-    let (kv_read, kv_write, head_prep) = match key.op.family() {
+    let (kv_read, kv_write, head_prep) = match family {
         Family::Attention => {
             let read = if f16 { KV_READ_F16 } else { KV_READ_F32 };
-            let read = if key.op == Op::AttentionRope { kv_read_over_writable(read) } else { read.to_string() };
+            let read = if module == Module::CacheReadWrite { kv_read_over_writable(read) } else { read.to_string() };
             (read, if f16 { KV_WRITE_F16 } else { KV_WRITE_F32 }, HEAD_PREP)
         }
         Family::Rope => (String::new(), if f16 { KV_WRITE_F16 } else { KV_WRITE_F32 }, HEAD_PREP),
         _ => (String::new(), "", ""),
     };
-    // qk_rope reads the v bias through v_bias(): a binding only in the bias variant,
-    // which the plain one must not declare (it would not fit its bind group layout).
-    let v_bias = match (key.op, key.op.family()) {
-        (Op::QkRopeBias, _) => "@group(0) @binding(5) var<storage, read> vbias: array<f32>;\nfn v_bias(i: u32) -> f32 { return vbias[i]; }",
+    // qk_rope reads the v bias through v_bias(): a binding only in the bias variant
+    // (`Module::VBias`).
+    let v_bias = match (module, family) {
+        (Module::VBias, _) => "@group(0) @binding(5) var<storage, read> vbias: array<f32>;\nfn v_bias(i: u32) -> f32 { return vbias[i]; }",
         (_, Family::Rope) => "fn v_bias(i: u32) -> f32 { return 0.0; }",
         _ => "",
     };
     // The batch kernels (matmul_tiled, attention_tiled): f32 on the shader cores, or on
     // cooperative matrices (which need their `enable`s before anything else in the
-    // module).
+    // module), each with the sizes the host dispatches them by.
     const COOP_ENABLES: &str = "enable f16;\nenable wgpu_cooperative_matrix;";
-    let (enables, batch) = match (key.op.family(), key.features.coop_matrix) {
-        (Family::Matmul, false) => (String::new(), MATMUL_TILED),
-        (Family::Matmul, true) => {
-            let ((m, n), k) = (crate::kernels::COOP_TILE, crate::kernels::COOP_STEP);
-            (format!("{COOP_ENABLES}\nconst CM: u32 = {m}u;\nconst CN: u32 = {n}u;\nconst CK: u32 = {k}u;"), MATMUL_COOP)
-        }
-        (Family::Attention, false) => (String::new(), ATTENTION_TILED),
-        (Family::Attention, true) => (COOP_ENABLES.to_string(), ATTENTION_COOP),
-        _ => (String::new(), ""),
+    let (enables, batch_sizes, batch) = match (family, key.features.coop_matrix) {
+        (Family::Matmul, false) => ("", shader_consts(&["TM", "TN"]), MATMUL_TILED),
+        (Family::Matmul, true) => (COOP_ENABLES, shader_consts(&["CM", "CN", "CK"]), MATMUL_COOP),
+        (Family::Attention, false) => ("", shader_consts(&["TQ"]), ATTENTION_TILED),
+        (Family::Attention, true) => (COOP_ENABLES, shader_consts(&["COOP_ATTN_ROWS", "COOP_ATTN_ROWS_WIDE", "COOP_ATTN_NARROW_HD"]), ATTENTION_COOP),
+        _ => ("", String::new(), ""),
     };
-    let (second, third, input, reduce) = if key.op.family() == Family::Matmul {
-        let input = match key.op {
-            Op::MatvecGatedNormed => format!("{NORM_STAGE}\n{NORM_IN}"),
-            op if op.normed() => format!("{NO_STAGE}\n{NORM_IN}"),
+    let sizes = shader_consts(spec.sizes) + &batch_sizes;
+    let (second, third, input, reduce) = if family == Family::Matmul {
+        let input = match module {
+            Module::NormIn { staged: true } => format!("{NORM_STAGE}\n{NORM_IN}"),
+            Module::NormIn { staged: false } => format!("{NO_STAGE}\n{NORM_IN}"),
             _ => NORM_OFF.to_string(),
         };
         let reduce = reduce_snippet(key.features);
@@ -221,8 +209,9 @@ pub fn assemble(key: KernelKey) -> String {
     } else {
         (String::new(), String::new(), String::new(), String::new())
     };
-    let mut s = String::with_capacity(params.len() + PRELUDE.len() + 3 * snippet.len() + input.len() + reduce.len() + body.len() + batch.len() + 4096);
-    for part in [&enables, params, PRELUDE, snippet, &second, &third, &input, &reduce, &kv_read, kv_write, v_bias, head_prep, body, batch] {
+    let parts = [enables, spec.params, &sizes, PRELUDE, snippet, &second, &third, &input, &reduce, &kv_read, kv_write, v_bias, head_prep, spec.body, batch];
+    let mut s = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    for part in parts {
         s.push_str(part);
         s.push('\n');
     }

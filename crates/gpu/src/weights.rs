@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use kindling_gguf::GgmlType;
 
-use crate::kernels::BufId;
+use crate::pipelines::BufId;
 
 /// How one type's blocks are stored on the GPU.
 #[derive(Clone, Copy, Debug)]

@@ -3,4 +3,5 @@ pub mod info;
 pub mod inspect;
 pub mod logits;
 pub mod run;
+pub mod shaders;
 pub mod tokenize;

@@ -1,0 +1,318 @@
+//! Every tuning choice of the backend in one file: the constants (each with the
+//! measurement behind it) and the rules that turn a shape into a kernel's geometry.
+//! The sizes a shader depends on are written into its module from here
+//! (`shader_consts`), never restated in WGSL.
+
+use kindling_gguf::GgmlType;
+
+use crate::key::ShaderFeatures;
+
+// ---- recording ----------------------------------------------------------------------
+
+/// Bytes of the parameter blob one submission can carry (beyond it the batch is split
+/// into two submissions).
+pub const BLOB_BYTES: u64 = 4 << 20;
+/// Weight bytes uploaded between two flushes of wgpu's staging memory.
+pub const UPLOAD_FLUSH_BYTES: u64 = 64 << 20;
+
+// ---- one invocation per item ----------------------------------------------------------
+
+/// Invocations per workgroup of the kernels that give each item (value, pair, output)
+/// an invocation: elementwise.wgsl, rope, kv_store, matmul_split_sum (`ITEMS_WG`).
+pub const ITEMS_WG: usize = 256;
+
+/// Workgroups for `items` items at one invocation each.
+pub fn item_groups(items: usize) -> u32 {
+    items.div_ceil(ITEMS_WG) as u32
+}
+
+// ---- decode matvecs -------------------------------------------------------------------
+
+/// Most activation rows the matrix-vector kernel takes; larger batches use the tiled one
+/// (`MV_MAX_B` in shaders/matmul.wgsl).
+pub const MATVEC_MAX_ROWS: usize = 8;
+/// Invocations per workgroup of the decode matvecs (`MV_WG`).
+pub const MATVEC_WG: usize = 256;
+/// Decode matvecs over weights of at least this many rows use `matvec_tall`.
+pub const TALL_MIN_ROWS: usize = 16384;
+/// Rows each invocation of `matvec_tall` walks at once (`TALL_ITERS`).
+pub const TALL_ITERS: usize = 4;
+/// Largest weight (rows) a decode matvec takes its input's norm into: each of its
+/// workgroups recomputes the norm, which only pays off below vocabulary sizes.
+pub const NORM_FUSE_MAX_ROWS: usize = 16384;
+
+/// Invocations per weight row in a decode matvec of `rows` rows of `k` values (of 256
+/// per workgroup): the fewest, from 16, that give rows × lanes ≥ 128k invocations (an
+/// H100 holds 270k; fewer left short wide matrices such as a 1,536 × 8,960 down
+/// projection latency-bound), doubling only while lanes × 28 ≤ k, so that each lane
+/// keeps at least 14 of its row's values. Tall matrices
+/// (gate/up, the vocabulary) keep 16 lanes, each walking several chunks with their
+/// loads in flight.
+///
+/// The 28 is measured (H100, Vulkan; bench/results/h100-matvec-lanes.md). It was 32:
+/// Qwen2.5 0.5B's 896-wide q/k/v and o projections now get 64 lanes instead of 32,
+/// +19% decode; 24 gave the 1.5B's 1,536-wide o projection 128 lanes and cost it 3%;
+/// the other models' lanes are unchanged.
+pub fn matvec_lanes(rows: usize, k: usize) -> u32 {
+    let mut lanes = 16usize;
+    while lanes < MATVEC_WG && rows * lanes < 131_072 && lanes * 28 <= k {
+        lanes *= 2;
+    }
+    lanes as u32
+}
+
+/// Weight rows per workgroup of a decode matvec with `lanes` invocations per row.
+pub fn matvec_rows(lanes: u32) -> usize {
+    MATVEC_WG / lanes as usize
+}
+
+/// Rows per workgroup of `matvec_tall` (TALL_ITERS rows per invocation).
+pub fn matvec_tall_rows(lanes: u32) -> usize {
+    TALL_ITERS * matvec_rows(lanes)
+}
+
+// ---- decode matvecs on integer dot products --------------------------------------------
+
+/// Workgroup memory the integer-dot matvecs take besides their staging (the 256-value
+/// sum array), and per staged run of 16 input values (three vec4<u32> and a vec2<f32>).
+pub const INT_FIXED_STORAGE: u32 = 1024;
+pub const INT_RUN_STORAGE: u32 = 56;
+/// Staging sizes come in steps of this many runs (each size is its own module).
+pub const INT_RUNS_STEP: u32 = 128;
+/// The longest input row an integer-dot matvec stages itself. Every workgroup
+/// quantizes the whole row, so past this its staging costs more than the integer
+/// products save: Qwen2.5-1.5B's down projections (8,960 inputs, 768 workgroups) took
+/// 21.5 → 34.8 µs (Q4_K) and 22.4 → 36.0 (Q6_K) a layer on an H100, where gate/up
+/// (1,536 inputs) took 31.4 → 19.2.
+pub const INT_STAGE_MAX_K: usize = 4096;
+
+/// The most input runs a device's integer-dot matvecs can stage (`int_runs` of
+/// `ShaderFeatures`) with this much workgroup memory, at most 1,024 (rows of 16,384).
+pub fn int_runs_capacity(workgroup_storage: u32) -> u32 {
+    let runs = workgroup_storage.saturating_sub(INT_FIXED_STORAGE) / INT_RUN_STORAGE;
+    runs.min(1024) / INT_RUNS_STEP * INT_RUNS_STEP
+}
+
+/// Whether a weight type has 32-value units for the integer-dot matvecs
+/// (shaders/quant_int/).
+pub fn has_int_units(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q4K | GgmlType::Q6K | GgmlType::Q8_0 | GgmlType::Q5_0 | GgmlType::Q4_0 | GgmlType::Q4_1)
+}
+
+// ---- batch matmul (prefill) -----------------------------------------------------------
+
+/// The f32 batch kernel's output tile (shaders/matmul_tiled.wgsl's TM × TN: activation
+/// rows × weight rows; its 16 × 16 invocations each hold a 4 × 4 block).
+pub const BATCH_TILE_F32: (usize, usize) = (64, 64);
+
+/// The output tile of the batch kernel (`matmul_tiled`), which the host dispatches by:
+/// (activation rows, weight rows).
+pub fn batch_tile(f: ShaderFeatures) -> (usize, usize) {
+    if f.coop_matrix {
+        COOP_TILE
+    } else {
+        BATCH_TILE_F32
+    }
+}
+
+/// The cooperative-matrix kernel's tile: 128 activation rows × 128 weight rows, sixteen
+/// subgroups. Measured on an H100 (Qwen2.5-1.5B's prefill shapes, 512 rows): 128 × 128
+/// beat 128 × 64 by 10-30% and 64 × 64 by 25-40%, even where it leaves most of the GPU
+/// idle (48 workgroups for a 1,536-row weight): staging a step, not the multiplies, is
+/// the cost, and a larger tile stages less per product.
+pub const COOP_TILE: (usize, usize) = (128, 128);
+
+/// Values per step of the cooperative-matrix kernel (CK in shaders/matmul_coop.wgsl):
+/// a split's span is a multiple of it.
+pub const COOP_STEP: usize = 32;
+// matmul_coop.wgsl stages one chunk of 8 values of each tile per invocation and step
+// (its subgroups of 32 each own a 32 × 32 piece of the tile).
+const _: () = {
+    let invocations = (COOP_TILE.0 / 32) * (COOP_TILE.1 / 32) * 32;
+    assert!(COOP_TILE.0 * COOP_STEP / 8 == invocations && COOP_TILE.1 * COOP_STEP / 8 == invocations);
+};
+
+/// Spans a cooperative-matrix batch matmul's dot products are split into (each a
+/// workgroup per output tile, summed by matmul_split_sum), for `tiles` output tiles and
+/// `k` values: enough for about SPLIT_K_TARGET workgroups, each span at least
+/// SPLIT_K_MIN_SPAN values, at most SPLIT_K_MAX. A workgroup walks its span serially
+/// (a step costs ~2 µs on an H100 whatever the tile), so a 1,536 × 8,960 down
+/// projection over 512 rows (48 tiles, 280 steps) or a 256-row k projection (8 tiles)
+/// left most of the GPU idle for the length of one long walk.
+pub fn split_k(tiles: usize, k: usize) -> usize {
+    SPLIT_K_TARGET.div_ceil(tiles.max(1)).min(k / SPLIT_K_MIN_SPAN).clamp(1, SPLIT_K_MAX)
+}
+
+const SPLIT_K_TARGET: usize = 256;
+const SPLIT_K_MIN_SPAN: usize = 256;
+const SPLIT_K_MAX: usize = 8;
+
+/// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 44.5 KB;
+/// matmul_coop.wgsl's is 36 KB): a device offering less runs the f32 batch kernels.
+pub const COOP_WORKGROUP_STORAGE: u32 = 45_568;
+
+// ---- attention ------------------------------------------------------------------------
+
+/// Largest head the attention and rope kernels handle (their head buffers in workgroup
+/// memory, `MAX_HD`).
+pub const MAX_HEAD_DIM: usize = 256;
+
+/// Rows per workgroup of `attention_tiled` (`TQ`), which takes batches of more than
+/// MAX_SPLIT_ROWS rows where head_dim is a multiple of 4 and at most
+/// ATTN_TILE_MAX_HEAD_DIM.
+pub const ATTN_TILE_ROWS: usize = 32;
+/// Measured on an H100 over 512 rows (bench/results/h100-attention-tiled.md): the
+/// tiled kernel takes 23-44% off the per-row one's time at head_dim 128 and 64, but
+/// at 256 (Gemma 3: tiles of 8 positions, 64 workgroups) it is 65% slower.
+pub const ATTN_TILE_MAX_HEAD_DIM: usize = 128;
+/// Positions per workgroup of attention_tiled aimed at: a block of rows attending to
+/// more is shared among several (its last blocks otherwise walk the whole prompt
+/// alone while the GPU idles), as long as there are fewer than
+/// ATTN_TILE_TARGET_GROUPS workgroups (which also bounds the scratch: rows × splits).
+pub const ATTN_TILE_SPLIT_POSITIONS: usize = 128;
+pub const ATTN_TILE_TARGET_GROUPS: usize = 1024;
+
+/// Rows per workgroup of attention_tiled on cooperative matrices, for heads up to
+/// ATTN_COOP_NARROW_HEAD_DIM wide and wider (attention_coop.wgsl's geometry: a subgroup
+/// holds 16 rows' sums over up to 128 values of head_dim; wider heads take two).
+pub const ATTN_COOP_ROWS: usize = 64;
+pub const ATTN_COOP_ROWS_WIDE: usize = 32;
+pub const ATTN_COOP_NARROW_HEAD_DIM: usize = 128;
+/// Rows per workgroup of attention_tiled on cooperative matrices.
+pub fn coop_attention_rows(head_dim: usize) -> usize {
+    if head_dim > ATTN_COOP_NARROW_HEAD_DIM {
+        ATTN_COOP_ROWS_WIDE
+    } else {
+        ATTN_COOP_ROWS
+    }
+}
+/// The widest head the cooperative-matrix attention takes (two subgroups of 128 each).
+pub const ATTN_COOP_MAX_HEAD_DIM: usize = 256;
+/// Positions per workgroup the cooperative-matrix attention aims at (as
+/// ATTN_TILE_SPLIT_POSITIONS; 256 measured no better on an H100).
+pub const ATTN_COOP_SPLIT_POSITIONS: usize = 128;
+
+/// Most workgroups one (row, head) of attention is spread over (decode, long contexts).
+pub const MAX_SPLITS: usize = 32;
+/// Invocations of attn_combine, which loads the splits' sums with one invocation each
+/// (`COMBINE_WG`).
+pub const COMBINE_WG: usize = 64;
+const _: () = assert!(MAX_SPLITS <= COMBINE_WG);
+/// Batches up to this many rows may split attention (decode and short chunks).
+pub const MAX_SPLIT_ROWS: usize = 8;
+/// Positions per split workgroup aimed at, and the workgroups aimed at in all. 64, not
+/// 32: decode after a 512-token prompt +5-8% on the four models on an H100, and none
+/// slower after 1,536 (bench/results/h100-attention-splits.md).
+pub const SPLIT_POSITIONS: usize = 64;
+/// Up to this many positions a (row, head) is one workgroup: below it the merge
+/// dispatch costs more than the parallelism gains (measured on an H100).
+pub const SPLIT_MIN_SPAN: usize = 256;
+pub const SPLIT_TARGET_GROUPS: usize = 256;
+
+// ---- sampling -------------------------------------------------------------------------
+
+/// Values per chunk of top_k_rows' first pass (one workgroup each).
+pub const TOP_K_CHUNK: usize = 4096;
+/// Most candidates top_k_rows selects per row.
+pub const MAX_TOP_K: usize = 1024;
+
+// ---- sizes written into the shaders ----------------------------------------------------
+
+/// The value of a size a shader depends on, by its WGSL name: each family names the
+/// ones its files use (`FamilySpec::sizes`) and gets them as `const` lines from here,
+/// so shader and host cannot disagree.
+pub fn shader_size(name: &str) -> u64 {
+    match name {
+        "ITEMS_WG" => ITEMS_WG as u64,
+        "MV_WG" => MATVEC_WG as u64,
+        "MV_MAX_B" => MATVEC_MAX_ROWS as u64,
+        "TALL_ITERS" => TALL_ITERS as u64,
+        "TM" => BATCH_TILE_F32.0 as u64,
+        "TN" => BATCH_TILE_F32.1 as u64,
+        "CM" => COOP_TILE.0 as u64,
+        "CN" => COOP_TILE.1 as u64,
+        "CK" => COOP_STEP as u64,
+        "MAX_HD" => MAX_HEAD_DIM as u64,
+        "TQ" => ATTN_TILE_ROWS as u64,
+        "COOP_ATTN_ROWS" => ATTN_COOP_ROWS as u64,
+        "COOP_ATTN_ROWS_WIDE" => ATTN_COOP_ROWS_WIDE as u64,
+        "COOP_ATTN_NARROW_HD" => ATTN_COOP_NARROW_HEAD_DIM as u64,
+        "COMBINE_WG" => COMBINE_WG as u64,
+        "ROW_TABLE_VEC4S" => crate::op_table::ROW_TABLE_BYTES / 16,
+        _ => unreachable!("no shader size named {name}"),
+    }
+}
+
+/// `const NAME: u32 = <value>u;` for each of `names`.
+pub fn shader_consts(names: &[&str]) -> String {
+    names.iter().map(|n| format!("const {n}: u32 = {}u;\n", shader_size(n))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_k_spreads_few_tiles_over_spans_of_at_least_256_values() {
+        // Qwen2.5-1.5B over 512 rows, 128 × 128 tiles: down (48 tiles, 8,960 values),
+        // k (8 tiles, 1,536), gate (280 tiles).
+        assert_eq!(split_k(48, 8960), 6);
+        assert_eq!(split_k(8, 1536), 6);
+        assert_eq!(split_k(280, 1536), 1);
+        // Short rows are never split; at most SPLIT_K_MAX spans.
+        assert_eq!(split_k(1, 300), 1);
+        assert_eq!(split_k(1, 100_000), SPLIT_K_MAX);
+        assert_eq!(split_k(0, 0), 1);
+    }
+}
+
+/// How an op's workgroup count follows from its shape: each op's entry in the op table
+/// names its rule, whose constants and functions are above.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tuning {
+    /// One workgroup per batch row.
+    PerRow,
+    /// One workgroup per normalised group of a row (a whole row, or a head).
+    PerNormGroup,
+    /// One invocation per item, ITEMS_WG to a workgroup (`item_groups`).
+    PerItem,
+    /// `matvec_lanes` invocations per weight row, `matvec_rows` rows per workgroup
+    /// (each weight of a group in turn).
+    MatvecLanes,
+    /// `matvec_lanes`, `matvec_tall_rows` rows per workgroup.
+    MatvecTall,
+    /// A workgroup per `batch_tile` output tile, times the `split_k` spans on
+    /// cooperative matrices.
+    BatchTiles,
+    /// One workgroup per (row, head) of q and of k.
+    PerQkHead,
+    /// One workgroup per (row, head), times its splits over long contexts
+    /// (SPLIT_POSITIONS, SPLIT_MIN_SPAN, SPLIT_TARGET_GROUPS, MAX_SPLITS).
+    AttentionSplits,
+    /// One workgroup per (block of ATTN_TILE_ROWS or `coop_attention_rows` rows, head),
+    /// times its splits (ATTN_TILE_SPLIT_POSITIONS, ATTN_TILE_TARGET_GROUPS).
+    AttentionTiles,
+    /// One workgroup per (row, head): the merge of attention's splits.
+    PerRowHead,
+    /// One workgroup per (row, chunk of TOP_K_CHUNK values).
+    PerChunk,
+}
+
+impl Tuning {
+    /// The rule in a few words (for `kindling shaders`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Tuning::PerRow => "one workgroup per batch row",
+            Tuning::PerNormGroup => "one workgroup per normalised group (row or head)",
+            Tuning::PerItem => "one invocation per item, ITEMS_WG a workgroup",
+            Tuning::MatvecLanes => "matvec_lanes lanes a weight row, matvec_rows rows a workgroup",
+            Tuning::MatvecTall => "matvec_lanes lanes a weight row, matvec_tall_rows rows a workgroup",
+            Tuning::BatchTiles => "one workgroup per batch_tile output tile (times split_k on cooperative matrices)",
+            Tuning::PerQkHead => "one workgroup per (row, head) of q and k",
+            Tuning::AttentionSplits => "one workgroup per (row, head) times its splits (SPLIT_*)",
+            Tuning::AttentionTiles => "one workgroup per (block of TQ or coop_attention_rows rows, head) times its splits (ATTN_TILE_*)",
+            Tuning::PerRowHead => "one workgroup per (row, head)",
+            Tuning::PerChunk => "one workgroup per (row, TOP_K_CHUNK values)",
+        }
+    }
+}
