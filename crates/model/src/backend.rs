@@ -18,6 +18,22 @@
 //!   their activations (capacity fixed at allocation), so an activation of capacity 1
 //!   holds one row, e.g. the last position's hidden state when only its logits are
 //!   wanted. Prefill is one batch of a whole prompt chunk.
+//! - **Op order is part of the contract.** The GPU backend fuses by holding one op back
+//!   and recognising the op that follows (crates/gpu/src/fusion.rs), so the forward
+//!   pass (`forward/decoder.rs`, `forward/blocks.rs`) emits these sequences, and a
+//!   change to it keeps them:
+//!   - `rms_norm(x → h)` of whole rows, then the decode matmuls reading `h`: the norm
+//!     is taken into them (below 16,384 weight rows: not a vocabulary);
+//!   - `matmul(h → q)`, `matmul(h → k)`, `matmul(h → v)` over one input with weights of
+//!     one width (q and k of one type; v may differ): one decode dispatch;
+//!   - `matmul(h → gate)`, `matmul(h → up)` (one type), then
+//!     `gated_activation(gate, up → act)`: one decode dispatch (with the norm above);
+//!   - `rope_qk(q, k, v)` then `attention(q, k, v, ..)` over the same activations: the
+//!     KV store joins the q/k preparation, and in decode all of it joins the attention;
+//!   - `matmul(z → y)` then `add(x, y)`: the residual add joins the matmul;
+//!   - `rms_norm(y → t)` then `add(x, t)` (Gemma's post-norms): one dispatch.
+//!   Any other op between them only costs the fusion, never correctness. tests/
+//!   gpu_fusion.rs pins the dispatches per token and per prefill of every architecture.
 
 use kindling_gguf::GgmlType;
 
