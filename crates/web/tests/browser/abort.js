@@ -92,8 +92,9 @@ export async function runAbortTests(base, backend) {
 
   if (backend === 'webgpu') {
     // SwiftShader compiles each pipeline when first used, tens of seconds for a decode
-    // step's: a first prefill and decode now, so that the times below are the steps'.
-    await wm.complete(NEXT, { ...greedy, maxTokens: 2 });
+    // step's: a first prefill and decode now, sampled as every call below (greedy and
+    // sampled decoding end in different kernels), so that the times below are the steps'.
+    await wm.complete(NEXT, { ...replyOptions, maxTokens: 2 });
   }
 
   // 1. Mid-reply: Stop (a timer, 30 ms after a token) during a long reply.
@@ -112,7 +113,7 @@ export async function runAbortTests(base, backend) {
   check(long.end === 'AbortError' && rejectedMs < 100, `the aborted reply ended ${long.end} after ${rejectedMs.toFixed(1)} ms`);
 
   // The next call at once: its first token within its own time plus what was on its way.
-  const next = await stream(wm, NEXT, { ...greedy, maxTokens: nextTokens });
+  const next = await stream(wm, NEXT, { ...replyOptions, maxTokens: nextTokens });
   const firstMs = next.times[0] - abortedAt;
   // Its own first token and the step on its way, with slack: a fixed one, and a quarter
   // more for a slow adapter whose times wander (SwiftShader under load); the bug this
