@@ -38,5 +38,7 @@ mod large_models;
 mod kernels;
 #[path = "browser/real_models.rs"]
 mod real_models;
+#[path = "browser/structured_output.rs"]
+mod structured_output;
 #[path = "browser/worker_api.rs"]
 mod worker_api;
