@@ -143,7 +143,11 @@ fn recursion_through_defs() {
         },
         "$ref": "#/$defs/node"
     });
-    check_schema("$ref recursion", "Write a JSON tree: root 1 with two leaf children 2 and 3 (leaves have empty children).", schema);
+    check_schema(
+        "$ref recursion",
+        "Write a JSON tree: root 1 with two leaf children 2 and 3 (leaves have empty children).",
+        schema,
+    );
 }
 
 #[test]
@@ -175,10 +179,12 @@ fn json_object_mode_gives_an_object() {
 fn regex_output_matches() {
     let mut model = qwen();
     let prompt = chat_prompt(&model, "What time is it? Answer like 12:30.");
-    let (text, finish, _) = generate(&mut model, prompt, Some(ConstraintSpec::Regex("[0-2][0-9]:[0-5][0-9]".into()))).expect("generate");
+    let (text, finish, _) =
+        generate(&mut model, prompt, Some(ConstraintSpec::Regex("[0-2][0-9]:[0-5][0-9]".into()))).expect("generate");
     assert_eq!(finish, FinishReason::ConstraintComplete, "{text}");
     let b = text.as_bytes();
-    let ok = b.len() == 5 && b[0] <= b'2' && b[1].is_ascii_digit() && b[2] == b':' && b[3] <= b'5' && b[4].is_ascii_digit();
+    let ok =
+        b.len() == 5 && b[0] <= b'2' && b[1].is_ascii_digit() && b[2] == b':' && b[3] <= b'5' && b[4].is_ascii_digit();
     assert!(ok && b[0].is_ascii_digit() && b[3].is_ascii_digit(), "{text:?} does not match");
 }
 
@@ -192,7 +198,8 @@ NUM: /[0-9]{1,3}/
 "#;
     let mut model = qwen();
     let prompt = chat_prompt(&model, "Write an addition of two numbers, without spaces.");
-    let (text, finish, _) = generate(&mut model, prompt, Some(ConstraintSpec::Grammar(grammar.into()))).expect("generate");
+    let (text, finish, _) =
+        generate(&mut model, prompt, Some(ConstraintSpec::Grammar(grammar.into()))).expect("generate");
     assert_eq!(finish, FinishReason::ConstraintComplete, "{text}");
     let sum = text.strip_suffix('.').unwrap_or_else(|| panic!("{text:?} does not end with '.'"));
     let terms: Vec<&str> = sum.split('+').collect();
@@ -234,7 +241,8 @@ fn an_all_admitting_constraint_changes_nothing() {
     let mut model = qwen();
     let prompt = chat_prompt(&model, "Name three fruits.");
     let (free, free_finish, free_ids) = generate(&mut model, prompt.clone(), None).expect("free");
-    let (text, _, ids) = generate(&mut model, prompt, Some(ConstraintSpec::Regex(r"[\s\S]*".into()))).expect("constrained");
+    let (text, _, ids) =
+        generate(&mut model, prompt, Some(ConstraintSpec::Regex(r"[\s\S]*".into()))).expect("constrained");
     assert_eq!(ids, free_ids, "free: {free:?}\nconstrained: {text:?}");
     assert_eq!(text, free);
     assert_eq!(free_finish, FinishReason::EndOfGeneration);
@@ -247,7 +255,11 @@ fn the_constraint_vocabulary_is_built_once() {
     let model = qwen();
     let start = Instant::now();
     let vocab = kindling_model::ConstraintVocab::new(model.tokenizer()).expect("vocab");
-    eprintln!("constraint vocabulary of {} tokens built in {:.0} ms", model.tokenizer().vocab_size(), start.elapsed().as_secs_f64() * 1e3);
+    eprintln!(
+        "constraint vocabulary of {} tokens built in {:.0} ms",
+        model.tokenizer().vocab_size(),
+        start.elapsed().as_secs_f64() * 1e3
+    );
     let start = Instant::now();
     let mut constraint = vocab.compile(&ConstraintSpec::JsonObject).expect("compile");
     let mask = constraint.allowed().expect("mask");

@@ -46,9 +46,17 @@ fn check_where(key: &str, pick: impl Fn(&str) -> bool) {
                 confident += 1;
             }
             if margin(llama) >= CLEAR_MARGIN && hf_top1 != llama[0].0 {
-                disputed.push(format!("{} pos {i}: llama.cpp {:?}, f32 {:?}, ours {ours}", case.name, &llama[..2], &case.hf_top[i][..2]));
+                disputed.push(format!(
+                    "{} pos {i}: llama.cpp {:?}, f32 {:?}, ours {ours}",
+                    case.name,
+                    &llama[..2],
+                    &case.hf_top[i][..2]
+                ));
                 if ours != hf_top1 {
-                    failures.push(format!("{} pos {i}: disputed position, ours {ours} should follow the f32 reference {hf_top1}", case.name));
+                    failures.push(format!(
+                        "{} pos {i}: disputed position, ours {ours} should follow the f32 reference {hf_top1}",
+                        case.name
+                    ));
                 }
             } else if margin(llama) >= CLEAR_MARGIN {
                 clear += 1;
@@ -62,7 +70,10 @@ fn check_where(key: &str, pick: impl Fn(&str) -> bool) {
                 let d = (row[id as usize] - hf).abs();
                 diffs.push(d);
                 if d > HF_TOLERANCE {
-                    failures.push(format!("{} pos {i} id {id}: ours {} vs f32 reference {hf}", case.name, row[id as usize]));
+                    failures.push(format!(
+                        "{} pos {i} id {id}: ours {} vs f32 reference {hf}",
+                        case.name, row[id as usize]
+                    ));
                 }
             }
         }
@@ -81,7 +92,12 @@ fn check_where(key: &str, pick: impl Fn(&str) -> bool) {
     for d in &disputed {
         println!("  disputed: {d}");
     }
-    assert!(failures.is_empty(), "{} failures, first ones:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures, first ones:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
     assert!(!every || fx.cases.len() >= 10, "the fixture needs at least 10 prompts");
     assert!(all > 0, "no prompt picked");
 }

@@ -45,7 +45,12 @@ fn check_where(key: &str, pick: impl Fn(&str) -> bool, steps: usize) {
         let batched = all_logits(&mut engine, &sequence);
         let p = case.prompt_token_ids.len();
         for (step, &id) in ours.iter().enumerate() {
-            assert_eq!(argmax(&batched[p - 1 + step]), id, "{}: step {step} differs from the batched evaluation", case.name);
+            assert_eq!(
+                argmax(&batched[p - 1 + step]),
+                id,
+                "{}: step {step} differs from the batched evaluation",
+                case.name
+            );
         }
         println!("{}: {} of {n} steps compared, equal", case.name, upto);
     }
@@ -92,7 +97,8 @@ fn tiny_architectures_greedy_equals_llama_cpp() {
 /// Runs a greedy generation on the tiny model, returning (text, ids, finish reason).
 fn greedy(prompt: &[u32], max_tokens: usize, stop: Vec<String>) -> (String, Vec<u32>, kindling_model::FinishReason) {
     let mut engine = load_cpu(&kindling_testdata::synthetic("tiny-llama.gguf"));
-    let options = GenerateOptions { max_tokens, sampler: SamplerConfig::default(), stop, stop_at_eog: false, constraint: None };
+    let options =
+        GenerateOptions { max_tokens, sampler: SamplerConfig::default(), stop, stop_at_eog: false, constraint: None };
     let mut session = engine.new_session(prompt.len() + max_tokens).unwrap();
     let mut generation = Generation::new(prompt.to_vec(), options).unwrap();
     let mut streamed = String::new();
@@ -127,7 +133,13 @@ fn stop_strings_cut_the_text_and_max_tokens_ends_it() {
 fn prefill_in_steps_equals_one_prefill() {
     let mut engine = load_cpu(&kindling_testdata::synthetic("tiny-llama.gguf"));
     let prompt: Vec<u32> = (0..23).map(|i| 1 + (i * 7) % 50).collect();
-    let options = GenerateOptions { max_tokens: 6, sampler: SamplerConfig::default(), stop: vec![], stop_at_eog: false, constraint: None };
+    let options = GenerateOptions {
+        max_tokens: 6,
+        sampler: SamplerConfig::default(),
+        stop: vec![],
+        stop_at_eog: false,
+        constraint: None,
+    };
     let run = |engine: &mut _, session: &mut _, batch: Option<usize>| {
         let mut generation = Generation::new(prompt.clone(), options.clone()).unwrap();
         let mut steps = Vec::new();

@@ -16,7 +16,9 @@ use std::time::Instant;
 use gpu_common::{load_gpu, max_abs_diff};
 use kindling_e2e::{all_logits, argmax, fixture, fixture_model, load_cpu, margin};
 use kindling_gpu::{GpuBackend, GpuOptions, ShaderFeatures};
-use kindling_model::{Backend, EvalOutput, Evaluated, FinishReason, GenerateOptions, Generation, Model, SamplerConfig, Session};
+use kindling_model::{
+    Backend, EvalOutput, Evaluated, FinishReason, GenerateOptions, Generation, Model, SamplerConfig, Session,
+};
 
 /// Largest |GPU − CPU| allowed at any logit. Both are f32 forward passes over the same
 /// weights; they differ in summation order (and an f32 vs f64 RMS sum), compounded over
@@ -52,7 +54,8 @@ const CLEAR_MARGIN: f32 = 0.5;
 
 fn eval_all<B: Backend>(model: &mut Model<B>, ids: &[u32]) -> Vec<Vec<f32>> {
     let mut session = model.new_session(ids.len()).expect("session");
-    let Evaluated::Logits(l) = pollster::block_on(model.eval(&mut session, ids, EvalOutput::AllLogits)).expect("eval") else {
+    let Evaluated::Logits(l) = pollster::block_on(model.eval(&mut session, ids, EvalOutput::AllLogits)).expect("eval")
+    else {
         panic!("eval returned no logits")
     };
     l.chunks_exact(model.config().vocab_size).map(<[f32]>::to_vec).collect()
@@ -103,14 +106,20 @@ fn compare_where(key: &str, pick: impl Fn(usize, &str) -> bool, options: GpuOpti
                 if argmax(gr) == llama[0].0 {
                     clear_agree += 1;
                 } else {
-                    failures.push(format!("{} pos {i}: gpu top-1 {}, llama.cpp {:?}", case.name, argmax(gr), &llama[..2]));
+                    failures.push(format!(
+                        "{} pos {i}: gpu top-1 {}, llama.cpp {:?}",
+                        case.name,
+                        argmax(gr),
+                        &llama[..2]
+                    ));
                 }
             }
             for &(id, v) in hf {
                 let d = (gr[id as usize] - v).abs();
                 hf_max = hf_max.max(d);
                 if d > HF_TOLERANCE - LOGIT_TOLERANCE + tol {
-                    failures.push(format!("{} pos {i} id {id}: gpu {} vs f32 reference {v}", case.name, gr[id as usize]));
+                    failures
+                        .push(format!("{} pos {i} id {id}: gpu {} vs f32 reference {v}", case.name, gr[id as usize]));
                 }
             }
         }
@@ -124,7 +133,12 @@ fn compare_where(key: &str, pick: impl Fn(usize, &str) -> bool, options: GpuOpti
         load.as_secs_f64(),
         gpu.backend().stats(),
     );
-    assert!(failures.is_empty(), "{} failures, first ones:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures, first ones:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
     worst
 }
 
@@ -173,7 +187,9 @@ fn decode(key: &str, steps: usize) -> u64 {
         other => panic!("expected a token, got {other:?}"),
     };
     let mut g = token(pollster::block_on(gpu.eval(&mut gs, prompt, EvalOutput::LastArgmax)).expect("gpu prefill"));
-    let Evaluated::Logits(mut cl) = pollster::block_on(cpu.eval(&mut cs, prompt, EvalOutput::LastLogits)).expect("cpu prefill") else {
+    let Evaluated::Logits(mut cl) =
+        pollster::block_on(cpu.eval(&mut cs, prompt, EvalOutput::LastLogits)).expect("cpu prefill")
+    else {
         panic!("no logits")
     };
     let mut created_after_first = None;
@@ -199,7 +215,9 @@ fn decode(key: &str, steps: usize) -> u64 {
             None => created_after_first = Some(after.objects_created),
             Some(n) => assert_eq!(after.objects_created, n, "{key}: GPU objects created in the token loop"),
         }
-        let Evaluated::Logits(l) = pollster::block_on(cpu.eval(&mut cs, &[c], EvalOutput::LastLogits)).expect("cpu decode") else {
+        let Evaluated::Logits(l) =
+            pollster::block_on(cpu.eval(&mut cs, &[c], EvalOutput::LastLogits)).expect("cpu decode")
+        else {
             panic!("no logits")
         };
         cl = l;
@@ -317,7 +335,10 @@ fn kv_f16_costs_little_on_the_real_models() {
     let f16 = || GpuOptions { kv_f16: true, ..Default::default() };
     let smol = (compare("smollm2", 2, f16()), decode_logits("smollm2", 6, f16()));
     let gemma = (compare("gemma3", 2, f16()), decode_logits("gemma3", 4, f16()));
-    eprintln!("f16 KV cache: max |GPU - CPU| logit, prompts / decode: SmolLM2 {:.2e} / {:.2e}, Gemma 3 {:.2e} / {:.2e}", smol.0, smol.1, gemma.0, gemma.1);
+    eprintln!(
+        "f16 KV cache: max |GPU - CPU| logit, prompts / decode: SmolLM2 {:.2e} / {:.2e}, Gemma 3 {:.2e} / {:.2e}",
+        smol.0, smol.1, gemma.0, gemma.1
+    );
 }
 
 #[test]
@@ -356,7 +377,12 @@ fn drive<B: Backend>(model: &mut Model<B>, prompt: Vec<u32>, options: GenerateOp
 }
 
 /// Runs a generation to its end in `session`: ids and finish reason.
-fn drive_in<B: Backend>(model: &mut Model<B>, session: &mut Session<B>, prompt: Vec<u32>, options: GenerateOptions) -> (Vec<u32>, Option<FinishReason>) {
+fn drive_in<B: Backend>(
+    model: &mut Model<B>,
+    session: &mut Session<B>,
+    prompt: Vec<u32>,
+    options: GenerateOptions,
+) -> (Vec<u32>, Option<FinishReason>) {
     let mut g = Generation::new(prompt, options).expect("generation");
     while pollster::block_on(g.next(model, session)).expect("next").is_some() {}
     (g.generated().to_vec(), g.finish_reason())
@@ -391,11 +417,20 @@ fn chained_greedy_generation_matches_cpu() {
             assert!((4 * n..=4 * (n + 2)).contains(&bytes), "{}: {bytes} bytes read back for {n} tokens", case.name);
         }
         // A stop string: the text of the CPU's first two tokens.
-        let two = drive(&mut cpu, prompt.clone(), GenerateOptions { max_tokens: 2, stop_at_eog: false, ..Default::default() });
+        let two = drive(
+            &mut cpu,
+            prompt.clone(),
+            GenerateOptions { max_tokens: 2, stop_at_eog: false, ..Default::default() },
+        );
         let stop = cpu.tokenizer().decode(&two, false);
         if !stop.trim().is_empty() {
             let o = GenerateOptions { max_tokens: 10, stop_at_eog: false, stop: vec![stop], ..Default::default() };
-            assert_eq!(drive(&mut gpu, prompt.clone(), o.clone()), drive(&mut cpu, prompt.clone(), o), "{}: stop string", case.name);
+            assert_eq!(
+                drive(&mut gpu, prompt.clone(), o.clone()),
+                drive(&mut cpu, prompt.clone(), o),
+                "{}: stop string",
+                case.name
+            );
         }
         // Context full, in one session per engine; then an abandoned generation, then
         // the prompt again (prefix reuse).
@@ -407,7 +442,12 @@ fn chained_greedy_generation_matches_cpu() {
         let mut g = Generation::new(prompt.clone(), o.clone()).expect("generation");
         pollster::block_on(g.next(&mut gpu, &mut gs)).expect("next");
         drop(g);
-        assert_eq!(drive_in(&mut gpu, &mut gs, prompt.clone(), o.clone()), want, "{}: after an abandoned generation", case.name);
+        assert_eq!(
+            drive_in(&mut gpu, &mut gs, prompt.clone(), o.clone()),
+            want,
+            "{}: after an abandoned generation",
+            case.name
+        );
     }
 }
 
@@ -434,7 +474,14 @@ fn bad_ops_fail_cleanly_at_the_next_read() {
     let out = b.alloc_activation(2, 8).expect("alloc");
     let mut cache = b.alloc_kv_cache(kindling_model::KvSpec { capacity: 1, width: 8 }).expect("cache");
     b.begin_batch(&[1, 2], 0).expect("batch");
-    let p = kindling_model::AttentionParams { head_count: 1, head_count_kv: 1, head_dim: 8, scale: 1.0, sliding_window: None, softcap: None };
+    let p = kindling_model::AttentionParams {
+        head_count: 1,
+        head_count_kv: 1,
+        head_dim: 8,
+        scale: 1.0,
+        sliding_window: None,
+        softcap: None,
+    };
     b.attention(x, x, x, &mut cache, &p, out); // 2 positions into a cache of 1
     let e = pollster::block_on(b.read_rows(out, 2)).expect_err("must fail");
     assert!(e.to_string().contains("cache of 1"), "{e}");

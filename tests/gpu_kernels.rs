@@ -22,9 +22,7 @@ use gpu_common::{gpu, gpu_with, max_abs_diff, Rng};
 use kindling_cpu::CpuBackend;
 use kindling_gguf::GgmlType;
 use kindling_gpu::{GpuBackend, GpuOptions, KernelKey, ShaderFeatures, MATVEC_MAX_ROWS};
-use kindling_model::{
-    Activation, AttentionParams, QkRope, Backend, KvSpec, RopeConfig, RopeStyle, WeightSpec,
-};
+use kindling_model::{Activation, AttentionParams, Backend, KvSpec, QkRope, RopeConfig, RopeStyle, WeightSpec};
 
 // ---- scripts, generic over the backend ------------------------------------------------
 
@@ -87,7 +85,9 @@ fn random_weight(rng: &mut Rng, ty: GgmlType, rows: usize, cols: usize) -> Vec<u
     match ty {
         GgmlType::F32 => f32_bytes(&rng.vec(n, -1.0, 1.0)),
         GgmlType::F16 => rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| f16_bits(v).to_le_bytes()).collect(),
-        GgmlType::BF16 => rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| ((v.to_bits() >> 16) as u16).to_le_bytes()).collect(),
+        GgmlType::BF16 => {
+            rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| ((v.to_bits() >> 16) as u16).to_le_bytes()).collect()
+        }
         _ => {
             let (bb, be) = (ty.block_bytes(), ty.block_elems());
             let mut bytes = rng.bytes(n / be * bb);
@@ -145,7 +145,15 @@ fn matmul_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, 
     matmul_batches(b, ty, rows, cols, w, x, &BATCHES)
 }
 
-fn matmul_batches<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, w: &[u8], x: &[f32], batches: &[usize]) -> Vec<Vec<f32>> {
+fn matmul_batches<B: Backend>(
+    b: &mut B,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    w: &[u8],
+    x: &[f32],
+    batches: &[usize],
+) -> Vec<Vec<f32>> {
     let cap = *batches.iter().max().unwrap_or(&1);
     let wt = weight(b, "w", ty, rows, cols, w);
     let xt = table(b, x, cols);
@@ -237,7 +245,9 @@ fn matmul_matches_cpu_for_every_type_and_batch_size() {
     // then the device's variant again with wgpu's run-time checks compiled in
     // (GpuOptions::checked_shaders: the default leaves them out natively).
     let mut seen = Vec::new();
-    for (allow_subgroups, allow_coop_matrix, checked_shaders) in [(true, true, false), (true, false, false), (false, false, false), (true, true, true)] {
+    for (allow_subgroups, allow_coop_matrix, checked_shaders) in
+        [(true, true, false), (true, false, false), (false, false, false), (true, true, true)]
+    {
         let mut b = gpu_with(GpuOptions { allow_subgroups, allow_coop_matrix, checked_shaders, ..Default::default() });
         if seen.contains(&(b.shader_features(), checked_shaders)) {
             continue;
@@ -268,7 +278,9 @@ fn wide_decode_matvecs_share_a_row_among_many_lanes_and_match_cpu() {
     assert_eq!(kindling_gpu::matvec_lanes(37, 896), 64);
     for allow_subgroups in [true, false] {
         let mut b = gpu_with(GpuOptions { allow_subgroups, ..Default::default() });
-        for (i, ty) in [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::F16].into_iter().enumerate() {
+        for (i, ty) in
+            [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::F16].into_iter().enumerate()
+        {
             let rel = check_matmul_cols(&mut b, ty, 37, 4096, 300 + i as u64);
             eprintln!("{ty:?} 37 x 4096 (subgroups {allow_subgroups}): max |Δ|/Σ|w·x| = {rel:.2e}");
         }
@@ -293,7 +305,15 @@ fn matmul_over_a_weight_split_across_buffers() {
 
 /// `res += W · x` after `out = W · x` (the GPU joins the two into one dispatch); returns
 /// (res, out) per batch size.
-fn matmul_add_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, w: &[u8], x: &[f32], r: &[f32]) -> Vec<(Vec<f32>, Vec<f32>)> {
+fn matmul_add_script<B: Backend>(
+    b: &mut B,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    w: &[u8],
+    x: &[f32],
+    r: &[f32],
+) -> Vec<(Vec<f32>, Vec<f32>)> {
     let cap = *BATCHES.iter().max().unwrap_or(&1);
     let wt = weight(b, "w", ty, rows, cols, w);
     let (xt, rt) = (table(b, x, cols), table(b, r, rows));
@@ -315,7 +335,9 @@ fn matmul_add_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usi
 
 #[test]
 fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
-    for (i, (ty, part)) in [(GgmlType::Q4_1, None), (GgmlType::Q4K, None), (GgmlType::Q8_0, Some(5))].into_iter().enumerate() {
+    for (i, (ty, part)) in
+        [(GgmlType::Q4_1, None), (GgmlType::Q4K, None), (GgmlType::Q8_0, Some(5))].into_iter().enumerate()
+    {
         let mut rng = Rng(300 + i as u64);
         let (rows, cols) = (131, awkward_cols(ty));
         let w = random_weight(&mut rng, ty, rows, cols);
@@ -440,9 +462,22 @@ fn gate_up_and_gated_activation_fuse_in_decode_and_match_cpu_also_over_split_wei
                     let a = if wuv[k] != 0.0 { wo[k] / u } else { 0.0 };
                     let rel = matmul_rel_tol(&b, *n);
                     let tol = gated_tol(rel, (sg, su), (u, a), wo[k]);
-                    assert!((go[k] - wo[k]).abs() <= tol, "{ty:?} {act:?} n={n} out [{r}, {j}]: gpu {} cpu {} (g {g}, u {u})", go[k], wo[k]);
-                    assert!((ggv[k] - g).abs() <= rel * sg + 1e-6, "{ty:?} n={n} gate [{r}, {j}]: gpu {} cpu {g}", ggv[k]);
-                    assert!((guv[k] - u).abs() <= rel * su + 1e-6, "{ty:?} n={n} up [{r}, {j}]: gpu {} cpu {u}", guv[k]);
+                    assert!(
+                        (go[k] - wo[k]).abs() <= tol,
+                        "{ty:?} {act:?} n={n} out [{r}, {j}]: gpu {} cpu {} (g {g}, u {u})",
+                        go[k],
+                        wo[k]
+                    );
+                    assert!(
+                        (ggv[k] - g).abs() <= rel * sg + 1e-6,
+                        "{ty:?} n={n} gate [{r}, {j}]: gpu {} cpu {g}",
+                        ggv[k]
+                    );
+                    assert!(
+                        (guv[k] - u).abs() <= rel * su + 1e-6,
+                        "{ty:?} n={n} up [{r}, {j}]: gpu {} cpu {u}",
+                        guv[k]
+                    );
                     worst = worst.max((go[k] - wo[k]).abs());
                 }
             }
@@ -484,7 +519,12 @@ fn feed_forward_down_reads_the_gate_up_output_quantized_and_matches_cpu() {
             let scale: f32 = w.iter().zip(&a_cpu).map(|(w, a)| (w * a).abs()).sum();
             let carried: f32 = w.iter().zip(a_gpu.iter().zip(&a_cpu)).map(|(w, (g, c))| w.abs() * (g - c).abs()).sum();
             let tol = 1e-5 * scale + carried + 1e-5 * y_cpu[j].abs() + 1e-6;
-            assert!((y_gpu[j] - y_cpu[j]).abs() <= tol, "case {i} ({down_ty:?}) out {j}: gpu {} cpu {} (tol {tol})", y_gpu[j], y_cpu[j]);
+            assert!(
+                (y_gpu[j] - y_cpu[j]).abs() <= tol,
+                "case {i} ({down_ty:?}) out {j}: gpu {} cpu {} (tol {tol})",
+                y_gpu[j],
+                y_cpu[j]
+            );
             worst = worst.max((y_gpu[j] - y_cpu[j]).abs() / scale.max(1e-30));
         }
         eprintln!("feed-forward, down {down_ty:?} parts {part:?}: max |Δ|/Σ|w·a| {worst:.2e}");
@@ -493,7 +533,14 @@ fn feed_forward_down_reads_the_gate_up_output_quantized_and_matches_cpu() {
 
 /// x → gate/up (Q4_K) → SiLU-gated → down (+ x as the residual); returns the gated
 /// activation and the residual after the add, one row (decode).
-fn ffn_down_script<B: Backend>(b: &mut B, (wg, wu, wd): (&[u8], &[u8], &[u8]), down_ty: GgmlType, d: usize, ff: usize, x: &[f32]) -> (Vec<f32>, Vec<f32>) {
+fn ffn_down_script<B: Backend>(
+    b: &mut B,
+    (wg, wu, wd): (&[u8], &[u8], &[u8]),
+    down_ty: GgmlType,
+    d: usize,
+    ff: usize,
+    x: &[f32],
+) -> (Vec<f32>, Vec<f32>) {
     let (gt, ut) = (weight(b, "gate", GgmlType::Q4K, ff, d, wg), weight(b, "up", GgmlType::Q4K, ff, d, wu));
     let dt = weight(b, "down", down_ty, d, ff, wd);
     let xt = table(b, x, d);
@@ -514,8 +561,17 @@ fn ffn_down_script<B: Backend>(b: &mut B, (wg, wu, wd): (&[u8], &[u8], &[u8]), d
 /// q, k, v projections of one input (the GPU joins decode matvecs of one weight type
 /// and width into one dispatch); returns (q, k, v, dispatches of the three) per batch.
 #[allow(clippy::type_complexity)]
-fn qkv_script<B: Backend>(b: &mut B, w: &[(GgmlType, usize, Vec<u8>)], cols: usize, x: &[f32]) -> Vec<(Vec<Vec<f32>>, u64)> {
-    let ws: Vec<_> = w.iter().enumerate().map(|(i, (ty, rows, bytes))| weight(b, &format!("w{i}"), *ty, *rows, cols, bytes)).collect();
+fn qkv_script<B: Backend>(
+    b: &mut B,
+    w: &[(GgmlType, usize, Vec<u8>)],
+    cols: usize,
+    x: &[f32],
+) -> Vec<(Vec<Vec<f32>>, u64)> {
+    let ws: Vec<_> = w
+        .iter()
+        .enumerate()
+        .map(|(i, (ty, rows, bytes))| weight(b, &format!("w{i}"), *ty, *rows, cols, bytes))
+        .collect();
     let xt = table(b, x, cols);
     let xa = b.alloc_activation(9, cols).expect("alloc");
     let outs: Vec<_> = w.iter().map(|(_, rows, _)| b.alloc_activation(9, *rows).expect("alloc")).collect();
@@ -539,7 +595,7 @@ fn qkv_script<B: Backend>(b: &mut B, w: &[(GgmlType, usize, Vec<u8>)], cols: usi
 
 #[test]
 fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
-    use GgmlType::{Q4K, Q4_1, Q5_0, Q6K, Q8_0, F16};
+    use GgmlType::{F16, Q4K, Q4_1, Q5_0, Q6K, Q8_0};
     // (types and rows of the weights, split weights (rows per part), decode dispatches)
     // A third weight of another type joins too (v in Q6_K beside q and k in Q4_K, as
     // Q4_K_M files have it); a second one does not.
@@ -582,7 +638,12 @@ fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
                         let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum();
                         let k = r * rows + j;
                         let tol = matmul_rel_tol(&b, *n) * scale + 1e-6;
-                        assert!((go[k] - wo[k]).abs() <= tol, "case {i} n={n} weight {m} ({ty:?}) [{r}, {j}]: gpu {} cpu {}", go[k], wo[k]);
+                        assert!(
+                            (go[k] - wo[k]).abs() <= tol,
+                            "case {i} n={n} weight {m} ({ty:?}) [{r}, {j}]: gpu {} cpu {}",
+                            go[k],
+                            wo[k]
+                        );
                         worst = worst.max((go[k] - wo[k]).abs() / scale.max(1e-30));
                     }
                 }
@@ -613,7 +674,10 @@ fn embed_matches_cpu_for_every_type_including_split_tables() {
             let mut b = gpu_with(GpuOptions { max_part_bytes: max_part, ..Default::default() });
             let got = embed_script(&mut b, ty, rows, cols, &w, &tokens);
             for (i, (g, c)) in got.iter().zip(&want).enumerate() {
-                assert!((g - c).abs() <= 1e-6 * c.abs(), "{ty:?} embed (parts {max_part:?}) value {i}: gpu {g} cpu {c}");
+                assert!(
+                    (g - c).abs() <= 1e-6 * c.abs(),
+                    "{ty:?} embed (parts {max_part:?}) value {i}: gpu {g} cpu {c}"
+                );
             }
             if max_part.is_none() {
                 eprintln!("embed {ty:?}: max |Δ| {:.2e}", max_abs_diff(&got, &want).0);
@@ -627,12 +691,25 @@ fn embed_matches_cpu_for_every_type_including_split_tables() {
 /// the normalised row in workgroup memory); returns (out, the normalised row,
 /// dispatches of the four ops).
 #[allow(clippy::too_many_arguments)]
-fn normed_ffn_script<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, wg: &[u8], wu: &[u8], x: &[f32], nw: &[f32]) -> (Vec<f32>, Vec<f32>, u64) {
+fn normed_ffn_script<B: Backend>(
+    b: &mut B,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    wg: &[u8],
+    wu: &[u8],
+    x: &[f32],
+    nw: &[f32],
+) -> (Vec<f32>, Vec<f32>, u64) {
     let (gt, ut) = (weight(b, "gate", ty, rows, cols, wg), weight(b, "up", ty, rows, cols, wu));
     let nt = weight(b, "ffn_norm", GgmlType::F32, 1, cols, &f32_bytes(nw));
     let xt = table(b, x, cols);
     let (xa, h) = (b.alloc_activation(1, cols).expect("alloc"), b.alloc_activation(1, cols).expect("alloc"));
-    let (gate, up, out) = (b.alloc_activation(1, rows).expect("alloc"), b.alloc_activation(1, rows).expect("alloc"), b.alloc_activation(1, rows).expect("alloc"));
+    let (gate, up, out) = (
+        b.alloc_activation(1, rows).expect("alloc"),
+        b.alloc_activation(1, rows).expect("alloc"),
+        b.alloc_activation(1, rows).expect("alloc"),
+    );
     b.begin_batch(&ids(1), 0).expect("batch");
     b.embed(&xt, 1.0, xa);
     let d0 = b.counters().dispatches;
@@ -680,7 +757,15 @@ fn normed_gate_up_decode_is_one_dispatch_and_matches_cpu() {
 
 // ---- rms_norm ---------------------------------------------------------------------------
 
-fn norm_script<B: Backend>(b: &mut B, n: usize, cols: usize, group: usize, x: &[f32], w: &[f32], in_place: bool) -> Vec<f32> {
+fn norm_script<B: Backend>(
+    b: &mut B,
+    n: usize,
+    cols: usize,
+    group: usize,
+    x: &[f32],
+    w: &[f32],
+    in_place: bool,
+) -> Vec<f32> {
     let wt = weight(b, "norm", GgmlType::F32, 1, group, &f32_bytes(w));
     let xt = table(b, x, cols);
     let xa = b.alloc_activation(n + 2, cols).expect("alloc");
@@ -702,7 +787,10 @@ fn rms_norm_matches_cpu_whole_rows_and_per_head_in_and_out_of_place() {
             let want = norm_script(&mut CpuBackend::new(), n, cols, group, &x, &w, in_place);
             let got = norm_script(&mut b, n, cols, group, &x, &w, in_place);
             for (i, (g, c)) in got.iter().zip(&want).enumerate() {
-                assert!((g - c).abs() <= 2e-6 * c.abs() + 1e-6, "rms_norm {n}x{cols}/{group} in_place={in_place} [{i}]: {g} vs {c}");
+                assert!(
+                    (g - c).abs() <= 2e-6 * c.abs() + 1e-6,
+                    "rms_norm {n}x{cols}/{group} in_place={in_place} [{i}]: {g} vs {c}"
+                );
             }
             eprintln!("rms_norm {n}x{cols}/{group} in_place={in_place}: max |Δ| {:.2e}", max_abs_diff(&got, &want).0);
         }
@@ -737,8 +825,24 @@ fn rope_matches_cpu_normal_neox_partial_scaled_with_factors_and_long_batches() {
     let mut b = gpu();
     let cfg = |style, n_rot, base, freq_scale| RopeConfig { style, n_rot, base, freq_scale, attn_factor: 1.0 };
     let cases = [
-        RopeCase { n: 5, start: 1000, heads: 3, head_dim: 10, cols: 34, rope: cfg(RopeStyle::Normal, 8, 10000.0, 1.0), factors: None },
-        RopeCase { n: 5, start: 7, heads: 3, head_dim: 10, cols: 30, rope: cfg(RopeStyle::Neox, 10, 500000.0, 0.25), factors: None },
+        RopeCase {
+            n: 5,
+            start: 1000,
+            heads: 3,
+            head_dim: 10,
+            cols: 34,
+            rope: cfg(RopeStyle::Normal, 8, 10000.0, 1.0),
+            factors: None,
+        },
+        RopeCase {
+            n: 5,
+            start: 7,
+            heads: 3,
+            head_dim: 10,
+            cols: 30,
+            rope: cfg(RopeStyle::Neox, 10, 500000.0, 0.25),
+            factors: None,
+        },
         // LongRoPE: factors and an attention factor scaling cos and sin.
         RopeCase {
             n: 4,
@@ -759,7 +863,15 @@ fn rope_matches_cpu_normal_neox_partial_scaled_with_factors_and_long_batches() {
             factors: Some(vec![1.0, 1.0, 2.0, 4.0, 8.0, 8.0, 16.0, 32.0]),
         },
         // 1 KiB of (cos, sin) per row (a dispatch takes up to 1 MiB of table).
-        RopeCase { n: 70, start: 3, heads: 2, head_dim: 256, cols: 512, rope: cfg(RopeStyle::Neox, 256, 1e6, 1.0), factors: None },
+        RopeCase {
+            n: 70,
+            start: 3,
+            heads: 2,
+            head_dim: 256,
+            cols: 512,
+            rope: cfg(RopeStyle::Neox, 256, 1e6, 1.0),
+            factors: None,
+        },
     ];
     for c in &cases {
         let x = rng.vec(c.n * c.cols, -2.0, 2.0);
@@ -817,9 +929,24 @@ fn qk_script<B: Backend>(b: &mut B, t: &QkCase, x: &QkData) -> (Vec<f32>, Vec<f3
     let d0 = b.counters().dispatches;
     let norm = if t.norm { Some((&qn, &kn, 1e-6)) } else { None };
     let bias = if t.bias { Some(&biases) } else { None };
-    let p = QkRope { bias, heads: c.heads, kv_heads: t.heads_k, head_dim: hd, rope: &c.rope, freq_factors: ff.as_ref(), norm };
+    let p = QkRope {
+        bias,
+        heads: c.heads,
+        kv_heads: t.heads_k,
+        head_dim: hd,
+        rope: &c.rope,
+        freq_factors: ff.as_ref(),
+        norm,
+    };
     b.rope_qk(qa, ka, va, &p);
-    let ap = AttentionParams { head_count: c.heads, head_count_kv: t.heads_k, head_dim: hd, scale: 0.125, sliding_window: None, softcap: None };
+    let ap = AttentionParams {
+        head_count: c.heads,
+        head_count_kv: t.heads_k,
+        head_dim: hd,
+        scale: 0.125,
+        sliding_window: None,
+        softcap: None,
+    };
     if t.attend {
         b.attention(qa, ka, va, &mut cache, &ap, out);
     }
@@ -837,9 +964,45 @@ fn rope_qk_is_one_dispatch_with_biases_norms_and_kv_store_or_none_in_decode_and_
     let mut b = gpu();
     let cfg = |style, n_rot, base, freq_scale| RopeConfig { style, n_rot, base, freq_scale, attn_factor: 1.0 };
     let cases = [
-        (RopeCase { n: 5, start: 1000, heads: 3, head_dim: 10, cols: 34, rope: cfg(RopeStyle::Normal, 8, 10000.0, 1.0), factors: None }, 1, 13),
-        (RopeCase { n: 1, start: 7, heads: 9, head_dim: 64, cols: 576, rope: cfg(RopeStyle::Normal, 64, 100000.0, 1.0), factors: None }, 3, 192),
-        (RopeCase { n: 3, start: 12, heads: 4, head_dim: 256, cols: 1024, rope: cfg(RopeStyle::Neox, 256, 1e6, 1.0), factors: None }, 1, 256),
+        (
+            RopeCase {
+                n: 5,
+                start: 1000,
+                heads: 3,
+                head_dim: 10,
+                cols: 34,
+                rope: cfg(RopeStyle::Normal, 8, 10000.0, 1.0),
+                factors: None,
+            },
+            1,
+            13,
+        ),
+        (
+            RopeCase {
+                n: 1,
+                start: 7,
+                heads: 9,
+                head_dim: 64,
+                cols: 576,
+                rope: cfg(RopeStyle::Normal, 64, 100000.0, 1.0),
+                factors: None,
+            },
+            3,
+            192,
+        ),
+        (
+            RopeCase {
+                n: 3,
+                start: 12,
+                heads: 4,
+                head_dim: 256,
+                cols: 1024,
+                rope: cfg(RopeStyle::Neox, 256, 1e6, 1.0),
+                factors: None,
+            },
+            1,
+            256,
+        ),
         (
             RopeCase {
                 n: 3,
@@ -853,12 +1016,48 @@ fn rope_qk_is_one_dispatch_with_biases_norms_and_kv_store_or_none_in_decode_and_
             1,
             17,
         ),
-        (RopeCase { n: 70, start: 3, heads: 2, head_dim: 256, cols: 512, rope: cfg(RopeStyle::Neox, 200, 1e6, 0.5), factors: None }, 1, 256),
+        (
+            RopeCase {
+                n: 70,
+                start: 3,
+                heads: 2,
+                head_dim: 256,
+                cols: 512,
+                rope: cfg(RopeStyle::Neox, 200, 1e6, 0.5),
+                factors: None,
+            },
+            1,
+            256,
+        ),
         // Decode after 300 positions (Qwen2.5-1.5B's heads): the attention is split
         // among workgroups, one of each KV group's storing the new row.
-        (RopeCase { n: 1, start: 300, heads: 12, head_dim: 128, cols: 1536, rope: cfg(RopeStyle::Neox, 128, 1e6, 1.0), factors: None }, 2, 256),
+        (
+            RopeCase {
+                n: 1,
+                start: 300,
+                heads: 12,
+                head_dim: 128,
+                cols: 1536,
+                rope: cfg(RopeStyle::Neox, 128, 1e6, 1.0),
+                factors: None,
+            },
+            2,
+            256,
+        ),
         // Decode at head_dim 256 (Gemma 3).
-        (RopeCase { n: 1, start: 40, heads: 4, head_dim: 256, cols: 1024, rope: cfg(RopeStyle::Neox, 256, 1e6, 1.0), factors: None }, 1, 256),
+        (
+            RopeCase {
+                n: 1,
+                start: 40,
+                heads: 4,
+                head_dim: 256,
+                cols: 1024,
+                rope: cfg(RopeStyle::Neox, 256, 1e6, 1.0),
+                factors: None,
+            },
+            1,
+            256,
+        ),
     ];
     for (c, heads_k, cols_k) in &cases {
         let x = QkData {
@@ -885,7 +1084,10 @@ fn rope_qk_is_one_dispatch_with_biases_norms_and_kv_store_or_none_in_decode_and_
                 let (dk, ik) = max_abs_diff(&gk, &wk);
                 let (dv, iv) = max_abs_diff(&gv, &wv);
                 let (da, ia) = max_abs_diff(&ga, &wa);
-                let what = format!("rope_qk {:?} n={} start={} heads {}+{heads_k} bias={bias} norm={norm} attend={attend}", c.rope.style, c.n, c.start, c.heads);
+                let what = format!(
+                    "rope_qk {:?} n={} start={} heads {}+{heads_k} bias={bias} norm={norm} attend={attend}",
+                    c.rope.style, c.n, c.start, c.heads
+                );
                 // Norms: a few ulps of the 1/rms scale on values up to ~3 after scaling.
                 let tol = if norm { 1e-5 } else { 4e-6 };
                 // In decode the attention takes the preparation in and leaves q, k and v
@@ -923,7 +1125,14 @@ fn attention_dispatches(b: &mut GpuBackend, c: &RopeCase, heads_k: usize) -> u64
     let (k, v) = (b.alloc_activation(c.n, width).expect("alloc"), b.alloc_activation(c.n, width).expect("alloc"));
     let out = b.alloc_activation(c.n, c.cols).expect("alloc");
     let mut cache = b.alloc_kv_cache(KvSpec { capacity: c.start + c.n, width }).expect("cache");
-    let ap = AttentionParams { head_count: c.heads, head_count_kv: heads_k, head_dim: c.head_dim, scale: 0.125, sliding_window: None, softcap: None };
+    let ap = AttentionParams {
+        head_count: c.heads,
+        head_count_kv: heads_k,
+        head_dim: c.head_dim,
+        scale: 0.125,
+        sliding_window: None,
+        softcap: None,
+    };
     b.begin_batch(&ids(c.n), c.start).expect("batch");
     let d0 = b.counters().dispatches;
     b.attention(q, k, v, &mut cache, &ap, out);
@@ -933,7 +1142,12 @@ fn attention_dispatches(b: &mut GpuBackend, c: &RopeCase, heads_k: usize) -> u64
 
 // ---- attention ----------------------------------------------------------------------------
 
-fn attention_script<B: Backend>(b: &mut B, p: &AttentionParams, batches: &[(usize, usize)], data: &[(Vec<f32>, Vec<f32>, Vec<f32>)]) -> Vec<f32> {
+fn attention_script<B: Backend>(
+    b: &mut B,
+    p: &AttentionParams,
+    batches: &[(usize, usize)],
+    data: &[(Vec<f32>, Vec<f32>, Vec<f32>)],
+) -> Vec<f32> {
     let q_cols = p.head_count * p.head_dim;
     let width = p.head_count_kv * p.head_dim;
     let cap = batches.iter().map(|b| b.1).max().unwrap_or(1);
@@ -974,7 +1188,14 @@ fn attention_tol(b: &GpuBackend, n: usize, hd: usize) -> f32 {
 
 /// Checks attention_script's outputs batch by batch, each against its own tolerance;
 /// the largest difference over all.
-fn check_attention(b: &GpuBackend, what: &str, batches: &[(usize, usize)], p: &AttentionParams, got: &[f32], want: &[f32]) -> f32 {
+fn check_attention(
+    b: &GpuBackend,
+    what: &str,
+    batches: &[(usize, usize)],
+    p: &AttentionParams,
+    got: &[f32],
+    want: &[f32],
+) -> f32 {
     let q_cols = p.head_count * p.head_dim;
     let (mut at, mut worst) = (0, 0.0f32);
     for &(start, n) in batches {
@@ -1012,10 +1233,19 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
     // Prompt chunks then decode steps; the 70-row chunk crosses the 64-position chunk of the kernel.
     let batches = [(0, 5), (5, 1), (6, 70), (76, 1), (77, 2)];
     for (heads, kv, hd, window, softcap) in cases {
-        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window, softcap };
+        let p = AttentionParams {
+            head_count: heads,
+            head_count_kv: kv,
+            head_dim: hd,
+            scale: 1.0 / (hd as f32).sqrt(),
+            sliding_window: window,
+            softcap,
+        };
         let data: Vec<_> = batches
             .iter()
-            .map(|&(_, n)| (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0)))
+            .map(|&(_, n)| {
+                (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0))
+            })
             .collect();
         let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
         let got = attention_script(&mut b, &p, &batches, &data);
@@ -1038,10 +1268,19 @@ fn attention_over_histories_longer_than_one_chunk() {
     let mut b = gpu();
     let batches = [(0, 1030), (1030, 1), (1031, 3)];
     for (heads, kv, hd, window) in [(2, 1, 16, None), (2, 1, 18, Some(1026)), (2, 1, 20, Some(1026))] {
-        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window, softcap: None };
+        let p = AttentionParams {
+            head_count: heads,
+            head_count_kv: kv,
+            head_dim: hd,
+            scale: 1.0 / (hd as f32).sqrt(),
+            sliding_window: window,
+            softcap: None,
+        };
         let data: Vec<_> = batches
             .iter()
-            .map(|&(_, n)| (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0)))
+            .map(|&(_, n)| {
+                (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0))
+            })
             .collect();
         let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
         let got = attention_script(&mut b, &p, &batches, &data);
@@ -1178,7 +1417,13 @@ fn top_k_matches_cpu_with_ties_infinities_nans_and_short_rows() {
                 for (ge, we) in g.iter().zip(w) {
                     // NaN and -inf come back as the lowest finite value.
                     let low = we.1.is_nan() || we.1 == f32::NEG_INFINITY;
-                    assert!(ge.1 == we.1 || (low && ge.1 == f32::MIN), "cols {cols} k {k} row {r}: value of {} {} vs {}", ge.0, ge.1, we.1);
+                    assert!(
+                        ge.1 == we.1 || (low && ge.1 == f32::MIN),
+                        "cols {cols} k {k} row {r}: value of {} {} vs {}",
+                        ge.0,
+                        ge.1,
+                        we.1
+                    );
                 }
             }
         }
@@ -1202,7 +1447,9 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
     let subgroups = ShaderFeatures { subgroup_size: 32, int_runs: 1024, ..Default::default() };
     let coop = ShaderFeatures { subgroup_size: 32, coop_matrix: true, ..Default::default() };
     let kv_f16 = ShaderFeatures { kv_f16: true, ..Default::default() };
-    let variants = |f: ShaderFeatures| plain.iter().map(move |k| k.with_features(f)).filter(|k| k.features != ShaderFeatures::default());
+    let variants = |f: ShaderFeatures| {
+        plain.iter().map(move |k| k.with_features(f)).filter(|k| k.features != ShaderFeatures::default())
+    };
     let keys: Vec<(KernelKey, bool)> = plain
         .iter()
         .map(|&k| (k, true))
@@ -1242,7 +1489,12 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
                 panic!("cannot run `{tool}` (wgpu's naga CLI and Chrome's tint validate the WGSL; see docs/TESTING.md): {e}")
             });
             if !out.status.success() {
-                failures.push(format!("{tool} {}:\n{}{}", path.display(), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+                failures.push(format!(
+                    "{tool} {}:\n{}{}",
+                    path.display(),
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ));
             }
         }
     }

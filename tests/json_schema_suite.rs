@@ -96,7 +96,8 @@ fn json_schema_test_suite_draft2020_12() {
                     if ok {
                         valid_ok += 1;
                     } else {
-                        refused_valid.push(format!("{name}: {} / {}: {instance}", case["description"], test["description"]));
+                        refused_valid
+                            .push(format!("{name}: {} / {}: {instance}", case["description"], test["description"]));
                     }
                 } else {
                     invalid += 1;

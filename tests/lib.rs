@@ -33,8 +33,9 @@ pub struct Fixture {
 /// The logits fixture of a model key (`smollm2`, `gemma3`, `qwen2.5-0.5b`, `tiny-llama`, ...).
 pub fn fixture(key: &str) -> Fixture {
     let path = kindling_testdata::fixture(&format!("logits_{key}.json"));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {} (generate it with tests/scripts/gen_logit_refs.py): {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("cannot read {} (generate it with tests/scripts/gen_logit_refs.py): {e}", path.display())
+    });
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad fixture {}: {e}", path.display()))
 }
 

@@ -32,13 +32,20 @@ fn load(bytes: &[u8], chunk: usize, known_len: bool) -> Result<Model<CpuBackend>
 }
 
 /// Rebuilds the tiny model with its metadata and tensors edited.
-fn rewrite(edit_kv: impl Fn(&str, &Value) -> Option<Value>, edit_tensor: impl Fn(&str, &[u64]) -> Option<Vec<u64>>) -> Vec<u8> {
+fn rewrite(
+    edit_kv: impl Fn(&str, &Value) -> Option<Value>,
+    edit_tensor: impl Fn(&str, &[u64]) -> Option<Vec<u64>>,
+) -> Vec<u8> {
     rewrite_model("tiny-llama.gguf", edit_kv, edit_tensor)
 }
 
 /// Rebuilds synthetic model `file` with its metadata and tensors edited (a tensor given
 /// fewer values keeps the first of its bytes).
-fn rewrite_model(file: &str, edit_kv: impl Fn(&str, &Value) -> Option<Value>, edit_tensor: impl Fn(&str, &[u64]) -> Option<Vec<u64>>) -> Vec<u8> {
+fn rewrite_model(
+    file: &str,
+    edit_kv: impl Fn(&str, &Value) -> Option<Value>,
+    edit_tensor: impl Fn(&str, &[u64]) -> Option<Vec<u64>>,
+) -> Vec<u8> {
     let bytes = std::fs::read(synthetic(file)).expect("synthetic model");
     let header = parse_header(&bytes).expect("synthetic header");
     let mut w = GgufWriter::new(header.version);
@@ -127,14 +134,20 @@ fn missing_metadata_is_named() {
 
 #[test]
 fn wrongly_typed_metadata_is_named() {
-    let bytes = rewrite(|k, v| Some(if k == "llama.embedding_length" { Value::String("wide".into()) } else { v.clone() }), keep_tensor);
+    let bytes = rewrite(
+        |k, v| Some(if k == "llama.embedding_length" { Value::String("wide".into()) } else { v.clone() }),
+        keep_tensor,
+    );
     let e = load_err(&bytes);
     assert!(matches!(&e, ModelError::BadMetadata { key, .. } if key == "llama.embedding_length"), "{e}");
 }
 
 #[test]
 fn unsupported_architecture_is_named() {
-    let bytes = rewrite(|k, v| Some(if k == "general.architecture" { Value::String("mamba".into()) } else { v.clone() }), keep_tensor);
+    let bytes = rewrite(
+        |k, v| Some(if k == "general.architecture" { Value::String("mamba".into()) } else { v.clone() }),
+        keep_tensor,
+    );
     let e = load_err(&bytes);
     assert!(matches!(&e, ModelError::UnsupportedArchitecture(a) if a == "mamba"), "{e}");
 }
@@ -233,22 +246,32 @@ fn quantization_is_named_as_the_file_names_it() {
 #[test]
 fn fused_qkv_of_the_wrong_size_is_named() {
     // phi3's attn_qkv holds q, k and v rows (256 + 128 + 128): 64 rows short.
-    let bytes = rewrite_model("tiny-phi3.gguf", keep_kv, |n, d| Some(if n == "blk.0.attn_qkv.weight" { vec![d[0], d[1] - 64] } else { d.to_vec() }));
+    let bytes = rewrite_model("tiny-phi3.gguf", keep_kv, |n, d| {
+        Some(if n == "blk.0.attn_qkv.weight" { vec![d[0], d[1] - 64] } else { d.to_vec() })
+    });
     let e = load_err(&bytes);
     println!("{e}");
-    assert!(matches!(&e, ModelError::TensorShape { name, expected, found }
-        if name == "blk.0.attn_qkv.weight" && expected == &[256, 512] && found == &[256, 448]), "{e}");
+    assert!(
+        matches!(&e, ModelError::TensorShape { name, expected, found }
+        if name == "blk.0.attn_qkv.weight" && expected == &[256, 512] && found == &[256, 448]),
+        "{e}"
+    );
     assert_eq!(e.to_string(), "tensor 'blk.0.attn_qkv.weight' has shape [256, 448], expected [256, 512]");
 }
 
 #[test]
 fn fused_gate_up_of_the_wrong_size_is_named() {
     // phi3's ffn_up holds the gate rows, then the up rows: one row short cannot split.
-    let bytes = rewrite_model("tiny-phi3.gguf", keep_kv, |n, d| Some(if n == "blk.1.ffn_up.weight" { vec![d[0], d[1] - 1] } else { d.to_vec() }));
+    let bytes = rewrite_model("tiny-phi3.gguf", keep_kv, |n, d| {
+        Some(if n == "blk.1.ffn_up.weight" { vec![d[0], d[1] - 1] } else { d.to_vec() })
+    });
     let e = load_err(&bytes);
     println!("{e}");
-    assert!(matches!(&e, ModelError::TensorShape { name, expected, found }
-        if name == "blk.1.ffn_up.weight" && expected == &[256, 1024] && found == &[256, 1023]), "{e}");
+    assert!(
+        matches!(&e, ModelError::TensorShape { name, expected, found }
+        if name == "blk.1.ffn_up.weight" && expected == &[256, 1024] && found == &[256, 1023]),
+        "{e}"
+    );
     assert_eq!(e.to_string(), "tensor 'blk.1.ffn_up.weight' has shape [256, 1023], expected [256, 1024]");
 }
 
@@ -272,8 +295,11 @@ fn small_tensors_of_the_new_layouts_of_the_wrong_length_are_named() {
         let bytes = rewrite_model(file, keep_kv, |n, d| Some(if n == tensor { vec![d[0] / 2] } else { d.to_vec() }));
         let e = load_err(&bytes);
         println!("{e}");
-        assert!(matches!(&e, ModelError::TensorShape { name, expected: x, found }
-            if name == tensor && x == &[expected] && found == &[expected / 2]), "{file}: {e}");
+        assert!(
+            matches!(&e, ModelError::TensorShape { name, expected: x, found }
+            if name == tensor && x == &[expected] && found == &[expected / 2]),
+            "{file}: {e}"
+        );
     }
 }
 
@@ -292,7 +318,10 @@ fn unknown_rope_scaling_type_is_named() {
     println!("{e}");
     assert!(matches!(&e, ModelError::BadMetadata { key, .. } if key == "llama.rope.scaling.type"), "{e}");
     let message = e.to_string();
-    assert_eq!(message, "bad metadata 'llama.rope.scaling.type': RoPE scaling 'yarn' is not supported (none, linear, llama3 are)");
+    assert_eq!(
+        message,
+        "bad metadata 'llama.rope.scaling.type': RoPE scaling 'yarn' is not supported (none, linear, llama3 are)"
+    );
 }
 
 #[test]
@@ -301,12 +330,18 @@ fn non_numeric_softcap_is_named() {
     let e = load_err(&bytes);
     println!("{e}");
     assert!(matches!(&e, ModelError::BadMetadata { key, .. } if key == "gemma2.attn_logit_softcapping"), "{e}");
-    assert_eq!(e.to_string(), "bad metadata 'gemma2.attn_logit_softcapping': expected a finite number, found string 'high'");
+    assert_eq!(
+        e.to_string(),
+        "bad metadata 'gemma2.attn_logit_softcapping': expected a finite number, found string 'high'"
+    );
 }
 
 #[test]
 fn unsupported_architecture_lists_every_supported_one() {
-    let bytes = rewrite(|k, v| Some(if k == "general.architecture" { Value::String("mamba".into()) } else { v.clone() }), keep_tensor);
+    let bytes = rewrite(
+        |k, v| Some(if k == "general.architecture" { Value::String("mamba".into()) } else { v.clone() }),
+        keep_tensor,
+    );
     let e = load_err(&bytes);
     assert!(matches!(&e, ModelError::UnsupportedArchitecture(a) if a == "mamba"), "{e}");
     let message = e.to_string();

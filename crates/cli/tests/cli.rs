@@ -13,7 +13,8 @@ fn kindling(args: &[&str]) -> Output {
 
 fn json(out: &Output) -> Value {
     assert!(out.status.success(), "kindling failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn smol() -> String {
@@ -26,7 +27,17 @@ fn ids(v: &Value) -> Vec<u64> {
 
 #[test]
 fn run_json_reports_ids_text_finish_and_timings() {
-    let out = kindling(&["run", &smol(), "--prompt", "The capital of France is", "--max-tokens", "8", "--temperature", "0", "--json"]);
+    let out = kindling(&[
+        "run",
+        &smol(),
+        "--prompt",
+        "The capital of France is",
+        "--max-tokens",
+        "8",
+        "--temperature",
+        "0",
+        "--json",
+    ]);
     let v = json(&out);
     assert!(!ids(&v["prompt_token_ids"]).is_empty());
     let gen = ids(&v["token_ids"]);
@@ -37,16 +48,54 @@ fn run_json_reports_ids_text_finish_and_timings() {
         assert!(v["timings"][k].as_f64().unwrap() >= 0.0, "{k}");
     }
     // Greedy is deterministic; a seeded sample is repeatable.
-    assert_eq!(v["token_ids"], json(&kindling(&["run", &smol(), "--prompt", "The capital of France is", "--max-tokens", "8", "--temperature", "0", "--json"]))["token_ids"]);
+    assert_eq!(
+        v["token_ids"],
+        json(&kindling(&[
+            "run",
+            &smol(),
+            "--prompt",
+            "The capital of France is",
+            "--max-tokens",
+            "8",
+            "--temperature",
+            "0",
+            "--json"
+        ]))["token_ids"]
+    );
     let sampled = |seed: &str| {
-        json(&kindling(&["run", &smol(), "--prompt", "Once upon a time", "--max-tokens", "12", "--temperature", "1.0", "--seed", seed, "--json"]))["token_ids"].clone()
+        json(&kindling(&[
+            "run",
+            &smol(),
+            "--prompt",
+            "Once upon a time",
+            "--max-tokens",
+            "12",
+            "--temperature",
+            "1.0",
+            "--seed",
+            seed,
+            "--json",
+        ]))["token_ids"]
+            .clone()
     };
     assert_eq!(sampled("7"), sampled("7"));
 }
 
 #[test]
 fn run_streams_text_and_honours_stop_strings() {
-    let out = kindling(&["run", &smol(), "--prompt", "1, 2, 3, 4,", "--max-tokens", "24", "--temperature", "0", "--stop", "8", "--json"]);
+    let out = kindling(&[
+        "run",
+        &smol(),
+        "--prompt",
+        "1, 2, 3, 4,",
+        "--max-tokens",
+        "24",
+        "--temperature",
+        "0",
+        "--stop",
+        "8",
+        "--json",
+    ]);
     let v = json(&out);
     let text = v["text"].as_str().unwrap();
     if v["finish_reason"] == "stop" {
@@ -59,7 +108,18 @@ fn run_streams_text_and_honours_stop_strings() {
 
 #[test]
 fn chat_mode_uses_the_template() {
-    let v = json(&kindling(&["run", &smol(), "--chat", "--prompt", "Say hi.", "--max-tokens", "4", "--temperature", "0", "--json"]));
+    let v = json(&kindling(&[
+        "run",
+        &smol(),
+        "--chat",
+        "--prompt",
+        "Say hi.",
+        "--max-tokens",
+        "4",
+        "--temperature",
+        "0",
+        "--json",
+    ]));
     // SmolLM2's template starts with <|im_start|>system (id 1).
     assert_eq!(ids(&v["prompt_token_ids"])[0], 1);
 }
@@ -96,7 +156,12 @@ fn expect_clean_failure(tag: &str, bytes: &[u8], needles: &[&str]) {
     std::fs::create_dir_all(&dir).unwrap();
     let path: PathBuf = dir.join(format!("{tag}.gguf"));
     std::fs::write(&path, bytes).unwrap();
-    for cmd in [&["inspect"][..], &["run", "--prompt", "hi", "--max-tokens", "1"][..], &["logits", "--token-ids", "1"][..], &["tokenize", "--text", "hi"][..]] {
+    for cmd in [
+        &["inspect"][..],
+        &["run", "--prompt", "hi", "--max-tokens", "1"][..],
+        &["logits", "--token-ids", "1"][..],
+        &["tokenize", "--text", "hi"][..],
+    ] {
         let mut args: Vec<&str> = vec![cmd[0]];
         let p = path.to_string_lossy().into_owned();
         args.push(&p);
@@ -106,7 +171,11 @@ fn expect_clean_failure(tag: &str, bytes: &[u8], needles: &[&str]) {
         assert!(!out.status.success(), "{tag}: `{}` should fail", args.join(" "));
         assert!(!err.contains("panicked"), "{tag}: panic: {err}");
         let lower = err.to_lowercase();
-        assert!(needles.iter().any(|n| lower.contains(n)), "{tag}: `{}` error {err:?} should mention one of {needles:?}", args.join(" "));
+        assert!(
+            needles.iter().any(|n| lower.contains(n)),
+            "{tag}: `{}` error {err:?} should mention one of {needles:?}",
+            args.join(" ")
+        );
     }
     std::fs::remove_file(&path).ok();
 }
@@ -126,7 +195,8 @@ fn bad_files_fail_cleanly() {
     for (i, &cut) in cuts.iter().enumerate() {
         expect_clean_failure(&format!("cut{i}"), &real[..cut], &["truncated", "outside the file"]);
     }
-    let data_cuts = [real.len() / 6, real.len() / 3, real.len() / 2, real.len() * 2 / 3, real.len() - 1000, real.len() - 1];
+    let data_cuts =
+        [real.len() / 6, real.len() / 3, real.len() / 2, real.len() * 2 / 3, real.len() - 1000, real.len() - 1];
     for (i, &cut) in data_cuts.iter().enumerate() {
         expect_clean_failure_loading(&format!("datacut{i}"), &real[..cut]);
     }
@@ -149,7 +219,19 @@ fn expect_clean_failure_loading(tag: &str, bytes: &[u8]) {
 #[test]
 fn bench_json_reports_speeds() {
     let tiny = kindling_testdata::synthetic("tiny-llama.gguf");
-    let v = json(&kindling(&["bench", &tiny.to_string_lossy(), "--prompt-tokens", "20", "--gen-tokens", "5", "--batch", "8", "--repeat", "1", "--json"]));
+    let v = json(&kindling(&[
+        "bench",
+        &tiny.to_string_lossy(),
+        "--prompt-tokens",
+        "20",
+        "--gen-tokens",
+        "5",
+        "--batch",
+        "8",
+        "--repeat",
+        "1",
+        "--json",
+    ]));
     for k in ["load_ms", "prefill_tok_s", "decode_tok_s", "dispatches_per_token"] {
         assert!(v[k].as_f64().unwrap() >= 0.0, "{k}: {v}");
     }
@@ -162,11 +244,27 @@ fn bench_json_reports_speeds() {
 #[test]
 fn bench_profile_times_every_dispatch_on_the_device() {
     let tiny = kindling_testdata::synthetic("tiny-llama.gguf");
-    let args = ["bench", &tiny.to_string_lossy(), "--backend", "gpu", "--prompt-tokens", "20", "--gen-tokens", "5", "--repeat", "1", "--json", "--profile"];
+    let args = [
+        "bench",
+        &tiny.to_string_lossy(),
+        "--backend",
+        "gpu",
+        "--prompt-tokens",
+        "20",
+        "--gen-tokens",
+        "5",
+        "--repeat",
+        "1",
+        "--json",
+        "--profile",
+    ];
     let v = json(&kindling(&args));
     let decode = v["profile"]["decode_per_token"].as_array().unwrap_or_else(|| panic!("no decode profile: {v}"));
     let calls: f64 = decode.iter().map(|k| k["dispatches"].as_f64().unwrap()).sum();
-    assert!((calls - v["dispatches_per_token"].as_f64().unwrap()).abs() < 1e-9, "{calls} timed dispatches per token: {v}");
+    assert!(
+        (calls - v["dispatches_per_token"].as_f64().unwrap()).abs() < 1e-9,
+        "{calls} timed dispatches per token: {v}"
+    );
     for k in decode.iter().chain(v["profile"]["prefill"].as_array().unwrap()) {
         assert!(k["us"].as_f64().unwrap() > 0.0 && !k["kernel"].as_str().unwrap().is_empty(), "{k}");
     }
@@ -188,7 +286,20 @@ fn temp_file(name: &str, text: &str) -> String {
 /// `run` with greedy decoding and `--json`, plus `extra`.
 fn run_constrained(prompt: &str, extra: &[&str]) -> Output {
     let smol = smol();
-    let mut args = vec!["run", smol.as_str(), "--backend", "cpu", "--chat", "--prompt", prompt, "--max-tokens", "64", "--temperature", "0", "--json"];
+    let mut args = vec![
+        "run",
+        smol.as_str(),
+        "--backend",
+        "cpu",
+        "--chat",
+        "--prompt",
+        prompt,
+        "--max-tokens",
+        "64",
+        "--temperature",
+        "0",
+        "--json",
+    ];
     args.extend(extra);
     kindling(&args)
 }
@@ -215,7 +326,11 @@ fn json_schema_regex_and_grammar_constrain_the_text() {
     let v = json(&run_constrained("Write a sum of two numbers.", &["--grammar", &grammar]));
     let text = v["text"].as_str().unwrap();
     let parts: Vec<&str> = text.split('+').collect();
-    assert!(parts.len() == 2 && parts.iter().all(|p| !p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit())), "{text:?}");
+    assert!(
+        parts.len() == 2
+            && parts.iter().all(|p| !p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit())),
+        "{text:?}"
+    );
 }
 
 #[test]

@@ -20,7 +20,14 @@ fn list_names_every_variant_once() {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), names.len(), "names repeat");
-    for want in ["embed/q4_k", "matvec_normed/q4_k/int128", "matvec_multi/q4_k+q5_k", "attention_tiled/kv_f16", "matmul_tiled/q4_k/sg32/coop", "argmax"] {
+    for want in [
+        "embed/q4_k",
+        "matvec_normed/q4_k/int128",
+        "matvec_multi/q4_k+q5_k",
+        "attention_tiled/kv_f16",
+        "matmul_tiled/q4_k/sg32/coop",
+        "argmax",
+    ] {
         assert!(names.contains(&want), "{want} missing from --list");
     }
     // The native-only variants say so.

@@ -8,9 +8,7 @@ mod kernels;
 mod parallel;
 
 use kindling_gguf::GgmlType;
-use kindling_model::{
-    Activation, AttentionParams, Backend, KvSpec, ModelError, Result, RopeConfig, WeightSpec,
-};
+use kindling_model::{Activation, AttentionParams, Backend, KvSpec, ModelError, Result, RopeConfig, WeightSpec};
 
 pub use parallel::set_max_threads;
 
@@ -108,9 +106,8 @@ impl Backend for CpuBackend {
         let n = usize::try_from(spec.n_bytes)
             .map_err(|_| ModelError::out_of_memory(format!("tensor '{}' is too large for this machine", spec.name)))?;
         let mut data = Vec::new();
-        data.try_reserve_exact(n).map_err(|_| {
-            ModelError::out_of_memory(format!("cannot allocate {n} bytes for tensor '{}'", spec.name))
-        })?;
+        data.try_reserve_exact(n)
+            .map_err(|_| ModelError::out_of_memory(format!("cannot allocate {n} bytes for tensor '{}'", spec.name)))?;
         data.resize(n, 0);
         self.weight_bytes += spec.n_bytes;
         Ok(CpuWeight { ty: spec.ty, rows: spec.rows, cols: spec.cols, data, dense: None })
@@ -136,9 +133,7 @@ impl Backend for CpuBackend {
     }
 
     fn alloc_activation(&mut self, capacity: usize, cols: usize) -> Result<CpuActivation> {
-        let n = capacity
-            .checked_mul(cols)
-            .ok_or_else(|| ModelError::backend("activation size overflows"))?;
+        let n = capacity.checked_mul(cols).ok_or_else(|| ModelError::backend("activation size overflows"))?;
         self.acts.push(Matrix { data: vec![0.0; n], capacity, cols });
         Ok(CpuActivation(self.acts.len() - 1))
     }
@@ -210,7 +205,14 @@ impl Backend for CpuBackend {
         self.put(x, xs);
     }
 
-    fn rope(&mut self, x: CpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&CpuWeight>) {
+    fn rope(
+        &mut self,
+        x: CpuActivation,
+        heads: usize,
+        head_dim: usize,
+        rope: &RopeConfig,
+        freq_factors: Option<&CpuWeight>,
+    ) {
         let n = self.rows(x);
         let cols = self.cols(x);
         let start = self.start_pos;

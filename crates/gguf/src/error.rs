@@ -249,10 +249,9 @@ impl fmt::Display for GgufError {
                 write!(f, "tensor '{tensor}' has {n_dims} dimensions; at most {limit} are allowed")
             }
             GgufError::ZeroDim { tensor, dims } => write!(f, "tensor '{tensor}' has a zero dimension: {dims:?}"),
-            GgufError::ElementCountOverflow { tensor, dims } => write!(
-                f,
-                "tensor '{tensor}' is too large: the element count or byte size of dims {dims:?} overflows"
-            ),
+            GgufError::ElementCountOverflow { tensor, dims } => {
+                write!(f, "tensor '{tensor}' is too large: the element count or byte size of dims {dims:?} overflows")
+            }
             GgufError::UnsupportedType { tensor, type_name: "unknown", id } => {
                 write!(f, "tensor '{tensor}' has unknown type id {id}")
             }
@@ -264,14 +263,12 @@ impl fmt::Display for GgufError {
                 "tensor '{tensor}' has row length {row_len}, not a multiple of the {ty} block size {}",
                 ty.block_elems()
             ),
-            GgufError::MisalignedOffset { tensor, offset, alignment } => write!(
-                f,
-                "tensor '{tensor}' data offset {offset} is not a multiple of the alignment {alignment}"
-            ),
-            GgufError::TensorOutOfBounds { tensor, start, end, file_len } => write!(
-                f,
-                "tensor '{tensor}' data [{start}, {end}) lies outside the file ({file_len} bytes)"
-            ),
+            GgufError::MisalignedOffset { tensor, offset, alignment } => {
+                write!(f, "tensor '{tensor}' data offset {offset} is not a multiple of the alignment {alignment}")
+            }
+            GgufError::TensorOutOfBounds { tensor, start, end, file_len } => {
+                write!(f, "tensor '{tensor}' data [{start}, {end}) lies outside the file ({file_len} bytes)")
+            }
             GgufError::Overlap { a, a_range, b, b_range } => write!(
                 f,
                 "tensors '{a}' [{}, {}) and '{b}' [{}, {}) overlap (offsets relative to the data section)",
@@ -284,17 +281,15 @@ impl fmt::Display for GgufError {
                 ty.block_bytes(),
                 ty.block_elems()
             ),
-            GgufError::RowOutOfRange { tensor, row, n_rows, data_len } => write!(
-                f,
-                "row {row} of tensor '{tensor}' ({n_rows} rows) is not in the {data_len} bytes given"
-            ),
+            GgufError::RowOutOfRange { tensor, row, n_rows, data_len } => {
+                write!(f, "row {row} of tensor '{tensor}' ({n_rows} rows) is not in the {data_len} bytes given")
+            }
             GgufError::TensorDataSize { tensor, expected: Some(e), found } => {
                 write!(f, "tensor '{tensor}' needs {e} bytes of data, got {found}")
             }
-            GgufError::TensorDataSize { tensor, expected: None, found } => write!(
-                f,
-                "tensor '{tensor}' has no valid size (overflow or rows not whole blocks), got {found} bytes"
-            ),
+            GgufError::TensorDataSize { tensor, expected: None, found } => {
+                write!(f, "tensor '{tensor}' has no valid size (overflow or rows not whole blocks), got {found} bytes")
+            }
             GgufError::AlreadyDone => {
                 f.write_str("the header parser already returned its header; it takes no more input")
             }

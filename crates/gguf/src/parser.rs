@@ -472,7 +472,9 @@ impl HeaderParser {
         if let Some(file_len) = self.file_len {
             let end = self.pos.saturating_add(min_total);
             if end > file_len {
-                return Err(GgufError::Truncated { section: self.section(), offset: file_len, need: end - file_len }.into());
+                return Err(
+                    GgufError::Truncated { section: self.section(), offset: file_len, need: end - file_len }.into()
+                );
             }
         }
         self.stack.push(Frame { len, arr: Array::empty(ty) });

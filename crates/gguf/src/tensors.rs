@@ -22,10 +22,7 @@ pub(crate) fn validate_tensor(
     if dims.contains(&0) {
         return Err(GgufError::ZeroDim { tensor: name, dims });
     }
-    let n_elems = dims
-        .iter()
-        .try_fold(1u64, |acc, &d| acc.checked_mul(d))
-        .filter(|&n| n <= i64::MAX as u64);
+    let n_elems = dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d)).filter(|&n| n <= i64::MAX as u64);
     let Some(n_elems) = n_elems else {
         return Err(GgufError::ElementCountOverflow { tensor: name, dims });
     };

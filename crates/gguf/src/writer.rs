@@ -69,7 +69,11 @@ impl GgufWriter {
         let n = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
         let size = n.and_then(|n| ty.bytes_for(n));
         if size != Some(data.len() as u64) {
-            return Err(GgufError::TensorDataSize { tensor: name.to_owned(), expected: size, found: data.len() as u64 });
+            return Err(GgufError::TensorDataSize {
+                tensor: name.to_owned(),
+                expected: size,
+                found: data.len() as u64,
+            });
         }
         self.tensors.push(Tensor {
             name: name.as_bytes().to_vec(),

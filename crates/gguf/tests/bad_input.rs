@@ -11,9 +11,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use kindling_gguf::writer::GgufWriter;
-use kindling_gguf::{
-    parse_header, Array, GgmlType, GgufError, Header, HeaderParser, Limits, Progress, Section, Value,
-};
+use kindling_gguf::{parse_header, Array, GgmlType, GgufError, Header, HeaderParser, Limits, Progress, Section, Value};
 use kindling_testdata::RealModel;
 
 // ---------------------------------------------------------------- counting allocator
@@ -366,7 +364,9 @@ fn nested_array_depth_bomb() {
 
 #[test]
 fn bad_alignment() {
-    for (v, what) in [(Value::U32(0), "zero"), (Value::U32(3), "three"), (Value::U64(32), "u64"), (Value::I32(32), "i32")] {
+    for (v, what) in
+        [(Value::U32(0), "zero"), (Value::U32(3), "three"), (Value::U64(32), "u64"), (Value::I32(32), "i32")]
+    {
         let mut w = GgufWriter::new(3);
         w.add_kv("general.alignment", v);
         let e = rejects(what, &w.to_bytes(), "BadAlignment");
@@ -438,10 +438,7 @@ fn bad_offsets() {
     let mut bytes = w.to_bytes();
     bytes.resize(bytes.len() + 512, 0);
     let e = rejects("overlap", &bytes, "Overlap");
-    assert_eq!(
-        e.to_string(),
-        "tensors 'a' [0, 256) and 'b' [128, 160) overlap (offsets relative to the data section)"
-    );
+    assert_eq!(e.to_string(), "tensors 'a' [0, 256) and 'b' [128, 160) overlap (offsets relative to the data section)");
     // Same offset twice.
     let mut w = GgufWriter::new(3);
     w.add_raw_tensor_info(b"a", &[8], 0, 64).add_raw_tensor_info(b"b", &[8], 0, 64);

@@ -57,14 +57,8 @@ fn dequantize_row_picks_the_row() {
             data.extend(std::iter::repeat_n(10 * r + b, 32));
         }
     }
-    let t = TensorInfo {
-        name: "t".into(),
-        dims: vec![64, 2],
-        ty: GgmlType::Q8_0,
-        offset: 0,
-        n_elems: 128,
-        n_bytes: 136,
-    };
+    let t =
+        TensorInfo { name: "t".into(), dims: vec![64, 2], ty: GgmlType::Q8_0, offset: 0, n_elems: 128, n_bytes: 136 };
     assert_eq!(t.row_bytes(), 68);
     let mut out = [0f32; 64];
     dequantize_row(&t, &data, 1, &mut out).unwrap();

@@ -8,9 +8,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use common::{crc32, first_mismatch, parse_records, Record};
-use kindling_gguf::{
-    dequantize_row, parse_header, Array, GgmlType, Header, HeaderParser, Limits, Progress, Value,
-};
+use kindling_gguf::{dequantize_row, parse_header, Array, GgmlType, Header, HeaderParser, Limits, Progress, Value};
 use kindling_testdata::RealModel;
 
 const ROWS: &str = "4";
@@ -49,7 +47,10 @@ fn parse_in_chunks(bytes: &[u8], size: usize, with_len: bool) -> Header {
             Progress::Done { header, rest } => {
                 assert!(rest <= chunk.len());
                 assert_eq!(p.bytes_consumed(), (fed - rest) as u64, "bytes_consumed = end of the tensor table");
-                assert!(header.data_offset >= p.bytes_consumed() && header.data_offset - p.bytes_consumed() < header.alignment);
+                assert!(
+                    header.data_offset >= p.bytes_consumed()
+                        && header.data_offset - p.bytes_consumed() < header.alignment
+                );
                 assert!(matches!(p.feed(b"x"), Err(kindling_gguf::GgufError::AlreadyDone)));
                 return header;
             }
@@ -232,8 +233,5 @@ fn smollm2_tensors_dequantize_like_pypi_gguf() {
 
 #[test]
 fn gemma3_tensors_dequantize_like_pypi_gguf() {
-    check_dequant(
-        RealModel::Gemma3,
-        &[GgmlType::Q5_0, GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0, GgmlType::F32],
-    );
+    check_dequant(RealModel::Gemma3, &[GgmlType::Q5_0, GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0, GgmlType::F32]);
 }

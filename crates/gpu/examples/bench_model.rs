@@ -23,14 +23,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut session = model.new_session(prompt_n + gen_n + 1)?;
         let s0 = model.backend().stats();
         let t = Instant::now();
-        let Evaluated::Token(mut tok) = pollster::block_on(model.eval(&mut session, &prompt, EvalOutput::LastArgmax))? else {
+        let Evaluated::Token(mut tok) = pollster::block_on(model.eval(&mut session, &prompt, EvalOutput::LastArgmax))?
+        else {
             return Err("no token".into());
         };
         let prefill = t.elapsed().as_secs_f64();
         let s1 = model.backend().stats();
         let t = Instant::now();
         for _ in 0..gen_n {
-            let Evaluated::Token(next) = pollster::block_on(model.eval(&mut session, &[tok], EvalOutput::LastArgmax))? else {
+            let Evaluated::Token(next) = pollster::block_on(model.eval(&mut session, &[tok], EvalOutput::LastArgmax))?
+            else {
                 return Err("no token".into());
             };
             tok = next;

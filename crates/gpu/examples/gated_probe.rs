@@ -87,7 +87,8 @@ fn main() {
         .map(|l| {
             let g = q4k(&mut rng, ROWS, K);
             let u = q4k(&mut rng, ROWS, K);
-            let bufs = (storage("gate", &g, wgpu::BufferUsages::empty()), storage("up", &u, wgpu::BufferUsages::empty()));
+            let bufs =
+                (storage("gate", &g, wgpu::BufferUsages::empty()), storage("up", &u, wgpu::BufferUsages::empty()));
             if l == 0 {
                 first = Some((g, u));
             }
@@ -114,10 +115,31 @@ fn main() {
     // The backend's kernel: MatmulParams in field order (n, k, rows, row_words, x_stride,
     // out_stride, out_offset, res_add, res_stride, act, rows2, rows3, row_words3, lanes,
     // eps, splits, k_span, m_tiles, gated).
-    let key = KernelKey::new(Op::MatvecGatedNormed, Some(GgmlType::Q4K)).with_features(ShaderFeatures { subgroup_size: sg, ..Default::default() });
+    let key = KernelKey::new(Op::MatvecGatedNormed, Some(GgmlType::Q4K))
+        .with_features(ShaderFeatures { subgroup_size: sg, ..Default::default() });
     let module = trusted(&device, &key.source(), "base");
     for lanes in [8u32, 16, 32] {
-        let params = uniform(&[1, K as u32, ROWS as u32, (K / 256 * 36) as u32, K as u32, ROWS as u32, 0, 0, 0, 0, 0, 0, 0, lanes, eps, 1, 0, 0, 0]);
+        let params = uniform(&[
+            1,
+            K as u32,
+            ROWS as u32,
+            (K / 256 * 36) as u32,
+            K as u32,
+            ROWS as u32,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            lanes,
+            eps,
+            1,
+            0,
+            0,
+            0,
+        ]);
         let pipeline = pipeline(&device, &module, key.op.entry_point());
         let layout = pipeline.get_bind_group_layout(0);
         let groups = weights
@@ -126,7 +148,12 @@ fn main() {
                 group(&device, &layout, &[(0, &params), (1, &x), (2, g), (3, &out), (5, u), (9, &nw), (10, &h)])
             })
             .collect();
-        variants.push(Variant { name: format!("backend matvec_gated, {lanes} lanes"), pipeline, groups, workgroups: (ROWS / (256 / lanes as usize)) as u32 });
+        variants.push(Variant {
+            name: format!("backend matvec_gated, {lanes} lanes"),
+            pipeline,
+            groups,
+            workgroups: (ROWS / (256 / lanes as usize)) as u32,
+        });
     }
     // The backend's integer-dot kernel (shaders/matvec_int.wgsl), without and with its
     // quantized output for the down projection (qx_runs).
@@ -135,23 +162,56 @@ fn main() {
     let qx = storage("qx", &vec![0u8; ROWS / 16 * 64], wgpu::BufferUsages::empty());
     for qx_runs in [0u32, (ROWS / 16) as u32] {
         let lanes = 16;
-        let params = uniform(&[1, K as u32, ROWS as u32, (K / 256 * 36) as u32, K as u32, ROWS as u32, 0, 0, 0, 0, 0, 0, 0, lanes, eps, 1, 0, 0, 0, qx_runs]);
+        let params = uniform(&[
+            1,
+            K as u32,
+            ROWS as u32,
+            (K / 256 * 36) as u32,
+            K as u32,
+            ROWS as u32,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            lanes,
+            eps,
+            1,
+            0,
+            0,
+            0,
+            qx_runs,
+        ]);
         let pipeline = pipeline(&device, &int_module, int_key.op.entry_point());
         let layout = pipeline.get_bind_group_layout(0);
         let groups = weights
             .iter()
             .map(|(g, u)| {
-                group(&device, &layout, &[(0, &params), (1, &x), (2, g), (3, &out), (5, u), (9, &nw), (10, &h), (11, &qx)])
+                group(
+                    &device,
+                    &layout,
+                    &[(0, &params), (1, &x), (2, g), (3, &out), (5, u), (9, &nw), (10, &h), (11, &qx)],
+                )
             })
             .collect();
-        variants.push(Variant { name: format!("backend int gated, qx_runs {qx_runs}"), pipeline, groups, workgroups: (ROWS / 16) as u32 });
+        variants.push(Variant {
+            name: format!("backend int gated, qx_runs {qx_runs}"),
+            pipeline,
+            groups,
+            workgroups: (ROWS / 16) as u32,
+        });
     }
     let probe = trusted(&device, &format!("const SG: u32 = {sg}u;\n{}", include_str!("gated_probe.wgsl")), "probe");
     let params = uniform(&[K as u32, ROWS as u32, (K / 256 * 9) as u32, (K / 32) as u32, eps, 0, 0, 0]);
     for entry in ["noop", "wide_f32", "wide_f32_late", "wide_i8", "wide_i16"] {
         let pipeline = pipeline(&device, &probe, entry);
         let layout = pipeline.get_bind_group_layout(0);
-        let groups = weights.iter().map(|(g, u)| group(&device, &layout, &[(0, &params), (1, &x), (2, &nw), (3, g), (4, u), (5, &out)])).collect();
+        let groups = weights
+            .iter()
+            .map(|(g, u)| group(&device, &layout, &[(0, &params), (1, &x), (2, &nw), (3, g), (4, u), (5, &out)]))
+            .collect();
         variants.push(Variant { name: entry.to_string(), pipeline, groups, workgroups: (ROWS / 16) as u32 });
     }
 
@@ -247,7 +307,8 @@ fn pipeline(device: &wgpu::Device, module: &wgpu::ShaderModule, entry: &str) -> 
 }
 
 fn group(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, bufs: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry> = bufs.iter().map(|(i, b)| wgpu::BindGroupEntry { binding: *i, resource: b.as_entire_binding() }).collect();
+    let entries: Vec<wgpu::BindGroupEntry> =
+        bufs.iter().map(|(i, b)| wgpu::BindGroupEntry { binding: *i, resource: b.as_entire_binding() }).collect();
     device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout, entries: &entries })
 }
 

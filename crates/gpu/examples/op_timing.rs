@@ -29,7 +29,14 @@ fn weight(b: &mut GpuBackend, ty: GgmlType, rows: usize, cols: usize) -> kindlin
     w
 }
 
-fn time(b: &mut GpuBackend, label: &str, n: usize, start: usize, sink: kindling_gpu::GpuActivation, mut op: impl FnMut(&mut GpuBackend)) {
+fn time(
+    b: &mut GpuBackend,
+    label: &str,
+    n: usize,
+    start: usize,
+    sink: kindling_gpu::GpuActivation,
+    mut op: impl FnMut(&mut GpuBackend),
+) {
     let us = measure(b, sink, n, start, &mut op);
     println!("{label:<48} n={n:<4} start={start:<4} {us:8.1} µs");
 }
@@ -38,7 +45,13 @@ fn time(b: &mut GpuBackend, label: &str, n: usize, start: usize, sink: kindling_
 /// into one batch, then one readback; the wall time minus an empty batch's (host
 /// recording included, the submit not), or with DEVICE=1 (the backend then profiles)
 /// the device time of their dispatches from timestamp queries. Best of 3.
-fn measure(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, n: usize, start: usize, op: &mut dyn FnMut(&mut GpuBackend)) -> f64 {
+fn measure(
+    b: &mut GpuBackend,
+    sink: kindling_gpu::GpuActivation,
+    n: usize,
+    start: usize,
+    op: &mut dyn FnMut(&mut GpuBackend),
+) -> f64 {
     let ids: Vec<u32> = vec![1; n];
     let (mut empty, mut full, mut device) = (f64::MAX, f64::MAX, f64::MAX);
     for _ in 0..3 {
@@ -55,7 +68,11 @@ fn measure(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, n: usize, star
         pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
         full = full.min(t.elapsed().as_secs_f64());
         if let Some(kernels) = b.take_profile() {
-            let ns: f64 = kernels.iter().filter(|k| !k.kernel.starts_with("Argmax") && !k.kernel.starts_with("TopK")).map(|k| k.ns).sum();
+            let ns: f64 = kernels
+                .iter()
+                .filter(|k| !k.kernel.starts_with("Argmax") && !k.kernel.starts_with("TopK"))
+                .map(|k| k.ns)
+                .sum();
             device = device.min(ns / REPS as f64 / 1e3);
         }
     }
@@ -114,11 +131,26 @@ fn main() {
         let k = b.alloc_activation(big, kv * hd).expect("k");
         let o = b.alloc_activation(big, heads * hd).expect("o");
         let mut cache = b.alloc_kv_cache(KvSpec { capacity: 2 * m + 8, width: kv * hd }).expect("cache");
-        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 0.125, sliding_window: None, softcap: None };
+        let p = AttentionParams {
+            head_count: heads,
+            head_count_kv: kv,
+            head_dim: hd,
+            scale: 0.125,
+            sliding_window: None,
+            softcap: None,
+        };
         for (start, n) in [(0usize, m), (0, 1), (136, 1), (m, 1), (2 * m, 1)] {
-            time(&mut b, &format!("attention {heads}/{kv}x{hd}"), n, start, sink, |b| b.attention(q, k, k, &mut cache, &p, o));
+            time(&mut b, &format!("attention {heads}/{kv}x{hd}"), n, start, sink, |b| {
+                b.attention(q, k, k, &mut cache, &p, o)
+            });
         }
-        let rope = kindling_model::RopeConfig { n_rot: hd, base: 10000.0, freq_scale: 1.0, style: kindling_model::RopeStyle::Neox, attn_factor: 1.0 };
+        let rope = kindling_model::RopeConfig {
+            n_rot: hd,
+            base: 10000.0,
+            freq_scale: 1.0,
+            style: kindling_model::RopeStyle::Neox,
+            attn_factor: 1.0,
+        };
         time(&mut b, &format!("rope {heads}x{hd}"), m, 0, sink, |b| b.rope(q, heads, hd, &rope, None));
         time(&mut b, &format!("rope {heads}x{hd}"), 1, 0, sink, |b| b.rope(q, heads, hd, &rope, None));
     }
@@ -162,7 +194,8 @@ fn main() {
 fn qwen15_decode(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation) {
     let (d, ff, kv, vocab) = (1536usize, 8960usize, 256usize, 151936usize);
     let nw = weight(b, GgmlType::F32, 1, d);
-    let [x, h, q, k, v, att, g, u, a] = [d, d, d, kv, kv, d, ff, ff, ff].map(|c| b.alloc_activation(1, c).expect("act"));
+    let [x, h, q, k, v, att, g, u, a] =
+        [d, d, d, kv, kv, d, ff, ff, ff].map(|c| b.alloc_activation(1, c).expect("act"));
     let wq = weight(b, GgmlType::Q4K, d, d);
     let wk = weight(b, GgmlType::Q4K, kv, d);
     let wo = weight(b, GgmlType::Q4K, d, d);
@@ -212,7 +245,14 @@ fn qwen15_decode(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation) {
     // Attention of one token over 8 and 512 cached positions (12 heads, 2 KV heads of
     // 128), the KV store included.
     let mut cache = b.alloc_kv_cache(KvSpec { capacity: 1024, width: kv }).expect("cache");
-    let p = AttentionParams { head_count: 12, head_count_kv: 2, head_dim: 128, scale: 0.088, sliding_window: None, softcap: None };
+    let p = AttentionParams {
+        head_count: 12,
+        head_count_kv: 2,
+        head_dim: 128,
+        scale: 0.088,
+        sliding_window: None,
+        softcap: None,
+    };
     for start in [8usize, 512] {
         let us = time_at(b, sink, start, &mut |b| b.attention(q, k, v, &mut cache, &p, att));
         println!("{:<48} n=1    start={start:<4} {us:8.1} µs", "qwen15 attention 12/2x128");
@@ -227,27 +267,53 @@ fn time_us(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, op: &mut dyn F
 }
 
 /// `time_us` for a one-token batch at position `start`.
-fn time_at(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, start: usize, op: &mut dyn FnMut(&mut GpuBackend)) -> f64 {
+fn time_at(
+    b: &mut GpuBackend,
+    sink: kindling_gpu::GpuActivation,
+    start: usize,
+    op: &mut dyn FnMut(&mut GpuBackend),
+) -> f64 {
     measure(b, sink, 1, start, op)
 }
 
 /// Qwen2.5-1.5B's prefill matmuls over `m` rows: µs and TFLOP/s; then its attention
 /// over the `m` rows (12 heads, 2 KV heads of 128).
 fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usize) {
-    let shapes = [(GgmlType::Q4K, 8960, 1536), (GgmlType::Q6K, 1536, 8960), (GgmlType::Q4K, 1536, 1536), (GgmlType::Q4K, 256, 1536)];
+    let shapes = [
+        (GgmlType::Q4K, 8960, 1536),
+        (GgmlType::Q6K, 1536, 8960),
+        (GgmlType::Q4K, 1536, 1536),
+        (GgmlType::Q4K, 256, 1536),
+    ];
     for (ty, rows, cols) in shapes {
         let w = weight(b, ty, rows, cols);
         let x = b.alloc_activation(m, cols).expect("x");
         let out = b.alloc_activation(m, rows).expect("out");
         let us = measure(b, sink, m, 0, &mut |b| b.matmul(x, &w, out));
         let tflops = 2.0 * (rows * cols * m) as f64 / us / 1e6;
-        println!("{:<48} n={m:<4} start=0    {us:8.1} µs  {tflops:6.1} TFLOP/s", format!("qwen15 prefill {rows}x{cols} {ty:?}"));
+        println!(
+            "{:<48} n={m:<4} start=0    {us:8.1} µs  {tflops:6.1} TFLOP/s",
+            format!("qwen15 prefill {rows}x{cols} {ty:?}")
+        );
     }
     // Qwen2.5 1.5B and 0.5B, SmolLM2, Gemma 3.
     for (heads, kv, hd) in [(12usize, 2usize, 128usize), (14, 2, 64), (9, 3, 64), (4, 1, 256)] {
-        let (q, k, o) = (b.alloc_activation(m, heads * hd).expect("q"), b.alloc_activation(m, kv * hd).expect("k"), b.alloc_activation(m, heads * hd).expect("o"));
+        let (q, k, o) = (
+            b.alloc_activation(m, heads * hd).expect("q"),
+            b.alloc_activation(m, kv * hd).expect("k"),
+            b.alloc_activation(m, heads * hd).expect("o"),
+        );
         let mut cache = b.alloc_kv_cache(KvSpec { capacity: m + 8, width: kv * hd }).expect("cache");
-        let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 0.088, sliding_window: None, softcap: None };
-        time(b, &format!("prefill attention {heads}/{kv}x{hd}"), m, 0, sink, |b| b.attention(q, k, k, &mut cache, &p, o));
+        let p = AttentionParams {
+            head_count: heads,
+            head_count_kv: kv,
+            head_dim: hd,
+            scale: 0.088,
+            sliding_window: None,
+            softcap: None,
+        };
+        time(b, &format!("prefill attention {heads}/{kv}x{hd}"), m, 0, sink, |b| {
+            b.attention(q, k, k, &mut cache, &p, o)
+        });
     }
 }

@@ -23,9 +23,12 @@ pub fn every_variant() -> Vec<Variant> {
     let kv_f16 = ShaderFeatures { kv_f16: true, ..Default::default() };
     let subgroups = ShaderFeatures { subgroup_size: 32, int_runs: 1024, ..Default::default() };
     let coop = ShaderFeatures { subgroup_size: 32, coop_matrix: true, ..Default::default() };
-    let with = |f: ShaderFeatures| plain.iter().map(move |k| k.with_features(f)).filter(|k| k.features != ShaderFeatures::default());
+    let with = |f: ShaderFeatures| {
+        plain.iter().map(move |k| k.with_features(f)).filter(|k| k.features != ShaderFeatures::default())
+    };
     let browser = plain.iter().copied().chain(with(kv_f16)).map(|key| Variant { key, browser: true });
-    let native = with(subgroups).chain(with(coop).filter(|k| k.features.coop_matrix)).map(|key| Variant { key, browser: false });
+    let native =
+        with(subgroups).chain(with(coop).filter(|k| k.features.coop_matrix)).map(|key| Variant { key, browser: false });
     let mut out: Vec<Variant> = Vec::new();
     for v in browser.chain(native) {
         if !out.iter().any(|o| o.key == v.key) {
@@ -45,7 +48,8 @@ pub fn find(name: &str) -> Result<Variant, Vec<String>> {
     scored.sort();
     let best = scored.first().map_or(0, |s| s.0);
     // The nearest few, and every name that starts with what was typed (an op alone).
-    let close = scored.iter().filter(|(d, n)| *d <= best + 2 || n.starts_with(name)).map(|(_, n)| n.clone()).take(12).collect();
+    let close =
+        scored.iter().filter(|(d, n)| *d <= best + 2 || n.starts_with(name)).map(|(_, n)| n.clone()).take(12).collect();
     Err(close)
 }
 

@@ -88,7 +88,8 @@ impl GpuBackend {
     /// The token of the oldest chained step still wanted.
     pub(crate) async fn chain_finish(&mut self) -> Result<u32> {
         loop {
-            let stale = self.chain.in_flight.front().map(|f| f.stale).ok_or_else(|| err("no chained decode step to read"))?;
+            let stale =
+                self.chain.in_flight.front().map(|f| f.stale).ok_or_else(|| err("no chained decode step to read"))?;
             let id = self.chain_collect().await?;
             if !stale {
                 return Ok(id);
@@ -104,6 +105,10 @@ impl GpuBackend {
         self.wait_for(Some(f.submission))?;
         let read = self.chain.read[f.slot].clone();
         let bytes = self.take_mapped(&read, 4, f.mapped.await)?;
-        bytes.get(..4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes).ok_or_else(|| err("short read of a token id"))
+        bytes
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .map(u32::from_le_bytes)
+            .ok_or_else(|| err("short read of a token id"))
     }
 }

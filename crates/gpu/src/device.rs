@@ -163,7 +163,8 @@ fn instance() -> wgpu::Instance {
 /// Every adapter wgpu can see here (natively: Vulkan/Metal/DX12; in a browser: WebGPU's).
 pub async fn adapters_info() -> Vec<AdapterSummary> {
     let instance = instance();
-    let mut out: Vec<AdapterSummary> = instance.enumerate_adapters(instance_backends()).await.iter().map(AdapterSummary::of).collect();
+    let mut out: Vec<AdapterSummary> =
+        instance.enumerate_adapters(instance_backends()).await.iter().map(AdapterSummary::of).collect();
     if out.is_empty() {
         if let Ok(a) = instance.request_adapter(&wgpu::RequestAdapterOptions::default()).await {
             out.push(AdapterSummary::of(&a));
@@ -330,7 +331,9 @@ impl Gpu {
         if options.allow_subgroups && summary.subgroups {
             features |= wgpu::Features::SUBGROUP;
         }
-        let stamps = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES;
+        let stamps = wgpu::Features::TIMESTAMP_QUERY
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES;
         if options.profile && adapter.features().contains(stamps) {
             features |= stamps;
         }
@@ -338,7 +341,8 @@ impl Gpu {
         // the batch kernel also needs subgroups of 32).
         let (min_sg, max_sg) = summary.subgroup_size;
         let offered = options.allow_coop_matrix && options.allow_f16 && summary.coop_matrix;
-        let coop = ShaderFeatures::for_device(features.contains(wgpu::Features::SUBGROUP), min_sg, max_sg, offered).coop_matrix;
+        let coop = ShaderFeatures::for_device(features.contains(wgpu::Features::SUBGROUP), min_sg, max_sg, offered)
+            .coop_matrix;
         let experimental = if coop {
             features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
             // SAFETY: wgpu asks its users to acknowledge that experimental features may

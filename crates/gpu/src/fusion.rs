@@ -363,7 +363,13 @@ impl GpuBackend {
     /// their partial sums then added up by a second dispatch. With `up` (a feed-forward's
     /// up weight beside the gate in `wb`), gated: act(gate) * up into `ob`, unsplit
     /// (`gated_batch_fits`).
-    fn record_batch_matmul(&mut self, mut p: MatmulParams, ty: GgmlType, [xb, wb, ob, rb]: [BufId; 4], up: Option<BufId>) {
+    fn record_batch_matmul(
+        &mut self,
+        mut p: MatmulParams,
+        ty: GgmlType,
+        [xb, wb, ob, rb]: [BufId; 4],
+        up: Option<BufId>,
+    ) {
         let (n, rows, k) = (p.n as usize, p.rows as usize, p.k as usize);
         let (gx, gy, splits) = self.batch_grid(rows, n, k, up.is_some());
         p.gated = up.is_some() as u32;
@@ -395,7 +401,13 @@ impl GpuBackend {
     /// The blob offset of the (cos, sin) table of batch rows `row0..row0 + rows`,
     /// written on its first use in this submission (every layer shares it). None after
     /// deferring an error.
-    fn rope_table_at(&mut self, rope: &RopeConfig, ff: Option<&(BufId, Arc<[f32]>)>, row0: usize, rows: usize) -> Option<u32> {
+    fn rope_table_at(
+        &mut self,
+        rope: &RopeConfig,
+        ff: Option<&(BufId, Arc<[f32]>)>,
+        row0: usize,
+        rows: usize,
+    ) -> Option<u32> {
         let key = (*rope, ff.map(|f| f.0), self.start_pos + row0, rows);
         let table_bytes = (rows * rope.n_rot / 2) as u64 * 8;
         let cached = self.rope_tables.iter().find(|(k, _)| *k == key).map(|e| e.1);
@@ -420,7 +432,14 @@ impl GpuBackend {
     }
 
     /// Records a rope of one activation's heads.
-    pub(crate) fn record_rope(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, ff: Option<(BufId, Arc<[f32]>)>) {
+    pub(crate) fn record_rope(
+        &mut self,
+        x: GpuActivation,
+        heads: usize,
+        head_dim: usize,
+        rope: &RopeConfig,
+        ff: Option<(BufId, Arc<[f32]>)>,
+    ) {
         let n = self.rows(x);
         let (xb, cols) = (self.act(x).buf, self.act(x).cols);
         let half = rope.n_rot / 2;
@@ -517,7 +536,9 @@ impl GpuBackend {
             };
             let groups = (rows * (r.heads + r.kv_heads)) as u32;
             match r.bias {
-                Some(_) => self.record(Op::QkRopeBias, None, &[qb, kb, vb, vbias, qn, kn, kc, vc], &p, Some(offset), groups),
+                Some(_) => {
+                    self.record(Op::QkRopeBias, None, &[qb, kb, vb, vbias, qn, kn, kc, vc], &p, Some(offset), groups)
+                }
                 None => self.record(Op::QkRope, None, &[qb, kb, vb, qn, kn, kc, vc], &p, Some(offset), groups),
             }
             row0 += rows;
@@ -527,5 +548,6 @@ impl GpuBackend {
 
 /// Whether two matmuls' weights are split into parts alike.
 pub(crate) fn same_parts(a: &PendingMatmul, b: &PendingMatmul) -> bool {
-    a.parts.len() == b.parts.len() && a.parts.iter().zip(b.parts.iter()).all(|(p, q)| p.row0 == q.row0 && p.rows == q.rows)
+    a.parts.len() == b.parts.len()
+        && a.parts.iter().zip(b.parts.iter()).all(|(p, q)| p.row0 == q.row0 && p.rows == q.rows)
 }

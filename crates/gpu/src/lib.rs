@@ -43,7 +43,8 @@ use std::sync::Arc;
 use bytemuck::Pod;
 use kindling_gguf::GgmlType;
 use kindling_model::{
-    Activation, AttentionParams, Backend, BackendFailure, Counters, KernelTime, KvSpec, ModelError, QkRope, Result, RopeConfig, RopeStyle, WeightSpec,
+    Activation, AttentionParams, Backend, BackendFailure, Counters, KernelTime, KvSpec, ModelError, QkRope, Result,
+    RopeConfig, RopeStyle, WeightSpec,
 };
 
 pub use catalog::{every_variant, find as find_variant, Variant};
@@ -54,11 +55,14 @@ pub use tuning::{matvec_lanes, Tuning, MATVEC_MAX_ROWS};
 pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;
-use fusion::{same_parts, AttentionRopeBuffers, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope, ATTENTION_ROPE_STORAGE_BUFFERS};
+use fusion::{
+    same_parts, AttentionRopeBuffers, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope,
+    ATTENTION_ROPE_STORAGE_BUFFERS,
+};
 use op_table::{PARAMS_SLOT, TABLE_BYTES};
+use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 use pipelines::{BufId, Cache};
 use tuning::*;
-use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
 
 /// A RoPE table: (config, frequency-factor buffer, first position, rows).
 type RopeTableKey = (RopeConfig, Option<BufId>, usize, usize);
@@ -100,7 +104,6 @@ struct ActInfo {
     capacity: usize,
     cols: usize,
 }
-
 
 /// Repacked weight rows waiting for one `write_buffer` into a part.
 #[derive(Default)]
@@ -242,7 +245,8 @@ impl GpuBackend {
         let a = &b.gpu.adapter;
         let subgroups = b.gpu.features.contains(wgpu::Features::SUBGROUP);
         let coop = b.gpu.features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
-        let int_runs = if options.allow_int_dot { int_runs_capacity(b.gpu.limits.max_compute_workgroup_storage_size) } else { 0 };
+        let int_runs =
+            if options.allow_int_dot { int_runs_capacity(b.gpu.limits.max_compute_workgroup_storage_size) } else { 0 };
         b.shader_features = ShaderFeatures {
             kv_f16: options.kv_f16,
             int_runs,
@@ -317,7 +321,10 @@ impl GpuBackend {
         // later, through the same sink, and is reported by the next check).
         if let Some(e) = self.gpu.errors.take() {
             let kind = e.backend_failure().unwrap_or(BackendFailure::Other);
-            return Err(ModelError::Backend { kind, message: format!("{label}: cannot allocate {size} bytes on the GPU: {e}") });
+            return Err(ModelError::Backend {
+                kind,
+                message: format!("{label}: cannot allocate {size} bytes on the GPU: {e}"),
+            });
         }
         self.buffers.push(buffer);
         self.stats.objects_created += 1;
@@ -415,7 +422,15 @@ impl GpuBackend {
     }
 
     /// Records one dispatch of `op` over `groups` workgroups (folded into a 2-D grid).
-    fn record<P: Pod>(&mut self, op: Op, ty: Option<GgmlType>, bufs: &[BufId], params: &P, table: Option<u32>, groups: u32) {
+    fn record<P: Pod>(
+        &mut self,
+        op: Op,
+        ty: Option<GgmlType>,
+        bufs: &[BufId],
+        params: &P,
+        table: Option<u32>,
+        groups: u32,
+    ) {
         self.record_keyed(KernelKey::new(op, ty), bufs, params, table, groups);
     }
 
@@ -448,9 +463,9 @@ impl GpuBackend {
         let op = key.op;
         let pipeline = self.cache.pipeline(device, key.with_features(self.shader_features));
         let bind_group = self.cache.bind_group(device, op, bufs, &self.buffers, &self.buffers[self.params.0 as usize]);
-        let encoder = self
-            .encoder
-            .get_or_insert_with(|| device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("batch") }));
+        let encoder = self.encoder.get_or_insert_with(|| {
+            device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("batch") })
+        });
         let pass = self.pass.get_or_insert_with(|| {
             encoder
                 .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("batch"), timestamp_writes: None })
@@ -562,7 +577,12 @@ impl GpuBackend {
 
     /// The first `bytes` of a buffer whose mapping finished with `result`, unmapped
     /// again; a GPU error raised meanwhile wins.
-    fn take_mapped(&mut self, buffer: &wgpu::Buffer, bytes: u64, result: std::result::Result<(), wgpu::BufferAsyncError>) -> Result<Vec<u8>> {
+    fn take_mapped(
+        &mut self,
+        buffer: &wgpu::Buffer,
+        bytes: u64,
+        result: std::result::Result<(), wgpu::BufferAsyncError>,
+    ) -> Result<Vec<u8>> {
         if let Some(e) = self.gpu.errors.take() {
             if result.is_ok() {
                 buffer.unmap();
@@ -645,7 +665,13 @@ impl GpuBackend {
         let part_bytes = (rows * chunks * k * 8) as u64;
         let (part, size) = self.scratch_buffer(self.top_k_part, "top-k chunk candidates", part_bytes)?;
         self.top_k_part = Some((part, size));
-        let p = TopKParams { n: rows as u32, cols: cols as u32, k: k as u32, chunk: TOP_K_CHUNK as u32, chunks: chunks as u32 };
+        let p = TopKParams {
+            n: rows as u32,
+            cols: cols as u32,
+            k: k as u32,
+            chunk: TOP_K_CHUNK as u32,
+            chunks: chunks as u32,
+        };
         self.record(Op::TopKChunks, None, &[x, part], &p, None, (rows * chunks) as u32);
         self.record(Op::TopKMerge, None, &[part, out], &p, None, rows as u32);
         Ok(())
@@ -698,7 +724,6 @@ impl GpuBackend {
     }
 }
 
-
 /// (cos, sin) of every pair of `rows` rows starting at position `pos0`, exactly as the
 /// CPU backend computes them (`RopeConfig::cos_sin`).
 fn rope_table(rope: &RopeConfig, freq_factors: Option<&[f32]>, pos0: usize, rows: usize, out: &mut Vec<f32>) {
@@ -710,4 +735,3 @@ fn rope_table(rope: &RopeConfig, freq_factors: Option<&[f32]>, pos0: usize, rows
         }
     }
 }
-

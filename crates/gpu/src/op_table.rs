@@ -8,7 +8,9 @@
 //! behaviour, so a table shows them side by side (a reader compares two ops' bindings
 //! on adjacent lines), and the code that reads it is written once.
 
-use crate::params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
+use crate::params::{
+    ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams,
+};
 use crate::shaders;
 use crate::tuning::Tuning;
 
@@ -42,7 +44,9 @@ impl Family {
             Family::RmsNorm => (shaders::RMS_NORM, NormParams::WGSL, &[]),
             Family::Matmul => (shaders::MATMUL, MatmulParams::WGSL, &["ITEMS_WG", "MV_WG", "MV_MAX_B", "TALL_ITERS"]),
             Family::Rope => (shaders::ROPE, RopeParams::WGSL, &["ITEMS_WG", "MAX_HD"]),
-            Family::Attention => (shaders::ATTENTION, AttnParams::WGSL, &["ITEMS_WG", "MAX_HD", "COMBINE_WG", "ROW_TABLE_VEC4S"]),
+            Family::Attention => {
+                (shaders::ATTENTION, AttnParams::WGSL, &["ITEMS_WG", "MAX_HD", "COMBINE_WG", "ROW_TABLE_VEC4S"])
+            }
             Family::Elementwise => (shaders::ELEMENTWISE, EwParams::WGSL, &["ITEMS_WG"]),
             Family::Argmax => (shaders::ARGMAX, ArgmaxParams::WGSL, &[]),
             Family::TopK => (shaders::TOP_K, TopKParams::WGSL, &[]),
@@ -174,8 +178,14 @@ pub struct OpSpec {
 
 use Slot::{Params, Read, RowTable, Table, Write};
 
-const NO_FORMS: Forms =
-    Forms { int_dot: false, third_type: false, staged_input: false, coop_matrix: false, subgroups: false, kv_f16: false };
+const NO_FORMS: Forms = Forms {
+    int_dot: false,
+    third_type: false,
+    staged_input: false,
+    coop_matrix: false,
+    subgroups: false,
+    kv_f16: false,
+};
 /// The matmul family's decode matvecs: integer-dot forms and subgroup sums.
 const DECODE: Forms = Forms { int_dot: true, subgroups: true, ..NO_FORMS };
 const MULTI: Forms = Forms { third_type: true, ..DECODE };
@@ -280,7 +290,18 @@ pub const OPS: [OpSpec; 28] = [
         entry_point: "matvec_multi",
         family: Family::Matmul,
         // Nine storage buffers: used where the device allows that many per stage.
-        bindings: &[(0, Params), (1, Read), (2, Read), (3, Write), (5, Read), (6, Write), (7, Read), (8, Write), (9, Read), (10, Write)],
+        bindings: &[
+            (0, Params),
+            (1, Read),
+            (2, Read),
+            (3, Write),
+            (5, Read),
+            (6, Write),
+            (7, Read),
+            (8, Write),
+            (9, Read),
+            (10, Write),
+        ],
         shares_layout_of: None,
         reads_weight: true,
         module: Module::NormIn { staged: false },
@@ -372,7 +393,17 @@ pub const OPS: [OpSpec; 28] = [
         entry_point: "qk_rope",
         family: Family::Rope,
         // q, k, v, q norm, k norm, k cache, v cache ((cos, sin) table after q)
-        bindings: &[(0, Params), (1, Write), (2, Table), (3, Write), (4, Write), (7, Read), (8, Read), (9, Write), (10, Write)],
+        bindings: &[
+            (0, Params),
+            (1, Write),
+            (2, Table),
+            (3, Write),
+            (4, Write),
+            (7, Read),
+            (8, Read),
+            (9, Write),
+            (10, Write),
+        ],
         shares_layout_of: None,
         reads_weight: false,
         module: Module::Shared,
@@ -386,7 +417,18 @@ pub const OPS: [OpSpec; 28] = [
         family: Family::Rope,
         // q, k, v, v bias, q bias, k bias (in the norm weights' bindings), k cache, v
         // cache: nine storage buffers, used where the device allows that many.
-        bindings: &[(0, Params), (1, Write), (2, Table), (3, Write), (4, Write), (5, Read), (7, Read), (8, Read), (9, Write), (10, Write)],
+        bindings: &[
+            (0, Params),
+            (1, Write),
+            (2, Table),
+            (3, Write),
+            (4, Write),
+            (5, Read),
+            (7, Read),
+            (8, Read),
+            (9, Write),
+            (10, Write),
+        ],
         shares_layout_of: None,
         reads_weight: false,
         module: Module::VBias,

@@ -30,11 +30,17 @@ impl Backend for GpuBackend {
         let name = &spec.name;
         let (be, bb) = (spec.ty.block_elems(), spec.ty.block_bytes());
         if spec.cols == 0 || !spec.cols.is_multiple_of(be) {
-            return Err(err(format!("tensor '{name}': {} values per row is not a whole number of {:?} blocks", spec.cols, spec.ty)));
+            return Err(err(format!(
+                "tensor '{name}': {} values per row is not a whole number of {:?} blocks",
+                spec.cols, spec.ty
+            )));
         }
         let src_row_bytes = spec.cols / be * bb;
         if spec.n_bytes != (src_row_bytes * spec.rows) as u64 {
-            return Err(err(format!("tensor '{name}': {} bytes for {} rows of {} {:?} values", spec.n_bytes, spec.rows, spec.cols, spec.ty)));
+            return Err(err(format!(
+                "tensor '{name}': {} bytes for {} rows of {} {:?} values",
+                spec.n_bytes, spec.rows, spec.cols, spec.ty
+            )));
         }
         // One-row tensors are read as f32 by the norm kernels: widened at upload.
         let ty = if spec.rows == 1 { GgmlType::F32 } else { spec.ty };
@@ -173,7 +179,8 @@ impl Backend for GpuBackend {
         let n = self.rows(out);
         let out_cols = self.act(out).cols;
         if table.cols != out_cols {
-            return self.defer(err(format!("embed: table '{}' rows of {} into rows of {out_cols}", table.name, table.cols)));
+            return self
+                .defer(err(format!("embed: table '{}' rows of {} into rows of {out_cols}", table.name, table.cols)));
         }
         let out_buf = self.act(out).buf;
         for part in table.parts.iter().copied() {
@@ -225,8 +232,14 @@ impl Backend for GpuBackend {
             )));
         }
         let max = self.gpu.limits.max_compute_workgroups_per_dimension as usize;
-        if n > MATVEC_MAX_ROWS && (n.div_ceil(BATCH_TILE_F32.0) > max || weight.parts.iter().any(|p| p.rows.div_ceil(BATCH_TILE_F32.1) > max)) {
-            return self.defer(err(format!("matmul: '{}' of {} rows × {n} is too large to dispatch", weight.name, weight.rows)));
+        if n > MATVEC_MAX_ROWS
+            && (n.div_ceil(BATCH_TILE_F32.0) > max
+                || weight.parts.iter().any(|p| p.rows.div_ceil(BATCH_TILE_F32.1) > max))
+        {
+            return self.defer(err(format!(
+                "matmul: '{}' of {} rows × {n} is too large to dispatch",
+                weight.name, weight.rows
+            )));
         }
         // A decode matvec right after the whole-row norm of its input takes the norm in
         // (not for a vocabulary-sized weight: every workgroup recomputes the norm).
@@ -285,7 +298,14 @@ impl Backend for GpuBackend {
         self.pending = Some(Pending::Matmul(pm));
     }
 
-    fn rope(&mut self, x: GpuActivation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&GpuWeight>) {
+    fn rope(
+        &mut self,
+        x: GpuActivation,
+        heads: usize,
+        head_dim: usize,
+        rope: &RopeConfig,
+        freq_factors: Option<&GpuWeight>,
+    ) {
         if !self.rope_fits(x, heads, head_dim, rope) {
             return;
         }
@@ -299,7 +319,11 @@ impl Backend for GpuBackend {
         if !self.rope_fits(q, p.heads, hd, p.rope) || !self.rope_fits(k, p.kv_heads, hd, p.rope) {
             return;
         }
-        if hd > MAX_HEAD_DIM || self.rows(q) != self.rows(k) || self.act(q).buf == self.act(k).buf || self.odd_f16_heads(hd) {
+        if hd > MAX_HEAD_DIM
+            || self.rows(q) != self.rows(k)
+            || self.act(q).buf == self.act(k).buf
+            || self.odd_f16_heads(hd)
+        {
             return self.defer(err(format!("rope_qk: heads of {hd} (at most {MAX_HEAD_DIM}, even with an f16 KV cache) over two distinct activations of equal rows")));
         }
         let Some(ff) = self.freq_factors(p.freq_factors) else { return };
@@ -317,7 +341,11 @@ impl Backend for GpuBackend {
         if let Some([bq, bk, bv]) = p.bias {
             if norm.is_none() && self.gpu.limits.max_storage_buffers_per_shader_stage >= 9 {
                 let (qw, kw) = (self.act(q).cols, self.act(k).cols);
-                match (self.dense_f32(bq, "q bias", qw), self.dense_f32(bk, "k bias", kw), self.dense_f32(bv, "v bias", kw)) {
+                match (
+                    self.dense_f32(bq, "q bias", qw),
+                    self.dense_f32(bk, "k bias", kw),
+                    self.dense_f32(bv, "v bias", kw),
+                ) {
                     (Some(a), Some(b), Some(c)) => bias = Some((a, b, c)),
                     _ => return,
                 }
@@ -329,7 +357,8 @@ impl Backend for GpuBackend {
         }
         self.flush_pending();
         let (heads, kv_heads, rope) = (p.heads, p.kv_heads, *p.rope);
-        self.pending = Some(Pending::QkRope(PendingQkRope { q, k, v, heads, kv_heads, head_dim: hd, rope, ff, norm, bias }));
+        self.pending =
+            Some(Pending::QkRope(PendingQkRope { q, k, v, heads, kv_heads, head_dim: hd, rope, ff, norm, bias }));
     }
 
     fn attention(
@@ -352,7 +381,12 @@ impl Backend for GpuBackend {
                 cache.spec.capacity
             )));
         }
-        if hd == 0 || hd > MAX_HEAD_DIM || params.head_count_kv == 0 || !params.head_count.is_multiple_of(params.head_count_kv) || self.odd_f16_heads(hd) {
+        if hd == 0
+            || hd > MAX_HEAD_DIM
+            || params.head_count_kv == 0
+            || !params.head_count.is_multiple_of(params.head_count_kv)
+            || self.odd_f16_heads(hd)
+        {
             return self.defer(err(format!(
                 "attention: {} heads over {} kv heads of {hd} (the GPU kernel takes head_dim ≤ {MAX_HEAD_DIM}, even with an f16 KV cache)",
                 params.head_count, params.head_count_kv
@@ -397,7 +431,13 @@ impl Backend for GpuBackend {
             let device = &self.gpu.device;
             self.cache.pipeline(device, KernelKey::new(Op::AttnCombine, None));
             let ob = self.act(out).buf;
-            self.cache.bind_group(device, Op::AttnCombine, &[ob, scratch], &self.buffers, &self.buffers[self.params.0 as usize]);
+            self.cache.bind_group(
+                device,
+                Op::AttnCombine,
+                &[ob, scratch],
+                &self.buffers,
+                &self.buffers[self.params.0 as usize],
+            );
         }
         let p = AttnParams {
             n: n as u32,
@@ -418,12 +458,18 @@ impl Backend for GpuBackend {
         // q and k just prepared by `rope_qk`: the store joins that dispatch.
         let joins = match &self.pending {
             Some(Pending::QkRope(r)) => {
-                r.q == q && r.k == k && r.v == v && r.heads == params.head_count && r.kv_heads == params.head_count_kv && r.head_dim == hd
+                r.q == q
+                    && r.k == k
+                    && r.v == v
+                    && r.heads == params.head_count
+                    && r.kv_heads == params.head_count_kv
+                    && r.head_dim == hd
             }
             _ => false,
         };
         // In decode the attention itself does that preparation: one dispatch fewer.
-        let in_attention = n == 1 && !tiled && self.gpu.limits.max_storage_buffers_per_shader_stage >= ATTENTION_ROPE_STORAGE_BUFFERS;
+        let in_attention =
+            n == 1 && !tiled && self.gpu.limits.max_storage_buffers_per_shader_stage >= ATTENTION_ROPE_STORAGE_BUFFERS;
         match self.pending.take() {
             Some(Pending::QkRope(r)) if joins && in_attention => {
                 let bufs = AttentionRopeBuffers { q, out, k, v, cache, scratch };
@@ -512,7 +558,11 @@ impl Backend for GpuBackend {
         // x += norm(z) right after y = norm(z): one dispatch (Gemma 3's post-norms).
         let norm_fusable = match &self.pending {
             Some(Pending::Norm(pn)) => {
-                pn.out == y && x != y && x != pn.x && self.rows(x) == self.rows(y) && self.act(x).cols == self.act(y).cols
+                pn.out == y
+                    && x != y
+                    && x != pn.x
+                    && self.rows(x) == self.rows(y)
+                    && self.act(x).cols == self.act(y).cols
             }
             _ => false,
         };
@@ -571,7 +621,8 @@ impl Backend for GpuBackend {
             return Ok(bytemuck::pod_collect_to_vec(&data));
         }
         // (id, value) pairs; one row needs only its id, the first word.
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&self.read_back(out, if rows == 1 { 4 } else { rows as u64 * 8 }).await?);
+        let words: Vec<u32> =
+            bytemuck::pod_collect_to_vec(&self.read_back(out, if rows == 1 { 4 } else { rows as u64 * 8 }).await?);
         Ok(words.iter().step_by(2).copied().collect())
     }
 

@@ -59,10 +59,8 @@ impl Cache {
                 })
                 .collect();
             let label = format!("{op:?}");
-            let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some(&label),
-                entries: &entries,
-            });
+            let bgl = device
+                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(&label), entries: &entries });
             let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
                 label: Some(&label),
                 bind_group_layouts: &[Some(&bgl)],
@@ -82,7 +80,10 @@ impl Cache {
         let mk = key.module_key();
         if !self.modules.contains_key(&mk) {
             let label = format!("{:?} {:?} {:?}", mk.0, mk.1, mk.2);
-            let desc = wgpu::ShaderModuleDescriptor { label: Some(&label), source: wgpu::ShaderSource::Wgsl(key.source().into()) };
+            let desc = wgpu::ShaderModuleDescriptor {
+                label: Some(&label),
+                source: wgpu::ShaderSource::Wgsl(key.source().into()),
+            };
             let module = if self.trusted {
                 let mut checks = wgpu::ShaderRuntimeChecks::checked();
                 checks.bounds_checks = false;

@@ -34,9 +34,20 @@ pub(crate) struct Profiler {
 impl Profiler {
     pub(crate) fn new(device: &wgpu::Device, queue: &wgpu::Queue) -> Profiler {
         let bytes = STAMPS as u64 * wgpu::QUERY_SIZE as u64;
-        let buffer = |label, usage| device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size: bytes, usage, mapped_at_creation: false });
+        let buffer = |label, usage| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage,
+                mapped_at_creation: false,
+            })
+        };
         Profiler {
-            set: device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("dispatch stamps"), ty: wgpu::QueryType::Timestamp, count: STAMPS }),
+            set: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("dispatch stamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: STAMPS,
+            }),
             resolved: buffer("stamps", wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC),
             read: buffer("stamps (read)", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST),
             period_ns: queue.get_timestamp_period() as f64,
@@ -89,11 +100,13 @@ impl Profiler {
             return;
         }
         let Ok(view) = slice.get_mapped_range() else { return };
-        let stamps: Vec<u64> = view.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
+        let stamps: Vec<u64> =
+            view.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
         drop(view);
         self.read.unmap();
         for (label, pair) in labels.into_iter().zip(stamps.windows(2)) {
-            let t = self.totals.entry(label.clone()).or_insert_with(|| KernelTime { kernel: label, ..Default::default() });
+            let t =
+                self.totals.entry(label.clone()).or_insert_with(|| KernelTime { kernel: label, ..Default::default() });
             t.dispatches += 1;
             t.ns += pair[1].saturating_sub(pair[0]) as f64 * self.period_ns;
         }

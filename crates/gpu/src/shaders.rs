@@ -129,13 +129,27 @@ fn assemble_int(key: KernelKey) -> String {
     let ty = key.ty.expect("a matvec reads a weight");
     let first = int_snippet(ty);
     // The third weight's rows are p.row_words3 wide (matvec_multi's v may be of another type).
-    let third: String = int_snippet(key.ty3.unwrap_or(ty)).lines().map(|l| rename_word(l, "row_words", "row_words3", None) + "\n").collect();
+    let third: String = int_snippet(key.ty3.unwrap_or(ty))
+        .lines()
+        .map(|l| rename_word(l, "row_words", "row_words3", None) + "\n")
+        .collect();
     let norm = if key.op.normed() { NORM_INT } else { INT_NORM_OFF };
     let f = key.features;
     let runs = format!("const QX_RUNS: u32 = {}u;\nconst INPUT_STAGED: bool = {};", f.int_runs, f.int_input_staged);
     let sizes = shader_consts(&["MV_WG"]);
-    [MatmulParams::WGSL, &sizes, PRELUDE, &first, &other_weight(&first, "2"), &other_weight(&third, "3"), norm, &reduce_snippet(f), &runs, MATVEC_INT]
-        .join("\n")
+    [
+        MatmulParams::WGSL,
+        &sizes,
+        PRELUDE,
+        &first,
+        &other_weight(&first, "2"),
+        &other_weight(&third, "3"),
+        norm,
+        &reduce_snippet(f),
+        &runs,
+        MATVEC_INT,
+    ]
+    .join("\n")
 }
 
 /// The row and workgroup sums of the matmul family's decode kernels: through workgroup
@@ -179,7 +193,9 @@ pub fn assemble(key: KernelKey) -> String {
     // qk_rope reads the v bias through v_bias(): a binding only in the bias variant
     // (`Module::VBias`).
     let v_bias = match (module, family) {
-        (Module::VBias, _) => "@group(0) @binding(5) var<storage, read> vbias: array<f32>;\nfn v_bias(i: u32) -> f32 { return vbias[i]; }",
+        (Module::VBias, _) => {
+            "@group(0) @binding(5) var<storage, read> vbias: array<f32>;\nfn v_bias(i: u32) -> f32 { return vbias[i]; }"
+        }
         (_, Family::Rope) => "fn v_bias(i: u32) -> f32 { return 0.0; }",
         _ => "",
     };
@@ -191,7 +207,11 @@ pub fn assemble(key: KernelKey) -> String {
         (Family::Matmul, false) => ("", shader_consts(&["TM", "TN"]), MATMUL_TILED),
         (Family::Matmul, true) => (COOP_ENABLES, shader_consts(&["CM", "CN", "CK"]), MATMUL_COOP),
         (Family::Attention, false) => ("", shader_consts(&["TQ"]), ATTENTION_TILED),
-        (Family::Attention, true) => (COOP_ENABLES, shader_consts(&["COOP_ATTN_ROWS", "COOP_ATTN_ROWS_WIDE", "COOP_ATTN_NARROW_HD"]), ATTENTION_COOP),
+        (Family::Attention, true) => (
+            COOP_ENABLES,
+            shader_consts(&["COOP_ATTN_ROWS", "COOP_ATTN_ROWS_WIDE", "COOP_ATTN_NARROW_HD"]),
+            ATTENTION_COOP,
+        ),
         _ => ("", String::new(), ""),
     };
     let sizes = shader_consts(spec.sizes) + &batch_sizes;
@@ -209,7 +229,23 @@ pub fn assemble(key: KernelKey) -> String {
     } else {
         (String::new(), String::new(), String::new(), String::new())
     };
-    let parts = [enables, spec.params, &sizes, PRELUDE, snippet, &second, &third, &input, &reduce, &kv_read, kv_write, v_bias, head_prep, spec.body, batch];
+    let parts = [
+        enables,
+        spec.params,
+        &sizes,
+        PRELUDE,
+        snippet,
+        &second,
+        &third,
+        &input,
+        &reduce,
+        &kv_read,
+        kv_write,
+        v_bias,
+        head_prep,
+        spec.body,
+        batch,
+    ];
     let mut s = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
     for part in parts {
         s.push_str(part);

@@ -310,7 +310,9 @@ impl Tuning {
             Tuning::BatchTiles => "one workgroup per batch_tile output tile (times split_k on cooperative matrices)",
             Tuning::PerQkHead => "one workgroup per (row, head) of q and k",
             Tuning::AttentionSplits => "one workgroup per (row, head) times its splits (SPLIT_*)",
-            Tuning::AttentionTiles => "one workgroup per (block of TQ or coop_attention_rows rows, head) times its splits (ATTN_TILE_*)",
+            Tuning::AttentionTiles => {
+                "one workgroup per (block of TQ or coop_attention_rows rows, head) times its splits (ATTN_TILE_*)"
+            }
             Tuning::PerRowHead => "one workgroup per (row, head)",
             Tuning::PerChunk => "one workgroup per (row, TOP_K_CHUNK values)",
         }

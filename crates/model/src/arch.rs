@@ -100,7 +100,10 @@ pub enum Windows {
     /// `attention.sliding_window` positions on every layer except each
     /// `attention.sliding_window_pattern`-th (default `default_pattern`), which is
     /// global. Local layers may use their own RoPE base.
-    Pattern { default_pattern: usize, local_rope_base: Option<f32> },
+    Pattern {
+        default_pattern: usize,
+        local_rope_base: Option<f32>,
+    },
 }
 
 /// What the embedding rows are multiplied by.
@@ -158,8 +161,22 @@ const LLAMA: ArchSpec = ArchSpec {
 /// Every architecture we run.
 pub const ARCHITECTURES: &[ArchSpec] = &[
     LLAMA,
-    ArchSpec { arch: Architecture::Qwen2, name: "qwen2", rope_style: RopeStyle::Neox, qkv_bias: Presence::Required, rope_factors: RopeFactors::None, ..LLAMA },
-    ArchSpec { arch: Architecture::Qwen3, name: "qwen3", rope_style: RopeStyle::Neox, qk_norm: Presence::Required, rope_factors: RopeFactors::None, ..LLAMA },
+    ArchSpec {
+        arch: Architecture::Qwen2,
+        name: "qwen2",
+        rope_style: RopeStyle::Neox,
+        qkv_bias: Presence::Required,
+        rope_factors: RopeFactors::None,
+        ..LLAMA
+    },
+    ArchSpec {
+        arch: Architecture::Qwen3,
+        name: "qwen3",
+        rope_style: RopeStyle::Neox,
+        qk_norm: Presence::Required,
+        rope_factors: RopeFactors::None,
+        ..LLAMA
+    },
     ArchSpec {
         arch: Architecture::Phi3,
         name: "phi3",
@@ -203,7 +220,14 @@ mod tests {
 
     #[test]
     fn every_architecture_has_one_distinct_entry() {
-        let all = [Architecture::Llama, Architecture::Qwen2, Architecture::Qwen3, Architecture::Phi3, Architecture::Gemma2, Architecture::Gemma3];
+        let all = [
+            Architecture::Llama,
+            Architecture::Qwen2,
+            Architecture::Qwen3,
+            Architecture::Phi3,
+            Architecture::Gemma2,
+            Architecture::Gemma3,
+        ];
         assert_eq!(ARCHITECTURES.len(), all.len());
         for a in all {
             assert_eq!(ARCHITECTURES.iter().filter(|s| s.arch == a).count(), 1, "{a:?}");

@@ -181,7 +181,14 @@ pub trait Backend {
     fn matmul(&mut self, x: Self::Activation, weight: &Self::Weight, out: Self::Activation);
     /// Rotates `heads` heads of `head_dim` in place by each row's position.
     /// `freq_factors` (`n_rot / 2` f32) divide the pair frequencies when given.
-    fn rope(&mut self, x: Self::Activation, heads: usize, head_dim: usize, rope: &RopeConfig, freq_factors: Option<&Self::Weight>);
+    fn rope(
+        &mut self,
+        x: Self::Activation,
+        heads: usize,
+        head_dim: usize,
+        rope: &RopeConfig,
+        freq_factors: Option<&Self::Weight>,
+    );
     /// `x[r] += bias` for every row (`bias` is one row of x's width).
     fn add_bias(&mut self, x: Self::Activation, bias: &Self::Weight);
     /// Optional q/k/v biases, optional per-head RMS norm of q and k, then RoPE of q and
@@ -216,7 +223,13 @@ pub trait Backend {
         out: Self::Activation,
     );
     /// `out = act(gate) * up`, elementwise.
-    fn gated_activation(&mut self, gate: Self::Activation, up: Self::Activation, act: Activation, out: Self::Activation);
+    fn gated_activation(
+        &mut self,
+        gate: Self::Activation,
+        up: Self::Activation,
+        act: Activation,
+        out: Self::Activation,
+    );
     /// `x += y`, elementwise.
     fn add(&mut self, x: Self::Activation, y: Self::Activation);
     /// Copies row `src_row` of the batch in `src` to row 0 of `dst` (used to compute

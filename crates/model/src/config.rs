@@ -45,7 +45,8 @@ impl RopeConfig {
     /// model's frequency factors). Angles in f64, so long positions stay exact; every
     /// backend takes its rotations from here.
     pub fn cos_sin(&self, pos: usize, i: usize, factor: Option<f32>) -> (f32, f32) {
-        let mut theta = pos as f64 * self.freq_scale as f64 * (self.base as f64).powf(-2.0 * i as f64 / self.n_rot as f64);
+        let mut theta =
+            pos as f64 * self.freq_scale as f64 * (self.base as f64).powf(-2.0 * i as f64 / self.n_rot as f64);
         if let Some(f) = factor {
             theta /= f as f64;
         }
@@ -107,8 +108,8 @@ impl ModelConfig {
         let arch_name = md
             .get_str("general.architecture")
             .ok_or_else(|| ModelError::MissingMetadata("general.architecture".into()))?;
-        let spec: &ArchSpec =
-            Architecture::from_name(arch_name).ok_or_else(|| ModelError::UnsupportedArchitecture(arch_name.to_string()))?;
+        let spec: &ArchSpec = Architecture::from_name(arch_name)
+            .ok_or_else(|| ModelError::UnsupportedArchitecture(arch_name.to_string()))?;
         let m = Keys { md, arch: arch_name };
 
         let embedding_length = m.usize("embedding_length")?;
@@ -175,7 +176,8 @@ impl ModelConfig {
             }
         }
 
-        let rope = |base: f32, freq_scale: f32| RopeConfig { style: spec.rope_style, n_rot, base, freq_scale, attn_factor };
+        let rope =
+            |base: f32, freq_scale: f32| RopeConfig { style: spec.rope_style, n_rot, base, freq_scale, attn_factor };
         let global = LayerConfig { sliding_window: None, rope: rope(rope_base, freq_scale) };
         let layers = match spec.windows {
             Windows::None => vec![global; block_count],
@@ -312,10 +314,9 @@ impl Keys<'_> {
     fn opt_str(&self, key: &str) -> Result<Option<&str>> {
         match self.md.get(&self.full(key)) {
             None => Ok(None),
-            Some(v) => v
-                .as_str()
-                .map(Some)
-                .ok_or_else(|| self.bad(key, format!("expected a string, found {}", shown(v)))),
+            Some(v) => {
+                v.as_str().map(Some).ok_or_else(|| self.bad(key, format!("expected a string, found {}", shown(v))))
+            }
         }
     }
 }

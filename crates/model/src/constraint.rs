@@ -80,16 +80,22 @@ impl ConstraintVocab {
             })
             .collect();
         let eog: Vec<u32> = tokenizer.end_of_generation_ids().iter().copied().filter(|&id| (id as usize) < n).collect();
-        let first_eog = *eog
-            .first()
-            .ok_or_else(|| ModelError::InvalidRequest("constrained output needs an end-of-generation token; this vocabulary has none".into()))?;
+        let first_eog = *eog.first().ok_or_else(|| {
+            ModelError::InvalidRequest(
+                "constrained output needs an end-of-generation token; this vocabulary has none".into(),
+            )
+        })?;
         let n32 = u32::try_from(n).map_err(|_| ModelError::InvalidRequest("the vocabulary is too large".into()))?;
         let trie = TokTrie::from(&TokRxInfo::new(n32, first_eog), &words).with_eos_tokens(&eog);
         // Greedy tokenization of literal text (used only for forced tokens, which we do
         // not take): the mask itself admits every token whose bytes fit.
         let env: TokEnv = Arc::new(ApproximateTokEnv::new(trie));
-        let mut factory = ParserFactory::new(&env, InferenceCapabilities::default(), &llguidance::earley::SlicedBiasComputer::general_slices())
-            .map_err(|e| ModelError::InvalidRequest(format!("cannot build the constraint vocabulary: {e}")))?;
+        let mut factory = ParserFactory::new(
+            &env,
+            InferenceCapabilities::default(),
+            &llguidance::earley::SlicedBiasComputer::general_slices(),
+        )
+        .map_err(|e| ModelError::InvalidRequest(format!("cannot build the constraint vocabulary: {e}")))?;
         // Errors come back as values; llguidance's own stderr logging would only repeat them.
         factory.quiet();
         Ok(ConstraintVocab { factory: Arc::new(factory), eog: eog.into() })

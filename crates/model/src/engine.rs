@@ -181,9 +181,8 @@ impl<B: Backend> Model<B> {
     pub fn new_session(&mut self, context: usize) -> Result<Session<B>> {
         let capacity = context.clamp(1, self.config.context_length);
         let spec = KvSpec { capacity, width: self.config.kv_width() };
-        let caches = (0..self.config.block_count)
-            .map(|_| self.backend.alloc_kv_cache(spec))
-            .collect::<Result<Vec<_>>>()?;
+        let caches =
+            (0..self.config.block_count).map(|_| self.backend.alloc_kv_cache(spec)).collect::<Result<Vec<_>>>()?;
         Ok(Session { caches, capacity, tokens: Vec::new() })
     }
 
@@ -276,7 +275,10 @@ impl<B: Backend> Model<B> {
     /// holds the step's token as unresolved until `finish_chained` reads it.
     pub async fn eval_chained(&mut self, session: &mut Session<B>) -> Result<()> {
         if session.tokens.len() >= session.capacity {
-            return Err(ModelError::InvalidRequest(format!("context full: the session holds {} positions", session.capacity)));
+            return Err(ModelError::InvalidRequest(format!(
+                "context full: the session holds {} positions",
+                session.capacity
+            )));
         }
         self.backend.begin_chained_batch(session.tokens.len())?;
         let mut pass = Pass {

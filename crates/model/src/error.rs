@@ -64,10 +64,9 @@ impl fmt::Display for ModelError {
             ModelError::TensorShape { name, expected, found } => {
                 write!(f, "tensor '{name}' has shape {found:?}, expected {expected:?}")
             }
-            ModelError::TruncatedData { expected, received } => write!(
-                f,
-                "the file ends early: tensor data needs {expected} bytes, only {received} arrived"
-            ),
+            ModelError::TruncatedData { expected, received } => {
+                write!(f, "the file ends early: tensor data needs {expected} bytes, only {received} arrived")
+            }
             ModelError::InvalidRequest(m) => f.write_str(m),
             ModelError::BadShards(m) => f.write_str(m),
             ModelError::Backend { kind: BackendFailure::OutOfMemory, message } => write!(f, "out of memory: {message}"),

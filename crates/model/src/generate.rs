@@ -25,7 +25,13 @@ pub struct GenerateOptions {
 
 impl Default for GenerateOptions {
     fn default() -> Self {
-        GenerateOptions { max_tokens: 256, sampler: SamplerConfig::default(), stop: Vec::new(), stop_at_eog: true, constraint: None }
+        GenerateOptions {
+            max_tokens: 256,
+            sampler: SamplerConfig::default(),
+            stop: Vec::new(),
+            stop_at_eog: true,
+            constraint: None,
+        }
     }
 }
 
@@ -239,7 +245,8 @@ impl Generation {
         };
         let token = match evaluated {
             Evaluated::Logits(mut logits) if self.is_constrained() => {
-                let constraint = self.constraint.as_mut().ok_or_else(|| ModelError::backend("the constraint was not compiled"))?;
+                let constraint =
+                    self.constraint.as_mut().ok_or_else(|| ModelError::backend("the constraint was not compiled"))?;
                 constraint.mask_logits(&mut logits)?;
                 self.sampler.sample(&logits, &history)
             }
@@ -249,7 +256,9 @@ impl Generation {
             Evaluated::Token(t) => t,
             Evaluated::Logits(logits) => self.sampler.sample(&logits, &history),
             Evaluated::Candidates(c) => self.sampler.sample_candidates(&c, &history),
-            Evaluated::Submitted | Evaluated::Cached => return Err(ModelError::backend("a step was submitted, not read")),
+            Evaluated::Submitted | Evaluated::Cached => {
+                return Err(ModelError::backend("a step was submitted, not read"))
+            }
         };
         self.emit(model, session, token).await
     }
@@ -291,7 +300,12 @@ impl Generation {
     }
 
     /// Ends on an end-of-generation token, or appends the token and releases its text.
-    async fn emit<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>, token: u32) -> Result<Option<Piece>> {
+    async fn emit<B: Backend>(
+        &mut self,
+        model: &mut Model<B>,
+        session: &mut Session<B>,
+        token: u32,
+    ) -> Result<Option<Piece>> {
         if let Some(constraint) = self.constraint.as_mut() {
             // The mask let an end-of-generation token through only where the output may end.
             if constraint.is_end_of_generation(token) {
@@ -320,7 +334,9 @@ impl Generation {
     /// Moves held text that can no longer start a stop string into `text`; on a full
     /// stop string, cuts there and finishes.
     fn release(&mut self) -> String {
-        if let Some(at) = self.options.stop.iter().filter(|s| !s.is_empty()).filter_map(|s| self.held.find(s.as_str())).min() {
+        if let Some(at) =
+            self.options.stop.iter().filter(|s| !s.is_empty()).filter_map(|s| self.held.find(s.as_str())).min()
+        {
             self.held.truncate(at);
             self.finish = Some(FinishReason::StopString);
             let out = std::mem::take(&mut self.held);
@@ -358,7 +374,9 @@ fn longest_suffix_prefix(text: &str, stop: &str) -> usize {
     let max = stop.len().saturating_sub(1).min(text.len());
     (1..=max)
         .rev()
-        .find(|&n| text.is_char_boundary(text.len() - n) && stop.as_bytes().starts_with(&text.as_bytes()[text.len() - n..]))
+        .find(|&n| {
+            text.is_char_boundary(text.len() - n) && stop.as_bytes().starts_with(&text.as_bytes()[text.len() - n..])
+        })
         .unwrap_or(0)
 }
 

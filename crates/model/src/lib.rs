@@ -16,8 +16,8 @@ pub mod loader;
 pub mod sampler;
 pub mod weights;
 
-pub use backend::{top_k, AttentionParams, Backend, Counters, KernelTime, KvSpec, QkRope, WeightSpec, CHAINED_STEPS};
 pub use arch::{ArchSpec, ARCHITECTURES};
+pub use backend::{top_k, AttentionParams, Backend, Counters, KernelTime, KvSpec, QkRope, WeightSpec, CHAINED_STEPS};
 pub use config::{Activation, Architecture, LayerConfig, ModelConfig, RopeConfig, RopeStyle};
 pub use constraint::{Constraint, ConstraintSpec, ConstraintVocab, TokenMask};
 pub use engine::{EvalOutput, Evaluated, Model, ModelOptions, Session};

@@ -176,9 +176,7 @@ impl<B: Backend> Loader<B> {
         self.received += chunk.len() as u64;
         let state = std::mem::replace(&mut self.state, State::Failed);
         let next = match state {
-            State::Failed => {
-                return Err(ModelError::InvalidRequest("the load already failed; start a new one".into()))
-            }
+            State::Failed => return Err(ModelError::InvalidRequest("the load already failed; start a new one".into())),
             State::Header(mut parser) => match parser.feed(chunk)? {
                 Progress::NeedMore(_) => State::Header(parser),
                 Progress::Done { header, rest } => {
@@ -356,9 +354,9 @@ impl<B: Backend> DataState<B> {
             let lo = t_begin.max(at);
             let hi = t_end.min(end);
             if lo < hi {
-                let slot = self.slots[self.next].as_mut().ok_or_else(|| {
-                    ModelError::backend("weight handle missing during load")
-                })?;
+                let slot = self.slots[self.next]
+                    .as_mut()
+                    .ok_or_else(|| ModelError::backend("weight handle missing during load"))?;
                 backend.write_weight(slot, lo - t_begin, &bytes[(lo - at) as usize..(hi - at) as usize])?;
             }
             if t_end > end {

@@ -132,8 +132,12 @@ fn wanted(cfg: &ModelConfig) -> Vec<Wanted> {
         let one = |s: &str, dims: Vec<u64>| Wanted::one(b(s), dims, true);
         w.push(one("attn_norm", vec![d]));
         match spec.qkv {
-            Storage::Separate => w.extend([one("attn_q", vec![d, q]), one("attn_k", vec![d, kv]), one("attn_v", vec![d, kv])]),
-            Storage::Fused => w.push(Wanted::fused(b("attn_qkv"), d, vec![(b("attn_q"), q), (b("attn_k"), kv), (b("attn_v"), kv)])),
+            Storage::Separate => {
+                w.extend([one("attn_q", vec![d, q]), one("attn_k", vec![d, kv]), one("attn_v", vec![d, kv])])
+            }
+            Storage::Fused => {
+                w.push(Wanted::fused(b("attn_qkv"), d, vec![(b("attn_q"), q), (b("attn_k"), kv), (b("attn_v"), kv)]))
+            }
         }
         if spec.qkv_bias == Presence::Required {
             let bias = |s: &str, n| Wanted::one(format!("blk.{i}.{s}.bias"), vec![n], true);

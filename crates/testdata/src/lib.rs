@@ -74,12 +74,7 @@ pub fn models_dir() -> PathBuf {
             .arg(&script)
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        assert!(
-            out.status.success(),
-            "{} failed:\n{}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{} failed:\n{}", script.display(), String::from_utf8_lossy(&out.stderr));
         PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
     })
     .clone()

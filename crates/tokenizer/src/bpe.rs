@@ -252,7 +252,9 @@ impl Bpe {
             for i in 1..n {
                 push(&syms, &mut heap, i - 1, i);
             }
-            while let Some(Reverse(Candidate { left: l, right: r, left_id: lid, right_id: rid, merged, .. })) = heap.pop() {
+            while let Some(Reverse(Candidate { left: l, right: r, left_id: lid, right_id: rid, merged, .. })) =
+                heap.pop()
+            {
                 let (a, b) = (syms[l as usize], syms[r as usize]);
                 // Skip a pair that an earlier merge changed.
                 if a.len == 0 || b.len == 0 || a.id != lid || b.id != rid {

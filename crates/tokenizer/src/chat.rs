@@ -294,7 +294,11 @@ fn normalize_messages(messages: &Value) -> Result<Value, Error> {
 
 /// Prints values as Python's `str()` does where MiniJinja differs: `None`, `True`,
 /// `False`, and floats (`1e-05`, `1e+16`). Everything else as MiniJinja prints it.
-fn python_formatter(out: &mut minijinja::Output<'_>, state: &minijinja::State<'_, '_>, value: &Value) -> Result<(), Error> {
+fn python_formatter(
+    out: &mut minijinja::Output<'_>,
+    state: &minijinja::State<'_, '_>,
+    value: &Value,
+) -> Result<(), Error> {
     let text = match value.kind() {
         ValueKind::None => "None".to_string(),
         ValueKind::Bool => (if value.is_true() { "True" } else { "False" }).to_string(),
@@ -326,10 +330,7 @@ fn template_error(e: Error) -> TokenizerError {
 
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
@@ -340,8 +341,18 @@ fn now_unix() -> i64 {
 /// Python's `strftime` for the common directives, in UTC.
 fn strftime(unix: i64, fmt: &str) -> String {
     const MONTHS: [&str; 12] = [
-        "January", "February", "March", "April", "May", "June", "July", "August", "September",
-        "October", "November", "December",
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
     ];
     const DAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
     let days = unix.div_euclid(86_400);
@@ -476,7 +487,10 @@ mod tests {
             "<start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\nHello!<end_of_turn>\n<start_of_turn>model\n"
         );
         let c = ChatTemplate::builtin("chatml").unwrap().render(&msgs[1..], true, "", "").unwrap();
-        assert_eq!(c, "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>assistant\n");
+        assert_eq!(
+            c,
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello!<|im_end|>\n<|im_start|>assistant\n"
+        );
         assert!(ChatTemplate::builtin("nope").is_none());
     }
 }

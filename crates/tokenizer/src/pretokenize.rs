@@ -62,12 +62,46 @@ const DEFAULT: &[Splitter] =
 
 /// Names llama.cpp accepts whose pre-tokenizers are not implemented here.
 const KNOWN_UNSUPPORTED: &[&str] = &[
-    "minicpm5", "deepseek-llm", "deepseek-coder", "deepseek-v3", "spark2_5", "youtu", "jais-2",
-    "gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace", "qwen35", "poro-chat",
-    "viking", "tekken", "bloom", "gpt3-finnish", "exaone-moe", "chameleon", "gpt-4o", "llama4",
-    "kanana2", "talkie", "granite-embed-multi-97m", "tiny_aya", "cohere2moe", "superbpe",
-    "bailingmoe", "bailingmoe2", "llada-moe", "seed-coder", "hunyuan-dense", "hy_v4", "joyai-llm",
-    "kimi-k2", "ufakzeka", "grok-2", "afmoe", "laguna", "minimax-m2",
+    "minicpm5",
+    "deepseek-llm",
+    "deepseek-coder",
+    "deepseek-v3",
+    "spark2_5",
+    "youtu",
+    "jais-2",
+    "gemma4",
+    "granite-embed-multi-311m",
+    "sarvam-moe",
+    "whitespace",
+    "qwen35",
+    "poro-chat",
+    "viking",
+    "tekken",
+    "bloom",
+    "gpt3-finnish",
+    "exaone-moe",
+    "chameleon",
+    "gpt-4o",
+    "llama4",
+    "kanana2",
+    "talkie",
+    "granite-embed-multi-97m",
+    "tiny_aya",
+    "cohere2moe",
+    "superbpe",
+    "bailingmoe",
+    "bailingmoe2",
+    "llada-moe",
+    "seed-coder",
+    "hunyuan-dense",
+    "hy_v4",
+    "joyai-llm",
+    "kimi-k2",
+    "ufakzeka",
+    "grok-2",
+    "afmoe",
+    "laguna",
+    "minimax-m2",
 ];
 
 /// llama.cpp's table from `tokenizer.ggml.pre` to regex list and flags, for the types
@@ -77,15 +111,16 @@ fn lookup(pre: &str) -> Result<(&'static [Splitter], PreFlags), TokenizerError> 
     let keep = PreFlags { keep_spaces: true, ..f };
     Ok(match pre {
         "" | "default" => (DEFAULT, f),
-        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0"
-        | "lfm2" | "jina-v5-nano" => (LLAMA3, PreFlags { ignore_merges: true, add_bos: true, ..f }),
+        "llama3" | "llama-v3" | "llama-bpe" | "falcon3" | "falcon-h1" | "pixtral" | "midm-2.0" | "lfm2"
+        | "jina-v5-nano" => (LLAMA3, PreFlags { ignore_merges: true, add_bos: true, ..f }),
         "dbrx" | "smaug-bpe" => (LLAMA3, f),
         "chatglm-bpe" => (LLAMA3, PreFlags { no_bos: true, ..f }),
         "glm4" | "glm5" => (LLAMA3, PreFlags { no_bos: true, ignore_merges: true, ..f }),
         "falcon" => (FALCON, f),
-        "gpt-2" | "phi-2" | "jina-es" | "jina-de" | "gigachat" | "jina-v2-es" | "jina-v2-de"
-        | "a.x-4.0" | "mellum" | "modern-bert" | "jina-v1-en" | "jina-v2-code" | "roberta-bpe"
-        | "mpt" | "olmo" | "jais" | "exaone4" => (GPT2, f),
+        "gpt-2" | "phi-2" | "jina-es" | "jina-de" | "gigachat" | "jina-v2-es" | "jina-v2-de" | "a.x-4.0" | "mellum"
+        | "modern-bert" | "jina-v1-en" | "jina-v2-code" | "roberta-bpe" | "mpt" | "olmo" | "jais" | "exaone4" => {
+            (GPT2, f)
+        }
         "trillion" | "granite-docling" => (GPT2, keep),
         "starcoder" | "refact" | "codeshell" | "exaone" | "minerva-7b" | "mellum2" => (SMOLLM, f),
         "smollm" | "command-r" => (SMOLLM, keep),
@@ -180,7 +215,8 @@ impl Segment<'_> {
             Splitter::EachNumber => self.split_class(out, false, is_number_collapsed),
             Splitter::NumberRun => self.split_class(out, true, is_number_collapsed),
             Splitter::PunctRun { backtick } => self.split_class(out, true, move |c, f| {
-                (c == '`' && backtick) || matches!(c, '$' | '+' | '<' | '=' | '>' | '^' | '~' | '|')
+                (c == '`' && backtick)
+                    || matches!(c, '$' | '+' | '<' | '=' | '>' | '^' | '~' | '|')
                     || (!f.whitespace && f.class == Class::Punctuation)
             }),
             Splitter::DigitTriple => self.split_digit_triples(out),
@@ -407,9 +443,10 @@ mod tests {
 
     #[test]
     fn gpt2_words() {
-        assert_eq!(words("gpt-2", "Hello world's  end!!\n\n x"), [
-            "Hello", " world", "'s", " ", " end", "!!", "\n\n", " x"
-        ]);
+        assert_eq!(
+            words("gpt-2", "Hello world's  end!!\n\n x"),
+            ["Hello", " world", "'s", " ", " end", "!!", "\n\n", " x"]
+        );
         assert_eq!(words("gpt-2", "a   "), ["a", "   "]);
         assert_eq!(words("gpt-2", " 123abc"), [" 123", "abc"]);
     }
@@ -421,9 +458,10 @@ mod tests {
 
     #[test]
     fn llama3_words() {
-        assert_eq!(words("llama-bpe", "Hello WORLD'S 1234567 ok?\r\n\n  hi"), [
-            "Hello", " WORLD", "'S", " ", "123", "456", "7", " ok", "?\r\n\n", " ", " hi"
-        ]);
+        assert_eq!(
+            words("llama-bpe", "Hello WORLD'S 1234567 ok?\r\n\n  hi"),
+            ["Hello", " WORLD", "'S", " ", "123", "456", "7", " ok", "?\r\n\n", " ", " hi"]
+        );
         assert_eq!(words("qwen2", "12 a"), ["1", "2", " a"]);
     }
 

@@ -73,9 +73,7 @@ pub(crate) fn tojson(value: &Value, args: Rest<Value>) -> Result<String, Error> 
                 [a, b] if a.as_str().is_some() && b.as_str().is_some() => {
                     (a.as_str().unwrap_or_default().to_string(), b.as_str().unwrap_or_default().to_string())
                 }
-                _ => {
-                    return Err(Error::new(ErrorKind::InvalidOperation, "tojson: separators must be two strings"))
-                }
+                _ => return Err(Error::new(ErrorKind::InvalidOperation, "tojson: separators must be two strings")),
             }
         }
         // Python's defaults: (', ', ': '), or (',', ': ') with an indent.
@@ -92,13 +90,8 @@ pub(crate) fn tojson(value: &Value, args: Rest<Value>) -> Result<String, Error> 
 /// `json.dumps(value)` with the defaults `transformers` uses.
 #[cfg(test)]
 pub(crate) fn dumps(value: &Value) -> Result<String, Error> {
-    let opts = Options {
-        ensure_ascii: false,
-        indent: None,
-        item_sep: ", ".into(),
-        key_sep: ": ".into(),
-        sort_keys: false,
-    };
+    let opts =
+        Options { ensure_ascii: false, indent: None, item_sep: ", ".into(), key_sep: ": ".into(), sort_keys: false };
     let mut out = String::new();
     dump(value, &opts, 0, &mut out)?;
     Ok(out)
@@ -167,7 +160,10 @@ fn dump(v: &Value, opts: &Options, level: usize, out: &mut String) -> Result<(),
             out.push('}');
         }
         ValueKind::Undefined => {
-            return Err(Error::new(ErrorKind::UndefinedError, "tojson: Object of type Undefined is not JSON serializable"))
+            return Err(Error::new(
+                ErrorKind::UndefinedError,
+                "tojson: Object of type Undefined is not JSON serializable",
+            ))
         }
         other => {
             return Err(Error::new(
@@ -313,10 +309,9 @@ mod tests {
 
     #[test]
     fn dumps_like_python() {
-        let v: Value = serde_json::from_str(
-            r#"{"z": 1, "a": [true, false, null, 1.5, "é<>&'\"\\\n\u0001"], "m": {}, "l": []}"#,
-        )
-        .unwrap();
+        let v: Value =
+            serde_json::from_str(r#"{"z": 1, "a": [true, false, null, 1.5, "é<>&'\"\\\n\u0001"], "m": {}, "l": []}"#)
+                .unwrap();
         assert_eq!(
             dumps(&v).unwrap(),
             r#"{"z": 1, "a": [true, false, null, 1.5, "é<>&'\"\\\n\u0001"], "m": {}, "l": []}"#

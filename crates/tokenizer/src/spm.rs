@@ -42,10 +42,7 @@ impl PartialOrd for Bigram {
 impl Ord for Bigram {
     /// Higher score first; among equal scores the leftmost pair first.
     fn cmp(&self, other: &Self) -> Ordering {
-        self.score
-            .partial_cmp(&other.score)
-            .unwrap_or(Ordering::Equal)
-            .then_with(|| other.left.cmp(&self.left))
+        self.score.partial_cmp(&other.score).unwrap_or(Ordering::Equal).then_with(|| other.left.cmp(&self.left))
     }
 }
 

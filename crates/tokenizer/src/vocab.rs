@@ -278,31 +278,75 @@ impl Vocab {
     /// applies a few per-family fixes. The same rules, in the same order.
     fn detect_special_tokens(&mut self) {
         const EOT: &[&str] = &[
-            "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
-            "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>",
+            "<|eot_id|>",
+            "<|im_end|>",
+            "<|end|>",
+            "<end_of_turn>",
+            "<|endoftext|>",
+            "<|end_of_text|>",
+            "<EOT>",
+            "_<EOT>",
+            "[EOT]",
+            "<｜end▁of▁sentence｜>",
             "<end_of_utterance>",
         ];
         const EOM: &[&str] = &["<|eom_id|>"];
         const FIM_PRE: &[&str] = &[
-            "<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>",
-            "<|code_prefix|>", "<|prefix|>",
+            "<|fim_prefix|>",
+            "<fim-prefix>",
+            "<fim_prefix>",
+            "<｜fim▁begin｜>",
+            "<PRE>",
+            "▁<PRE>",
+            "<|code_prefix|>",
+            "<|prefix|>",
         ];
         const FIM_SUF: &[&str] = &[
-            "<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>",
-            "<|code_suffix|>", "<|suffix|>",
+            "<|fim_suffix|>",
+            "<fim-suffix>",
+            "<fim_suffix>",
+            "<｜fim▁hole｜>",
+            "<SUF>",
+            "▁<SUF>",
+            "<|code_suffix|>",
+            "<|suffix|>",
         ];
         const FIM_MID: &[&str] = &[
-            "<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>",
-            "<|code_middle|>", "<|middle|>",
+            "<|fim_middle|>",
+            "<fim-middle>",
+            "<fim_middle>",
+            "<｜fim▁end｜>",
+            "<MID>",
+            "▁<MID>",
+            "<|code_middle|>",
+            "<|middle|>",
         ];
         const FIM_PAD: &[&str] = &["<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"];
         const FIM_REP: &[&str] = &["<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"];
         const FIM_SEP: &[&str] = &["<|file_sep|>"];
         const EOG: &[&str] = &[
-            "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>",
-            "<|calls|>", "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>",
-            "[EOT]", "[EOS]", "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>",
-            "<|tool_response>", "<｜end▁of▁sentence｜>", "[e~[",
+            "<|eot_id|>",
+            "<|im_end|>",
+            "<|end|>",
+            "<|return|>",
+            "<|call|>",
+            "<|flush|>",
+            "<|calls|>",
+            "<end_of_turn>",
+            "<|endoftext|>",
+            "</s>",
+            "<|eom_id|>",
+            "<EOT>",
+            "_<EOT>",
+            "[EOT]",
+            "[EOS]",
+            "<|end_of_text|>",
+            "<end_of_utterance>",
+            "<eos>",
+            "<turn|>",
+            "<|tool_response>",
+            "<｜end▁of▁sentence｜>",
+            "[e~[",
         ];
 
         // llama.cpp walks a hash map here, so when several candidate texts exist the
@@ -364,8 +408,8 @@ impl Vocab {
         let with_text = |eog: &[u32], t: &str| eog.iter().copied().find(|&id| self.text(id) == t.as_bytes());
         // o200k_harmony / solar-open: "<|end|>" ends a message, not generation.
         let has = |eog: &[u32], t: &str| with_text(eog, t).is_some();
-        let harmony = (has(&eog, "<|return|>") && has(&eog, "<|call|>"))
-            || (has(&eog, "<|calls|>") && has(&eog, "<|flush|>"));
+        let harmony =
+            (has(&eog, "<|return|>") && has(&eog, "<|call|>")) || (has(&eog, "<|calls|>") && has(&eog, "<|flush|>"));
         if harmony {
             if let Some(end) = with_text(&eog, "<|end|>") {
                 eog.retain(|&id| id != end);
@@ -467,8 +511,16 @@ fn read_token_types(md: &Metadata, n: usize) -> Result<Vec<u16>, TokenizerError>
         return Ok(vec![attr::NORMAL; n]);
     };
     let arr = match v {
-        Value::Array(a @ (Array::I8(_) | Array::U8(_) | Array::I16(_) | Array::U16(_) | Array::I32(_)
-            | Array::U32(_) | Array::I64(_) | Array::U64(_))) => a,
+        Value::Array(
+            a @ (Array::I8(_)
+            | Array::U8(_)
+            | Array::I16(_)
+            | Array::U16(_)
+            | Array::I32(_)
+            | Array::U32(_)
+            | Array::I64(_)
+            | Array::U64(_)),
+        ) => a,
         other => return Err(wrong_type(key::TOKEN_TYPE, "an array of integers", other)),
     };
     if arr.len() < n {

@@ -88,7 +88,9 @@ fn hostile_templates_fail_fast_with_the_budget_error() {
                 eprintln!("{what}: {msg} after {took:.2?}");
             }
             // MiniJinja's own limits stop some, with errors of their own.
-            Err(TokenizerError::Template(m)) if m.contains("recursion limit") => eprintln!("{what}: {m} after {took:.2?}"),
+            Err(TokenizerError::Template(m)) if m.contains("recursion limit") => {
+                eprintln!("{what}: {m} after {took:.2?}")
+            }
             other => panic!("{what}: expected the budget error, got {other:?}"),
         }
         assert!(took < Duration::from_secs(3), "{what}: took {took:?}");

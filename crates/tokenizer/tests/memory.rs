@@ -63,11 +63,9 @@ const MB: f64 = 1024.0 * 1024.0;
 #[test]
 fn tokenizer_build_memory() {
     // One test function: the models run one after another, never concurrently.
-    for (model, max_kept_mb, max_peak_mb) in [
-        (RealModel::SmolLm2, 8.0, 24.0),
-        (RealModel::Gemma3, 24.0, 64.0),
-        (RealModel::Qwen25Coder05B, 24.0, 64.0),
-    ] {
+    for (model, max_kept_mb, max_peak_mb) in
+        [(RealModel::SmolLm2, 8.0, 24.0), (RealModel::Gemma3, 24.0, 64.0), (RealModel::Qwen25Coder05B, 24.0, 64.0)]
+    {
         // For scale: the parsed GGUF metadata the tokenizer is built from (the gguf
         // crate's, not measured against any bound here).
         let before = LIVE.load(Relaxed);

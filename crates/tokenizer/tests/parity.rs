@@ -17,7 +17,13 @@ use serde_json::Value as Json;
 
 /// Compares `encode` with the reference ids for every corpus string; returns
 /// (matches, total) and prints the first mismatches with their strings.
-fn compare_encode(name: &str, tok: &Tokenizer, refs: &[Json], parse_special: bool, fallback: Option<&[Json]>) -> (usize, usize) {
+fn compare_encode(
+    name: &str,
+    tok: &Tokenizer,
+    refs: &[Json],
+    parse_special: bool,
+    fallback: Option<&[Json]>,
+) -> (usize, usize) {
     let mut ok = 0;
     let mut shown = 0;
     for (i, text) in corpus().iter().enumerate() {
@@ -30,7 +36,9 @@ fn compare_encode(name: &str, tok: &Tokenizer, refs: &[Json], parse_special: boo
             ok += 1;
         } else if shown < 8 {
             shown += 1;
-            eprintln!("{name} parse_special={parse_special} #{i} {text:?}\n  llama.cpp: {want:?}\n  ours:      {got:?}");
+            eprintln!(
+                "{name} parse_special={parse_special} #{i} {text:?}\n  llama.cpp: {want:?}\n  ours:      {got:?}"
+            );
         }
     }
     eprintln!("{name} parse_special={parse_special}: {ok}/{} match llama.cpp", corpus().len());
@@ -150,7 +158,10 @@ fn decode_parity(model: RealModel) {
         let got_sp = tok.decode(&s, true);
         if got != want || got_sp != want_sp {
             bad += 1;
-            eprintln!("{} decode #{i} {text:?}:\n  llama.cpp {want:?} / {want_sp:?}\n  ours      {got:?} / {got_sp:?}", model.key());
+            eprintln!(
+                "{} decode #{i} {text:?}:\n  llama.cpp {want:?} / {want_sp:?}\n  ours      {got:?} / {got_sp:?}",
+                model.key()
+            );
         }
     }
     assert_eq!(bad, 0, "{}: decode differs from llama_detokenize", model.key());
@@ -298,8 +309,9 @@ fn qwen25_stream_decoder_on_partial_characters() {
     let mut held = 0;
     for _ in 0..3000 {
         let len = 1 + next(12);
-        let ids: Vec<u32> =
-            (0..len).map(|_| if next(3) == 0 { next(n) } else { partial[next(partial.len() as u32) as usize] }).collect();
+        let ids: Vec<u32> = (0..len)
+            .map(|_| if next(3) == 0 { next(n) } else { partial[next(partial.len() as u32) as usize] })
+            .collect();
         let mut all = Vec::new();
         let mut dec = StreamDecoder::new(false);
         let mut out = String::new();
@@ -346,9 +358,8 @@ fn smollm2_chat_template_matches_jinja2() {
         assert_eq!(got, case["rendered"].as_str().unwrap());
     }
     // The ChatML a two-message conversation becomes, spelled out.
-    let got = tmpl
-        .render(&[ChatMessage::new("user", "Hi"), ChatMessage::new("assistant", "Hello!")], true, "", "")
-        .unwrap();
+    let got =
+        tmpl.render(&[ChatMessage::new("user", "Hi"), ChatMessage::new("assistant", "Hello!")], true, "", "").unwrap();
     assert_eq!(
         got,
         "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n\

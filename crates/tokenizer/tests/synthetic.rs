@@ -39,7 +39,10 @@ fn spm(extra: Vec<(&str, Value)>) -> Metadata {
     let mut e = vec![
         ("tokenizer.ggml.model", Value::String("llama".into())),
         ("tokenizer.ggml.tokens", strings(&["<unk>", "<s>", "</s>", "▁", "h", "i", "▁h", "▁hi", "hi", "<0x21>"])),
-        ("tokenizer.ggml.scores", Value::Array(Array::F32(vec![0.0, 0.0, 0.0, -1.0, -2.0, -2.0, -1.5, -0.5, -1.0, 0.0]))),
+        (
+            "tokenizer.ggml.scores",
+            Value::Array(Array::F32(vec![0.0, 0.0, 0.0, -1.0, -2.0, -2.0, -1.5, -0.5, -1.0, 0.0])),
+        ),
         ("tokenizer.ggml.token_type", Value::Array(Array::I32(vec![2, 3, 3, 1, 1, 1, 1, 1, 1, 6]))),
     ];
     for (k, v) in extra {
@@ -86,10 +89,7 @@ fn missing_tokens_array() {
 #[test]
 fn token_type_length_mismatch() {
     let m = bpe(vec![("tokenizer.ggml.token_type", Value::Array(Array::I32(vec![1, 1, 1])))]);
-    assert_eq!(
-        err(&m),
-        TokenizerError::LengthMismatch { key: "tokenizer.ggml.token_type", expected: 6, found: 3 }
-    );
+    assert_eq!(err(&m), TokenizerError::LengthMismatch { key: "tokenizer.ggml.token_type", expected: 6, found: 3 });
     let m = spm(vec![("tokenizer.ggml.scores", Value::Array(Array::F32(vec![0.0])))]);
     assert!(matches!(err(&m), TokenizerError::LengthMismatch { key: "tokenizer.ggml.scores", .. }));
     let m = bpe(vec![("tokenizer.ggml.token_type", Value::Array(Array::String(vec!["1".into(); 6])))]);
@@ -109,10 +109,7 @@ fn bad_merges() {
 #[test]
 fn special_ids_out_of_range() {
     let m = bpe(vec![("tokenizer.ggml.bos_token_id", Value::U32(6))]);
-    assert_eq!(
-        err(&m),
-        TokenizerError::TokenIdOutOfRange { key: "tokenizer.ggml.bos_token_id", id: 6, vocab_size: 6 }
-    );
+    assert_eq!(err(&m), TokenizerError::TokenIdOutOfRange { key: "tokenizer.ggml.bos_token_id", id: 6, vocab_size: 6 });
     let m = bpe(vec![("tokenizer.ggml.eos_token_id", Value::I32(-1))]);
     assert!(matches!(err(&m), TokenizerError::WrongType { key: "tokenizer.ggml.eos_token_id", .. }));
     // Asking for BOS with no BOS token in the vocabulary.
@@ -225,9 +222,8 @@ fn random_input_never_panics() {
         Tokenizer::from_metadata(&spm(vec![])).unwrap(),
         Tokenizer::from_metadata(&spm(vec![("general.name", Value::String("phi3".into()))])).unwrap(),
     ];
-    let alphabet: Vec<char> = "ab hi!?<>|/se\n\t\r\u{0}\u{301}\u{200d}é中😀\u{FFFD}\u{10FFFF}\u{E000}\u{2581}Ġ"
-        .chars()
-        .collect();
+    let alphabet: Vec<char> =
+        "ab hi!?<>|/se\n\t\r\u{0}\u{301}\u{200d}é中😀\u{FFFD}\u{10FFFF}\u{E000}\u{2581}Ġ".chars().collect();
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = || {
         state ^= state << 13;

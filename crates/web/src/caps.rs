@@ -56,9 +56,7 @@ pub(crate) async fn request_adapter() -> Result<JsValue, String> {
     let request = get(&gpu, "requestAdapter")
         .dyn_into::<js_sys::Function>()
         .map_err(|_| "navigator.gpu.requestAdapter is not a function".to_string())?;
-    let promise = request
-        .call0(&gpu)
-        .map_err(|e| format!("navigator.gpu.requestAdapter() threw: {}", describe(&e)))?;
+    let promise = request.call0(&gpu).map_err(|e| format!("navigator.gpu.requestAdapter() threw: {}", describe(&e)))?;
     let adapter = JsFuture::from(Promise::resolve(&promise))
         .await
         .map_err(|e| format!("navigator.gpu.requestAdapter() failed: {}", describe(&e)))?;

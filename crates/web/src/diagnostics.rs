@@ -62,7 +62,9 @@ fn random_weight(rng: &mut Rng, ty: GgmlType, rows: usize, cols: usize) -> Vec<u
     match ty {
         GgmlType::F32 => return f32_bytes(&rng.vec(n, -1.0, 1.0)),
         GgmlType::F16 => return rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| f16_bits(v).to_le_bytes()).collect(),
-        GgmlType::BF16 => return rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| ((v.to_bits() >> 16) as u16).to_le_bytes()).collect(),
+        GgmlType::BF16 => {
+            return rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| ((v.to_bits() >> 16) as u16).to_le_bytes()).collect()
+        }
         _ => {}
     }
     let (bb, be) = (ty.block_bytes(), ty.block_elems());
@@ -143,18 +145,73 @@ struct QkPrep {
 
 /// One check's inputs, run on either backend; returns the values to compare.
 enum Case {
-    Matmul { ty: GgmlType, rows: usize, cols: usize, n: usize, w: Vec<u8>, x: Vec<f32> },
-    Embed { ty: GgmlType, rows: usize, cols: usize, w: Vec<u8>, tokens: Vec<u32> },
-    Norm { n: usize, cols: usize, group: usize, x: Vec<f32>, w: Vec<f32> },
-    Rope { n: usize, start: usize, heads: usize, head_dim: usize, rope: RopeConfig, x: Vec<f32> },
+    Matmul {
+        ty: GgmlType,
+        rows: usize,
+        cols: usize,
+        n: usize,
+        w: Vec<u8>,
+        x: Vec<f32>,
+    },
+    Embed {
+        ty: GgmlType,
+        rows: usize,
+        cols: usize,
+        w: Vec<u8>,
+        tokens: Vec<u32>,
+    },
+    Norm {
+        n: usize,
+        cols: usize,
+        group: usize,
+        x: Vec<f32>,
+        w: Vec<f32>,
+    },
+    Rope {
+        n: usize,
+        start: usize,
+        heads: usize,
+        head_dim: usize,
+        rope: RopeConfig,
+        x: Vec<f32>,
+    },
     /// With `prep`, each batch's q/k/v go through `rope_qk` first (in decode the GPU then
     /// does that inside the attention: `attention_rope`).
-    Attention { p: AttentionParams, batches: Vec<(usize, usize)>, data: Vec<(Vec<f32>, Vec<f32>, Vec<f32>)>, prep: Option<QkPrep> },
-    Gated { act: Activation, n: usize, cols: usize, g: Vec<f32>, u: Vec<f32> },
-    Add { n: usize, cols: usize, x: Vec<f32>, y: Vec<f32> },
-    Softcap { n: usize, cols: usize, x: Vec<f32> },
-    Argmax { n: usize, cols: usize, x: Vec<f32> },
-    TopK { n: usize, cols: usize, k: usize, x: Vec<f32> },
+    Attention {
+        p: AttentionParams,
+        batches: Vec<(usize, usize)>,
+        data: Vec<(Vec<f32>, Vec<f32>, Vec<f32>)>,
+        prep: Option<QkPrep>,
+    },
+    Gated {
+        act: Activation,
+        n: usize,
+        cols: usize,
+        g: Vec<f32>,
+        u: Vec<f32>,
+    },
+    Add {
+        n: usize,
+        cols: usize,
+        x: Vec<f32>,
+        y: Vec<f32>,
+    },
+    Softcap {
+        n: usize,
+        cols: usize,
+        x: Vec<f32>,
+    },
+    Argmax {
+        n: usize,
+        cols: usize,
+        x: Vec<f32>,
+    },
+    TopK {
+        n: usize,
+        cols: usize,
+        k: usize,
+        x: Vec<f32>,
+    },
 }
 
 impl Case {
@@ -190,7 +247,9 @@ impl Case {
                 let (q_cols, width) = (p.head_count * p.head_dim, p.head_count_kv * p.head_dim);
                 // One-row tables: the biases' and norm weights' rows.
                 let bias = match prep.as_ref().and_then(|q| q.bias.as_ref()) {
-                    Some([bq, bk, bv]) => Some([table(b, bq, bq.len())?, table(b, bk, bk.len())?, table(b, bv, bv.len())?]),
+                    Some([bq, bk, bv]) => {
+                        Some([table(b, bq, bq.len())?, table(b, bk, bk.len())?, table(b, bv, bv.len())?])
+                    }
                     None => None,
                 };
                 let norm = match prep.as_ref().and_then(|q| q.norm.as_ref()) {
@@ -200,8 +259,12 @@ impl Case {
                 let cap = batches.iter().map(|b| b.1).max().unwrap_or(1);
                 let positions = batches.iter().map(|b| b.0 + b.1).max().unwrap_or(1);
                 let mut cache = b.alloc_kv_cache(KvSpec { capacity: positions, width })?;
-                let (q, k, v, out) =
-                    (b.alloc_activation(cap, q_cols)?, b.alloc_activation(cap, width)?, b.alloc_activation(cap, width)?, b.alloc_activation(cap, q_cols)?);
+                let (q, k, v, out) = (
+                    b.alloc_activation(cap, q_cols)?,
+                    b.alloc_activation(cap, width)?,
+                    b.alloc_activation(cap, width)?,
+                    b.alloc_activation(cap, q_cols)?,
+                );
                 let mut all = Vec::new();
                 for (&(start, n), (qd, kd, vd)) in batches.iter().zip(data) {
                     let (qt, kt, vt) = (table(b, qd, q_cols)?, table(b, kd, width)?, table(b, vd, width)?);
@@ -228,7 +291,8 @@ impl Case {
             }
             Case::Gated { act, n, cols, g, u } => {
                 let (gt, ut) = (table(b, g, *cols)?, table(b, u, *cols)?);
-                let (ga, ua, out) = (b.alloc_activation(*n, *cols)?, b.alloc_activation(*n, *cols)?, b.alloc_activation(*n, *cols)?);
+                let (ga, ua, out) =
+                    (b.alloc_activation(*n, *cols)?, b.alloc_activation(*n, *cols)?, b.alloc_activation(*n, *cols)?);
                 b.begin_batch(&(0..*n as u32).collect::<Vec<_>>(), 0)?;
                 b.embed(&gt, 1.0, ga);
                 b.embed(&ut, 1.0, ua);
@@ -272,12 +336,16 @@ impl Case {
                 }
                 let tol = (0..*n)
                     .flat_map(|r| (0..*rows).map(move |j| (r, j)))
-                    .map(|(r, j)| 1e-5 * (0..*cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum::<f32>() + 1e-6)
+                    .map(|(r, j)| {
+                        1e-5 * (0..*cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum::<f32>() + 1e-6
+                    })
                     .collect();
                 (tol, "1e-5·Σ|w·x| + 1e-6")
             }
             Case::Embed { .. } => (rel(1e-6, 0.0), "1e-6·|x|"),
-            Case::Norm { .. } | Case::Gated { .. } | Case::Add { .. } | Case::Softcap { .. } => (rel(2e-6, 1e-6), "2e-6·|x| + 1e-6"),
+            Case::Norm { .. } | Case::Gated { .. } | Case::Add { .. } | Case::Softcap { .. } => {
+                (rel(2e-6, 1e-6), "2e-6·|x| + 1e-6")
+            }
             Case::Rope { .. } => (vec![2e-6; want.len()], "2e-6"),
             Case::Attention { .. } => (vec![2e-5; want.len()], "2e-5"),
             Case::Argmax { .. } | Case::TopK { .. } => (vec![0.0; want.len()], "exact"),
@@ -321,7 +389,14 @@ fn make_case(name: &str) -> JsResult<Case> {
         "matvec" | "matmul" => {
             let ty = parse_type(variant)?;
             let (rows, cols, n) = (67, awkward_cols(ty), if family == "matvec" { 1 } else { 19 });
-            Case::Matmul { ty, rows, cols, n, w: random_weight(&mut rng, ty, rows, cols), x: rng.vec(n * cols, -2.0, 2.0) }
+            Case::Matmul {
+                ty,
+                rows,
+                cols,
+                n,
+                w: random_weight(&mut rng, ty, rows, cols),
+                x: rng.vec(n * cols, -2.0, 2.0),
+            }
         }
         "embed" => {
             let ty = parse_type(variant)?;
@@ -342,7 +417,14 @@ fn make_case(name: &str) -> JsResult<Case> {
         "attention" => {
             let (window, softcap) = if variant == "window-softcap" { (Some(7), Some(1.5)) } else { (None, None) };
             let (heads, kv, hd) = (6, 2, 64);
-            let p = AttentionParams { head_count: heads, head_count_kv: kv, head_dim: hd, scale: 1.0 / (hd as f32).sqrt(), sliding_window: window, softcap };
+            let p = AttentionParams {
+                head_count: heads,
+                head_count_kv: kv,
+                head_dim: hd,
+                scale: 1.0 / (hd as f32).sqrt(),
+                sliding_window: window,
+                softcap,
+            };
             // A prompt chunk crossing the kernel's 64-position chunk, then decode steps;
             // "rope-norm-long" decodes after 300 positions, where decode attention is
             // split among workgroups.
@@ -353,16 +435,25 @@ fn make_case(name: &str) -> JsResult<Case> {
             };
             let data = batches
                 .iter()
-                .map(|&(_, n)| (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0)))
+                .map(|&(_, n)| {
+                    (
+                        rng.vec(n * heads * hd, -2.0, 2.0),
+                        rng.vec(n * kv * hd, -2.0, 2.0),
+                        rng.vec(n * kv * hd, -3.0, 3.0),
+                    )
+                })
                 .collect();
             let style = if variant == "rope-bias" { RopeStyle::Neox } else { RopeStyle::Normal };
             let rope = RopeConfig { style, n_rot: hd, base: 10000.0, freq_scale: 1.0, attn_factor: 1.0 };
             let prep = match variant {
                 "rope-bias" => {
-                    let bias = [rng.vec(heads * hd, -1.0, 1.0), rng.vec(kv * hd, -1.0, 1.0), rng.vec(kv * hd, -1.0, 1.0)];
+                    let bias =
+                        [rng.vec(heads * hd, -1.0, 1.0), rng.vec(kv * hd, -1.0, 1.0), rng.vec(kv * hd, -1.0, 1.0)];
                     Some(QkPrep { rope, bias: Some(bias), norm: None })
                 }
-                "rope-norm-long" => Some(QkPrep { rope, bias: None, norm: Some((rng.vec(hd, 0.5, 1.5), rng.vec(hd, 0.5, 1.5))) }),
+                "rope-norm-long" => {
+                    Some(QkPrep { rope, bias: None, norm: Some((rng.vec(hd, 0.5, 1.5), rng.vec(hd, 0.5, 1.5))) })
+                }
                 _ => None,
             };
             Case::Attention { p, batches, data, prep }
@@ -490,11 +581,19 @@ pub async fn run_kernel_check(name: String) -> Result<JsValue, JsValue> {
 /// least MIN_TIMED_MS: ms per matvec (after a warm-up batch) and the weight bytes
 /// streamed per second.
 #[wasm_bindgen(js_name = benchMatvec)]
-pub async fn bench_matvec(backend: String, ty: String, rows: usize, cols: usize, reps: usize) -> Result<JsValue, JsValue> {
+pub async fn bench_matvec(
+    backend: String,
+    ty: String,
+    rows: usize,
+    cols: usize,
+    reps: usize,
+) -> Result<JsValue, JsValue> {
     crate::init();
     let ty = parse_type(&ty)?;
     if !cols.is_multiple_of(ty.block_elems()) {
-        return Err(WebError::usage(format!("{} rows take a multiple of {} values", ty.name(), ty.block_elems())).into());
+        return Err(
+            WebError::usage(format!("{} rows take a multiple of {} values", ty.name(), ty.block_elems())).into()
+        );
     }
     let mut rng = Rng(7);
     let w = random_weight(&mut rng, ty, rows, cols);
@@ -514,7 +613,15 @@ pub async fn bench_matvec(backend: String, ty: String, rows: usize, cols: usize,
     ]))
 }
 
-async fn time_matvec<B: Backend>(b: &mut B, ty: GgmlType, rows: usize, cols: usize, reps: usize, w: &[u8], x: &[f32]) -> JsResult<f64> {
+async fn time_matvec<B: Backend>(
+    b: &mut B,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    reps: usize,
+    w: &[u8],
+    x: &[f32],
+) -> JsResult<f64> {
     let wt = weight(b, ty, rows, cols, w)?;
     let xa = filled(b, x, 1, cols, 0)?;
     let out = b.alloc_activation(1, rows)?;

@@ -58,11 +58,13 @@ pub(crate) async fn open_backend(kind: BackendKind) -> JsResult<Choice> {
     match kind {
         BackendKind::Cpu => Ok(cpu(JsValue::NULL, None)),
         BackendKind::Webgpu => {
-            let adapter = caps::request_adapter()
-                .await
-                .map_err(|r| WebError::new(ErrorName::WebGpuUnavailable, r))?;
+            let adapter = caps::request_adapter().await.map_err(|r| WebError::new(ErrorName::WebGpuUnavailable, r))?;
             let gpu = open_gpu().await?;
-            Ok(Choice { opened: Opened::Gpu(Box::new(gpu)), adapter: caps::adapter_info(&adapter), fallback_reason: None })
+            Ok(Choice {
+                opened: Opened::Gpu(Box::new(gpu)),
+                adapter: caps::adapter_info(&adapter),
+                fallback_reason: None,
+            })
         }
         BackendKind::Auto => {
             let adapter = match caps::request_adapter().await {

@@ -116,9 +116,7 @@ fn gguf_name(e: &GgufError) -> ErrorName {
 
 fn tokenizer_name(e: &TokenizerError) -> ErrorName {
     match e {
-        TokenizerError::UnsupportedModel(_) | TokenizerError::UnsupportedPreTokenizer(_) => {
-            ErrorName::UnsupportedModel
-        }
+        TokenizerError::UnsupportedModel(_) | TokenizerError::UnsupportedPreTokenizer(_) => ErrorName::UnsupportedModel,
         _ => ErrorName::InvalidModel,
     }
 }

@@ -69,7 +69,8 @@ fn done(reason: &str) -> JsValue {
 /// uses `try_borrow*`, so an overlapping call gets a "busy" error, never a panic.
 #[allow(clippy::await_holding_refcell_ref)]
 async fn step(core: Rc<Core>, id: u64, state: Rc<RefCell<State>>) -> JsResult<JsValue> {
-    let mut st = state.try_borrow_mut().map_err(|_| WebError::usage("next() called again before the previous step finished"))?;
+    let mut st =
+        state.try_borrow_mut().map_err(|_| WebError::usage("next() called again before the previous step finished"))?;
     if let Some(reason) = st.cancelled.get() {
         return Ok(done(reason));
     }

@@ -161,15 +161,24 @@ pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
 /// What the model needs in WebAssembly memory on the CPU backend for `positions`
 /// (`CpuNeed`, plus about twice the header's bytes for the parsed header and
 /// tokenizer), and whether it fits `allowed.wasm_memory`.
-pub(crate) fn cpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize, header_bytes: u64, allowed: &Allowed) -> Need {
+pub(crate) fn cpu_need(
+    cfg: &ModelConfig,
+    specs: &[WeightSpec],
+    positions: usize,
+    header_bytes: u64,
+    allowed: &Allowed,
+) -> Need {
     // Tensor data as the CPU backend allocates it, plus the f32 copy of one-row tensors.
     let weights: u64 = specs.iter().map(|s| s.n_bytes + if s.rows == 1 { 4 * s.cols as u64 } else { 0 }).sum();
     let need = CpuNeed::new(cfg, weights, positions, CPU_OPTIONS.max_batch);
-    let largest = specs
-        .iter()
-        .max_by_key(|s| s.n_bytes)
-        .map(|s| LargestWeight { name: s.name.clone(), bytes: s.n_bytes, row_bytes: s.n_bytes / s.rows.max(1) as u64, parts: 1 });
-    let largest_buffer = activation_buffers(cfg, CPU_OPTIONS.max_batch).into_iter().max_by_key(|b| b.1).unwrap_or_default();
+    let largest = specs.iter().max_by_key(|s| s.n_bytes).map(|s| LargestWeight {
+        name: s.name.clone(),
+        bytes: s.n_bytes,
+        row_bytes: s.n_bytes / s.rows.max(1) as u64,
+        parts: 1,
+    });
+    let largest_buffer =
+        activation_buffers(cfg, CPU_OPTIONS.max_batch).into_iter().max_by_key(|b| b.1).unwrap_or_default();
     let mut out = Need {
         backend: "cpu",
         positions,
@@ -234,7 +243,8 @@ pub(crate) fn allowed_from_js(limits: &JsValue) -> JsResult<Allowed> {
     };
     Ok(Allowed {
         max_buffer_size: byte_count("maxBufferSize", &get("maxBufferSize"))?.unwrap_or(u64::MAX),
-        max_binding: byte_count("maxStorageBufferBindingSize", &get("maxStorageBufferBindingSize"))?.unwrap_or(u64::MAX),
+        max_binding: byte_count("maxStorageBufferBindingSize", &get("maxStorageBufferBindingSize"))?
+            .unwrap_or(u64::MAX),
         wasm_memory: byte_count("wasmMemoryBytes", &get("wasmMemoryBytes"))?.unwrap_or(WASM32_MAX),
     })
 }
@@ -478,7 +488,8 @@ impl WebInspector {
             .as_ref()
             .ok_or_else(|| WebError::usage("report(): the header is not complete yet; feed more bytes"))?;
         let allowed = allowed_from_js(&limits)?;
-        let Evaluated { cfg, info, shards, need } = evaluate(header, backend, context_length.map(|c| c as usize), &allowed)?;
+        let Evaluated { cfg, info, shards, need } =
+            evaluate(header, backend, context_length.map(|c| c as usize), &allowed)?;
 
         let o = Object::new();
         set(&o, "architecture", info.architecture.as_str());
@@ -581,7 +592,8 @@ mod tests {
     #[test]
     fn cpu_need_is_memory_rs_need_plus_header() {
         let cfg = config();
-        let specs = [spec("token_embd.weight", GgmlType::Q8_0, 64, 1000), spec("output_norm.weight", GgmlType::F32, 64, 1)];
+        let specs =
+            [spec("token_embd.weight", GgmlType::Q8_0, 64, 1000), spec("output_norm.weight", GgmlType::F32, 64, 1)];
         let weights = specs[0].n_bytes + specs[1].n_bytes + 64 * 4;
         let need = cpu_need(&cfg, &specs, 100, 5000, &unlimited());
         let reference = CpuNeed::new(&cfg, weights, 100, CPU_OPTIONS.max_batch);
@@ -611,9 +623,15 @@ mod tests {
         use kindling_gguf::writer::GgufWriter;
         let mut w = GgufWriter::new(3);
         w.add_kv("general.architecture", Value::String("llama".into()));
-        for (k, v) in [("embedding_length", 64), ("block_count", 1), ("feed_forward_length", 128), ("attention.head_count", 4),
-            ("attention.head_count_kv", 2), ("context_length", 256), ("vocab_size", 1000)]
-        {
+        for (k, v) in [
+            ("embedding_length", 64),
+            ("block_count", 1),
+            ("feed_forward_length", 128),
+            ("attention.head_count", 4),
+            ("attention.head_count_kv", 2),
+            ("context_length", 256),
+            ("vocab_size", 1000),
+        ] {
             w.add_kv(format!("llama.{k}"), Value::U32(v));
         }
         w.add_kv("llama.attention.layer_norm_rms_epsilon", Value::F32(1e-5));
@@ -623,10 +641,17 @@ mod tests {
         };
         t("token_embd.weight", &[64, 1000]);
         t("output_norm.weight", &[64]);
-        for (name, dims) in [("attn_norm", vec![64]), ("attn_q", vec![64, 64]), ("attn_k", vec![64, 32]), ("attn_v", vec![64, 32]),
-            ("attn_output", vec![64, 64]), ("ffn_norm", vec![64]), ("ffn_gate", vec![64, 128]), ("ffn_up", vec![64, 128]),
-            ("ffn_down", vec![128, 64])]
-        {
+        for (name, dims) in [
+            ("attn_norm", vec![64]),
+            ("attn_q", vec![64, 64]),
+            ("attn_k", vec![64, 32]),
+            ("attn_v", vec![64, 32]),
+            ("attn_output", vec![64, 64]),
+            ("ffn_norm", vec![64]),
+            ("ffn_gate", vec![64, 128]),
+            ("ffn_up", vec![64, 128]),
+            ("ffn_down", vec![128, 64]),
+        ] {
             t(&format!("blk.0.{name}.weight"), &dims);
         }
         w.to_bytes()
@@ -660,11 +685,19 @@ mod tests {
         assert!(at >= header_len && at < header_len + 100, "refused after {at} bytes, header {header_len}");
         assert!(e.message.contains("WebAssembly memory") && e.message.contains("1 MiB allowed"), "{}", e.message);
         // Phrased as memory.rs's refusal: "needs about N MiB (weights N MiB, KV cache for P positions N MiB, ...".
-        assert!(e.message.contains("needs about 17 MiB (weights 1 MiB, KV cache for 64 positions 1 MiB"), "{}", e.message);
+        assert!(
+            e.message.contains("needs about 17 MiB (weights 1 MiB, KV cache for 64 positions 1 MiB"),
+            "{}",
+            e.message
+        );
         // A device whose binding cannot hold the [512, 128] activations.
         let mut gpu = FitsCheck::new(None, None);
         let e = feed_all(&mut gpu, Some((u64::MAX, 100_000))).1.expect_err("refused");
-        assert!(e.message.contains("this WebGPU device") && e.message.contains("activation [512, 128]"), "{}", e.message);
+        assert!(
+            e.message.contains("this WebGPU device") && e.message.contains("activation [512, 128]"),
+            "{}",
+            e.message
+        );
         // The caller's caps apply over the device's limits.
         let mut capped = FitsCheck::new(None, None);
         capped.set_caps(Allowed { max_binding: 100_000, ..unlimited() });
@@ -678,7 +711,8 @@ mod tests {
     fn gpu_need_splits_large_weights_and_checks_every_buffer() {
         let cfg = config();
         // Q8_0 rows of 64 values: 2 blocks of 34 bytes, stored as 2 × 36 = 72 bytes.
-        let specs = [spec("token_embd.weight", GgmlType::Q8_0, 64, 1000), spec("output_norm.weight", GgmlType::Q8_0, 64, 1)];
+        let specs =
+            [spec("token_embd.weight", GgmlType::Q8_0, 64, 1000), spec("output_norm.weight", GgmlType::Q8_0, 64, 1)];
         let need = gpu_need(&cfg, &specs, 200, &unlimited());
         // The one-row tensor is widened to f32.
         assert_eq!(need.weights, 72 * 1000 + 64 * 4);
@@ -700,6 +734,10 @@ mod tests {
         // maxBufferSize counts too, and a row larger than a buffer cannot be split.
         let tiny = Allowed { max_buffer_size: 64, ..unlimited() };
         let refused = gpu_need(&cfg, &specs, 200, &tiny);
-        assert!(refused.reasons.iter().any(|r| r.contains("one row of tensor 'token_embd.weight' is 72 bytes")), "{:?}", refused.reasons);
+        assert!(
+            refused.reasons.iter().any(|r| r.contains("one row of tensor 'token_embd.weight' is 72 bytes")),
+            "{:?}",
+            refused.reasons
+        );
     }
 }

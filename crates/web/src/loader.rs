@@ -78,7 +78,13 @@ pub async fn create_loader(
         }
     };
     let fits = Some(FitsCheck::new(file_len, context_length));
-    Ok(WebLoader { stream: Some(stream), adapter: choice.adapter, fallback_reason: choice.fallback_reason, context_length, fits })
+    Ok(WebLoader {
+        stream: Some(stream),
+        adapter: choice.adapter,
+        fallback_reason: choice.fallback_reason,
+        context_length,
+        fits,
+    })
 }
 
 /// Once the header is in (the CPU backend has allocated the weights): the KV cache of

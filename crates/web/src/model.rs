@@ -251,11 +251,14 @@ impl WebModel {
     }
 }
 
-fn render_chat<B: Backend>(model: &Model<B>, messages: &[ChatMessage], add_generation_prompt: bool) -> JsResult<String> {
-    let mut template = model
-        .chat_template()
-        .cloned()
-        .ok_or_else(|| WebError::usage("this model has no chat template (tokenizer.chat_template); use generate() with plain text"))?;
+fn render_chat<B: Backend>(
+    model: &Model<B>,
+    messages: &[ChatMessage],
+    add_generation_prompt: bool,
+) -> JsResult<String> {
+    let mut template = model.chat_template().cloned().ok_or_else(|| {
+        WebError::usage("this model has no chat template (tokenizer.chat_template); use generate() with plain text")
+    })?;
     // wasm32-unknown-unknown has no clock: give `strftime_now` the browser's.
     template.set_now((js_sys::Date::now() / 1000.0) as i64);
     let tok = model.tokenizer();

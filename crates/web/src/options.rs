@@ -151,7 +151,9 @@ fn response_format(v: &JsValue) -> JsResult<Option<ConstraintSpec>> {
         Some(other) => Err(WebError::invalid_request(format!(
             "response_format.type '{other}' is not one of 'text', 'json_object', 'json_schema'"
         ))),
-        None => Err(WebError::invalid_request("response_format must be { type: 'text' | 'json_object' | 'json_schema' }")),
+        None => {
+            Err(WebError::invalid_request("response_format must be { type: 'text' | 'json_object' | 'json_schema' }"))
+        }
     }
 }
 

@@ -32,10 +32,10 @@ mod gpu_leaks;
 mod inspect;
 #[path = "browser/js_api.rs"]
 mod js_api;
-#[path = "browser/large_models.rs"]
-mod large_models;
 #[path = "browser/kernels.rs"]
 mod kernels;
+#[path = "browser/large_models.rs"]
+mod large_models;
 #[path = "browser/real_models.rs"]
 mod real_models;
 #[path = "browser/structured_output.rs"]

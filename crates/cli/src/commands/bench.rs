@@ -134,7 +134,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Error> {
     let vocab = model.config().vocab_size as u32;
     // A deterministic prompt of ordinary token ids (content does not change the speed).
-    let prompt: Vec<u32> = (0..args.prompt_tokens as u32).map(|i| 1 + (i * 7919) % vocab.saturating_sub(1).max(1)).collect();
+    let prompt: Vec<u32> =
+        (0..args.prompt_tokens as u32).map(|i| 1 + (i * 7919) % vocab.saturating_sub(1).max(1)).collect();
     let context = args.prompt_tokens + args.gen_tokens + 1;
     let (mut prefill, mut decode) = (Vec::new(), Vec::new());
     let mut per_token = (0.0, 0.0, 0.0, 0.0);

@@ -8,7 +8,9 @@ pub struct Args {}
 pub fn run(_args: Args) -> Result<(), Error> {
     let adapters = pollster::block_on(kindling_gpu::adapters_info());
     if adapters.is_empty() {
-        println!("no GPU adapters found (install a Vulkan driver, e.g. mesa-vulkan-drivers); `--backend cpu` still works");
+        println!(
+            "no GPU adapters found (install a Vulkan driver, e.g. mesa-vulkan-drivers); `--backend cpu` still works"
+        );
     }
     for (i, a) in adapters.iter().enumerate() {
         println!("[{i}] {a}");

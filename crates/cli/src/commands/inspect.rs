@@ -22,7 +22,12 @@ pub fn run(args: Args) -> Result<(), Error> {
     let md = &header.metadata;
     println!("file:          {}", args.file.display());
     println!("gguf version:  {}", header.version);
-    println!("tensors:       {} ({} bytes of data from offset {})", header.tensors.len(), header.data_size(), header.data_offset);
+    println!(
+        "tensors:       {} ({} bytes of data from offset {})",
+        header.tensors.len(),
+        header.data_size(),
+        header.data_offset
+    );
     match ModelConfig::from_metadata(md) {
         Ok(c) => {
             println!("architecture:  {} ({})", c.architecture.name(), c.name);
@@ -36,14 +41,18 @@ pub fn run(args: Args) -> Result<(), Error> {
             let windows: Vec<String> = c
                 .layers
                 .iter()
-                .map(|l| format!("{}@{}", l.sliding_window.map_or("global".to_string(), |w| w.to_string()), l.rope.base))
+                .map(|l| {
+                    format!("{}@{}", l.sliding_window.map_or("global".to_string(), |w| w.to_string()), l.rope.base)
+                })
                 .collect();
             println!("layers (window@rope base): {}", windows.join(" "));
         }
         Err(e) => println!("architecture:  not runnable: {e}"),
     }
     match Tokenizer::from_metadata(md) {
-        Ok(t) => println!("tokenizer:     {:?}, {} tokens, bos {:?}, eos {:?}", t.kind(), t.vocab_size(), t.bos(), t.eos()),
+        Ok(t) => {
+            println!("tokenizer:     {:?}, {} tokens, bos {:?}, eos {:?}", t.kind(), t.vocab_size(), t.bos(), t.eos())
+        }
         Err(e) => println!("tokenizer:     unusable: {e}"),
     }
     println!("chat template: {}", if md.get_str("tokenizer.chat_template").is_some() { "yes" } else { "no" });
@@ -66,10 +75,15 @@ pub fn run(args: Args) -> Result<(), Error> {
 fn short(v: &Value) -> String {
     match v {
         Value::String(s) if s.len() > 80 => format!("{:?}… ({} bytes)", &s[..s.floor_char_boundary(80)], s.len()),
-        Value::Array(a) => format!("[{} x {}]{}", a.len(), a.type_name(), match a {
-            Array::String(s) => format!(" {:?}…", &s[..s.len().min(5)]),
-            _ => String::new(),
-        }),
+        Value::Array(a) => format!(
+            "[{} x {}]{}",
+            a.len(),
+            a.type_name(),
+            match a {
+                Array::String(s) => format!(" {:?}…", &s[..s.len().min(5)]),
+                _ => String::new(),
+            }
+        ),
         other => format!("{other:?}"),
     }
 }

@@ -47,7 +47,8 @@ impl ModelTask for Args {
         if ids.len() > session.capacity() {
             return Err(format!("{} tokens exceed the model's context of {}", ids.len(), session.capacity()).into());
         }
-        let Evaluated::Logits(logits) = pollster::block_on(model.eval(&mut session, &ids, EvalOutput::AllLogits))? else {
+        let Evaluated::Logits(logits) = pollster::block_on(model.eval(&mut session, &ids, EvalOutput::AllLogits))?
+        else {
             return Err("the engine returned no logits".into());
         };
         let vocab = model.config().vocab_size;

@@ -69,7 +69,12 @@ impl ModelTask for Args {
                 .ok_or("this model has no chat template (tokenizer.chat_template); run without --chat")?;
             let tok = model.tokenizer();
             let text_of = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
-            template.render(&[ChatMessage::new("user", args.prompt.as_str())], true, &text_of(tok.bos()), &text_of(tok.eos()))?
+            template.render(
+                &[ChatMessage::new("user", args.prompt.as_str())],
+                true,
+                &text_of(tok.bos()),
+                &text_of(tok.eos()),
+            )?
         } else {
             args.prompt.clone()
         };

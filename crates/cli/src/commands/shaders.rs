@@ -37,6 +37,9 @@ pub fn run(args: Args) -> Result<(), Error> {
             print!("{}", v.key.source());
             Ok(())
         }
-        Err(close) => Err(format!("no kernel named '{name}'; closest: {} (all: kindling shaders --list)", close.join(", ")).into()),
+        Err(close) => {
+            Err(format!("no kernel named '{name}'; closest: {} (all: kindling shaders --list)", close.join(", "))
+                .into())
+        }
     }
 }

@@ -30,7 +30,15 @@ fn group16<const R: usize>(blk: &mut [F4; R], q: B16, signed: bool, x: X<R>, at:
 /// `blk[r] += scale · Σ q·x[r]` over 32-value group `g` (activation block `g`) whose
 /// codes are `lo` (values 0..16) and `hi` (16..32).
 #[inline(always)]
-fn group32<const G: usize, const R: usize>(blk: &mut [F4; R], lo: B16, hi: B16, signed: bool, x: &Int<G, R>, g: usize, scale: f32) {
+fn group32<const G: usize, const R: usize>(
+    blk: &mut [F4; R],
+    lo: B16,
+    hi: B16,
+    signed: bool,
+    x: &Int<G, R>,
+    g: usize,
+    scale: f32,
+) {
     let w = |b: B16| if signed { b.widen16_i() } else { b.widen16_u() };
     let ([a, b], [c, d]) = (w(lo), w(hi));
     let q: [I16x8; 4] = [a, b, c, d];

@@ -48,7 +48,12 @@ mod imp {
         }
         #[inline(always)]
         pub fn to_array(self) -> [f32; 4] {
-            [f32x4_extract_lane::<0>(self.0), f32x4_extract_lane::<1>(self.0), f32x4_extract_lane::<2>(self.0), f32x4_extract_lane::<3>(self.0)]
+            [
+                f32x4_extract_lane::<0>(self.0),
+                f32x4_extract_lane::<1>(self.0),
+                f32x4_extract_lane::<2>(self.0),
+                f32x4_extract_lane::<3>(self.0),
+            ]
         }
         /// Lane-wise from the four low signed 32-bit integers.
         #[inline(always)]
@@ -56,7 +61,6 @@ mod imp {
             F4(f32x4_convert_i32x4(v))
         }
     }
-
 
     /// Eight i16 lanes.
     #[derive(Clone, Copy)]
@@ -177,7 +181,6 @@ mod imp {
         }
     }
 }
-
 
 /// x86_64: SSE2 is part of the baseline, so these need no runtime detection. Same
 /// lane operations as the wasm32 module (LLVM does not vectorise the portable
@@ -322,7 +325,12 @@ mod imp {
         }
         #[inline(always)]
         pub fn widen16_i(self) -> [I16x8; 2] {
-            unsafe { [I16x8(_mm_srai_epi16(_mm_unpacklo_epi8(self.0, self.0), 8)), I16x8(_mm_srai_epi16(_mm_unpackhi_epi8(self.0, self.0), 8))] }
+            unsafe {
+                [
+                    I16x8(_mm_srai_epi16(_mm_unpacklo_epi8(self.0, self.0), 8)),
+                    I16x8(_mm_srai_epi16(_mm_unpackhi_epi8(self.0, self.0), 8)),
+                ]
+            }
         }
         #[inline(always)]
         pub fn widen_u(self) -> [F4; 4] {
@@ -341,7 +349,9 @@ mod imp {
         pub fn widen_i(self) -> [F4; 4] {
             let [lo, hi] = self.widen16_i();
             unsafe {
-                let w = |v: __m128i| (_mm_srai_epi32(_mm_unpacklo_epi16(v, v), 16), _mm_srai_epi32(_mm_unpackhi_epi16(v, v), 16));
+                let w = |v: __m128i| {
+                    (_mm_srai_epi32(_mm_unpacklo_epi16(v, v), 16), _mm_srai_epi32(_mm_unpackhi_epi16(v, v), 16))
+                };
                 let ((a, b), (c, d)) = (w(lo.0), w(hi.0));
                 [F4::from_i32(a), F4::from_i32(b), F4::from_i32(c), F4::from_i32(d)]
             }
@@ -390,7 +400,6 @@ mod imp {
             self.0
         }
     }
-
 
     #[derive(Clone, Copy)]
     pub struct I16x8([i16; 8]);
@@ -514,7 +523,7 @@ mod imp {
     }
 }
 
-pub use imp::{B16, F4, I16x8, I32x4};
+pub use imp::{I16x8, I32x4, B16, F4};
 
 impl F4 {
     /// The four lanes summed in a fixed order: `(l0 + l1) + (l2 + l3)`.

@@ -115,7 +115,14 @@ fn fused_dot_matches_dequantize_for_every_type() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for ty in GgmlType::ALL {
         for trial in 0..60 {
-            let blocks = 1 + trial % if ty.block_elems() == 1 { 97 } else if ty.block_elems() == 32 { 9 } else { 3 };
+            let blocks = 1 + trial
+                % if ty.block_elems() == 1 {
+                    97
+                } else if ty.block_elems() == 32 {
+                    9
+                } else {
+                    3
+                };
             let n = blocks * ty.block_elems();
             let w = random_row(ty, blocks, &mut rng);
             let x = random_x(n, &mut rng);

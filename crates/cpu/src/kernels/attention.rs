@@ -9,7 +9,16 @@ use super::dot;
 /// batch's rows; `out`: `[n, heads × head_dim]`. Row r attends to positions
 /// `lo..=start + r`, where `lo` honours the sliding window.
 #[allow(clippy::too_many_arguments)]
-pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, start: usize, n: usize, p: &AttentionParams, out: &mut [f32]) {
+pub fn attention(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    width: usize,
+    start: usize,
+    n: usize,
+    p: &AttentionParams,
+    out: &mut [f32],
+) {
     let hd = p.head_dim;
     let q_cols = p.head_count * hd;
     let group = p.head_count / p.head_count_kv;
@@ -50,7 +59,14 @@ mod tests {
 
     #[test]
     fn single_position_returns_its_value_and_window_limits_history() {
-        let p = AttentionParams { head_count: 2, head_count_kv: 1, head_dim: 2, scale: 1.0, sliding_window: Some(1), softcap: None };
+        let p = AttentionParams {
+            head_count: 2,
+            head_count_kv: 1,
+            head_dim: 2,
+            scale: 1.0,
+            sliding_window: Some(1),
+            softcap: None,
+        };
         // Two cached positions; with a window of 1 each row sees only itself.
         let k = vec![1.0, 0.0, 0.0, 1.0];
         let v = vec![5.0, 6.0, 7.0, 8.0];

@@ -22,7 +22,16 @@ pub struct Scratch {
 /// `x`: `[n, cols]`; `w`: `rows` rows of `cols` values in GGUF type `ty`;
 /// `out`: `[n, rows]`.
 #[allow(clippy::too_many_arguments)]
-pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: usize, out: &mut [f32], scratch: &mut Scratch) {
+pub fn matmul(
+    x: &[f32],
+    n: usize,
+    ty: GgmlType,
+    w: &[u8],
+    rows: usize,
+    cols: usize,
+    out: &mut [f32],
+    scratch: &mut Scratch,
+) {
     let row_bytes = w.len() / rows.max(1);
     let need = needs(ty);
     let group = need.sum_group.unwrap_or(0);
@@ -41,7 +50,11 @@ pub fn matmul(x: &[f32], n: usize, ty: GgmlType, w: &[u8], rows: usize, cols: us
             x_sums(xr, group, &mut sums[r * per_sums..(r + 1) * per_sums]);
         }
         if need.planes {
-            x_planes(xr, &mut planes[r * per_planes..(r + 1) * per_planes], &mut scales[r * per_scales..(r + 1) * per_scales]);
+            x_planes(
+                xr,
+                &mut planes[r * per_planes..(r + 1) * per_planes],
+                &mut scales[r * per_scales..(r + 1) * per_scales],
+            );
         }
     }
     let (sums, planes, scales) = (&sums[..], &planes[..], &scales[..]);
@@ -139,7 +152,8 @@ mod tests {
         let (n, rows, cols) = (7, 3, 256);
         let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7 % 29) as f32 - 14.0) / 9.0).collect();
         for ty in GgmlType::ALL {
-            let w: Vec<u8> = (0..rows * ty.bytes_for(cols as u64).unwrap() as usize).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
+            let w: Vec<u8> =
+                (0..rows * ty.bytes_for(cols as u64).unwrap() as usize).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
             let mut all = vec![0.0; n * rows];
             matmul(&x, n, ty, &w, rows, cols, &mut all, &mut Scratch::default());
             for r in 0..n {

@@ -4,7 +4,14 @@ use kindling_model::{RopeConfig, RopeStyle};
 
 /// Rotates the first `n_rot` dims of each of `heads` heads in `row` by position `pos`
 /// (angles from `RopeConfig::cos_sin`, shared with the GPU backend's tables).
-pub fn rope_row(row: &mut [f32], heads: usize, head_dim: usize, pos: usize, rope: &RopeConfig, freq_factors: Option<&[f32]>) {
+pub fn rope_row(
+    row: &mut [f32],
+    heads: usize,
+    head_dim: usize,
+    pos: usize,
+    rope: &RopeConfig,
+    freq_factors: Option<&[f32]>,
+) {
     let half = rope.n_rot / 2;
     for i in 0..half {
         let (cos, sin) = rope.cos_sin(pos, i, freq_factors.and_then(|f| f.get(i).copied()));

@@ -48,7 +48,12 @@ pub fn attention<B: Backend>(
 }
 
 /// Gated FFN of the normalised input `ws.h` into `ws.proj`.
-pub fn feed_forward<B: Backend>(b: &mut B, cfg: &ModelConfig, w: &LayerWeights<B::Weight>, ws: &Workspace<B::Activation>) {
+pub fn feed_forward<B: Backend>(
+    b: &mut B,
+    cfg: &ModelConfig,
+    w: &LayerWeights<B::Weight>,
+    ws: &Workspace<B::Activation>,
+) {
     b.matmul(ws.h, &w.ffn_gate, ws.gate);
     b.matmul(ws.h, &w.ffn_up, ws.up);
     b.gated_activation(ws.gate, ws.up, cfg.activation, ws.act);

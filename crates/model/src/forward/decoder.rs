@@ -36,7 +36,15 @@ pub fn record<B: Backend>(p: &mut Pass<B>) -> Result<()> {
 }
 
 /// `x += y`, or `x += norm(y)` through `tmp` when the block has a post-norm.
-fn residual<B: Backend>(b: &mut B, x: B::Activation, y: B::Activation, post_norm: Option<&B::Weight>, d: usize, eps: f32, tmp: B::Activation) {
+fn residual<B: Backend>(
+    b: &mut B,
+    x: B::Activation,
+    y: B::Activation,
+    post_norm: Option<&B::Weight>,
+    d: usize,
+    eps: f32,
+    tmp: B::Activation,
+) {
     match post_norm {
         Some(n) => {
             b.rms_norm(y, n, d, eps, tmp);

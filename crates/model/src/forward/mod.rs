@@ -7,8 +7,8 @@
 mod blocks;
 mod decoder;
 
-use crate::backend::Backend;
 use crate::arch::Block;
+use crate::backend::Backend;
 use crate::config::ModelConfig;
 use crate::error::Result;
 use crate::weights::Weights;

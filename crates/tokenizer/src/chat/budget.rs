@@ -25,7 +25,9 @@ use std::fmt::{self, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use minijinja::machinery::{make_string_output, CompiledTemplate, Instruction, Instructions, TemplateConfig, Vm, WhitespaceConfig};
+use minijinja::machinery::{
+    make_string_output, CompiledTemplate, Instruction, Instructions, TemplateConfig, Vm, WhitespaceConfig,
+};
 use minijinja::value::{Rest, ValueKind};
 use minijinja::{context, AutoEscape, Environment, Error, ErrorKind, State, Value};
 

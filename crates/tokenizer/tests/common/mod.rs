@@ -97,11 +97,7 @@ pub fn read_json(name: &str) -> Json {
 }
 
 pub fn ids(v: &Json) -> Vec<u32> {
-    v.as_array()
-        .expect("id list")
-        .iter()
-        .map(|x| x.as_u64().expect("id") as u32)
-        .collect()
+    v.as_array().expect("id list").iter().map(|x| x.as_u64().expect("id") as u32).collect()
 }
 
 /// A metadata table like `md` with key `k` replaced by `v` (or removed when `None`).

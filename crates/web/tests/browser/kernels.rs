@@ -50,7 +50,11 @@ async fn compare(path: &str, options: GpuOptions) {
             worst = worst.max(d);
         }
     }
-    log(&format!("{path}: WebGPU vs CPU over {} positions: max |Δ logit| {worst:.2e}; {:?}", g.len(), gpu.backend().stats()));
+    log(&format!(
+        "{path}: WebGPU vs CPU over {} positions: max |Δ logit| {worst:.2e}; {:?}",
+        g.len(),
+        gpu.backend().stats()
+    ));
 }
 
 #[wasm_bindgen_test]

@@ -39,7 +39,8 @@ async fn greedy_matches_native(key: &str, path: &str, backend: &str, cases: usiz
     if key == "qwen2.5-0.5b" {
         check_qwen05_info(&info, 256);
     }
-    let options = obj(&[("temperature", 0.into()), ("maxTokens", JsValue::from(max_tokens as u32)), ("seed", 1.into())]);
+    let options =
+        obj(&[("temperature", 0.into()), ("maxTokens", JsValue::from(max_tokens as u32)), ("seed", 1.into())]);
     for case in model_fx["cases"].as_array().expect("cases").iter().take(cases) {
         let name = case["name"].as_str().unwrap_or("?");
         let prompt = case["prompt"].as_str().expect("prompt");
@@ -51,11 +52,16 @@ async fn greedy_matches_native(key: &str, path: &str, backend: &str, cases: usiz
         let ms = now_ms() - start;
         let mut want = ids(&case["token_ids"]);
         want.truncate(max_tokens);
-        let margins: Vec<f64> = case["margins"].as_array().map(|m| m.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
+        let margins: Vec<f64> =
+            case["margins"].as_array().map(|m| m.iter().filter_map(Value::as_f64).collect()).unwrap_or_default();
         // Steps before the first near-tie must agree; the near-tie step itself may not.
         let checked = margins.iter().position(|&m| m < NEAR_TIE).unwrap_or(want.len()).min(want.len());
         assert!(got.len() >= checked, "{key}/{name}: only {} tokens ({finish})", got.len());
-        assert_eq!(&got[..checked], &want[..checked], "{key}/{name} on {backend}: greedy ids differ from the native engine");
+        assert_eq!(
+            &got[..checked],
+            &want[..checked],
+            "{key}/{name} on {backend}: greedy ids differ from the native engine"
+        );
         log(&format!(
             "{key}/{name} on {backend}: {} tokens in {ms:.0} ms ({:.2} tok/s incl. prefill of {}), equal to native for {checked}/{} steps",
             got.len(),
@@ -124,7 +130,9 @@ async fn smollm2_webgpu_step_timings() {
     let mut model = Model::new(backend, loader.finish().expect("finish"), ModelOptions::default()).expect("model");
     log(&format!("smollm2 webgpu: load {:.0} ms", now_ms() - t));
     let mut session = model.new_session(64).expect("session");
-    for (what, ids) in [("1 token", vec![1u32]), ("1 token", vec![2]), ("4 tokens", vec![3, 4, 5, 6]), ("1 token", vec![7])] {
+    for (what, ids) in
+        [("1 token", vec![1u32]), ("1 token", vec![2]), ("4 tokens", vec![3, 4, 5, 6]), ("1 token", vec![7])]
+    {
         let t = now_ms();
         let r = model.eval(&mut session, &ids, EvalOutput::LastArgmax).await.expect("eval");
         log(&format!("smollm2 webgpu: eval {what}: {:.0} ms → {r:?}; {:?}", now_ms() - t, model.backend().stats()));

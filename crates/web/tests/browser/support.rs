@@ -58,7 +58,8 @@ async fn fetch(url: &str) -> web_sys::Response {
     let global = js_sys::global();
     let fetch = get(&global, "fetch").dyn_into::<js_sys::Function>().expect("fetch");
     let promise = fetch.call1(&global, &JsValue::from_str(url)).expect("fetch call");
-    let response = JsFuture::from(js_sys::Promise::from(promise)).await.unwrap_or_else(|e| panic!("fetch {url}: {e:?}"));
+    let response =
+        JsFuture::from(js_sys::Promise::from(promise)).await.unwrap_or_else(|e| panic!("fetch {url}: {e:?}"));
     let response: web_sys::Response = response.dyn_into().expect("a Response");
     assert!(response.ok(), "GET {url}: HTTP {} (is tests/scripts/serve.py running?)", response.status());
     response
@@ -144,9 +145,11 @@ pub async fn import_test_module(file: &str) -> JsValue {
 /// `import_test_module`) and checks its report (see `run_js_suite`).
 pub async fn run_js_module(what: &str, file: &str, export: &str, args: &[JsValue]) {
     let module = import_test_module(file).await;
-    let suite: js_sys::Function = get(&module, export).dyn_into().unwrap_or_else(|_| panic!("{file} exports no function {export}"));
+    let suite: js_sys::Function =
+        get(&module, export).dyn_into().unwrap_or_else(|_| panic!("{file} exports no function {export}"));
     let args: js_sys::Array = args.iter().collect();
-    let report = suite.apply(&JsValue::NULL, &args).unwrap_or_else(|e| panic!("{file}: {export}() threw: {}", json(&e)));
+    let report =
+        suite.apply(&JsValue::NULL, &args).unwrap_or_else(|e| panic!("{file}: {export}() threw: {}", json(&e)));
     run_js_suite(what, js_sys::Promise::resolve(&report)).await;
 }
 
@@ -157,6 +160,7 @@ pub async fn run_js_suite(what: &str, report: js_sys::Promise) {
     for line in js_sys::Array::from(&get(&report, "log")).iter() {
         log(&format!("[js] {}", line.as_string().unwrap_or_default()));
     }
-    let failures: Vec<String> = js_sys::Array::from(&get(&report, "failures")).iter().filter_map(|v| v.as_string()).collect();
+    let failures: Vec<String> =
+        js_sys::Array::from(&get(&report, "failures")).iter().filter_map(|v| v.as_string()).collect();
     assert!(failures.is_empty(), "{what} failures:\n{}", failures.join("\n"));
 }
