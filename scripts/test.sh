@@ -41,8 +41,14 @@ bash tests/scripts/fetch_models.sh
 echo "== writing the synthetic models"
 python3 tests/scripts/make_synthetic.py .cache/synthetic
 
+echo "== formatting (cargo fmt --check; rustfmt.toml)"
+cargo fmt --all -- --check
+
 echo "== cargo test"
 cargo test --workspace --locked "$@"
+
+echo "== lints (cargo clippy, every target, warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== fuzzing the header parser and chat templates (scripts/fuzz.sh: ${KINDLING_FUZZ_SECONDS:-30} s a target; installs cargo-fuzz once)"
 bash scripts/fuzz.sh

@@ -8,6 +8,7 @@
 //!   (docs/ARCHITECTURE.md, "Judging fidelity"); an f32 engine cannot match both there. Those
 //!   disputed positions are counted and printed, and there we must follow the f32
 //!   reference.
+//!
 //! Fixtures: `tests/fixtures/logits_*.json` from `tests/scripts/gen_logit_refs.py`.
 
 use kindling_e2e::{all_logits, argmax, fixture, fixture_model, load_cpu, margin, median};

@@ -37,7 +37,7 @@
 #[path = "gpu_common.rs"]
 mod gpu_common;
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use gpu_common::load_gpu;
 use kindling_e2e::fixture_model;
@@ -54,7 +54,7 @@ fn pinned() -> GpuOptions {
 }
 
 /// (decode, prefill) dispatches of one model.
-fn dispatches(path: &PathBuf) -> (usize, u64, u64) {
+fn dispatches(path: &Path) -> (usize, u64, u64) {
     let mut model = load_gpu(path, pinned());
     let (layers, vocab) = (model.config().block_count, model.config().vocab_size as u32);
     // Any ids the vocabulary holds: the dispatches do not depend on them.

@@ -369,7 +369,7 @@ fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
 /// and up read only where `read_gate_up` (reading them is the CPU's job: the fused GPU
 /// path does not write them). Then the two matmuls alone (held as a pair, flushed
 /// unfused by the read) give (gate, up) again.
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn gated_ffn_script<B: Backend>(
     b: &mut B,
     ty: GgmlType,
@@ -599,6 +599,7 @@ fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
     // (types and rows of the weights, split weights (rows per part), decode dispatches)
     // A third weight of another type joins too (v in Q6_K beside q and k in Q4_K, as
     // Q4_K_M files have it); a second one does not.
+    #[allow(clippy::type_complexity)]
     let cases: [(&[(GgmlType, usize)], Option<usize>, u64); 9] = [
         (&[(Q4_1, 131), (Q4_1, 37), (Q4_1, 37)], None, 1),
         (&[(Q5_0, 131), (Q5_0, 37), (Q8_0, 37)], None, 1),
@@ -1179,7 +1180,7 @@ fn attention_script<B: Backend>(
 /// and weights are rounded to f16 (11 significant bits): with these tests' values
 /// (|q|, |k| ≤ 2, |v| ≤ 3) a score moves by up to ~1e-2 and an output by a few 1e-3.
 fn attention_tol(b: &GpuBackend, n: usize, hd: usize) -> f32 {
-    if b.shader_features().coop_matrix && n > 8 && hd % 4 == 0 && hd <= 256 {
+    if b.shader_features().coop_matrix && n > 8 && hd.is_multiple_of(4) && hd <= 256 {
         1e-2
     } else {
         2e-5

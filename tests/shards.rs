@@ -62,6 +62,6 @@ fn shards_out_of_order_missing_or_early_are_refused() {
     let mut loader = Loader::new(None);
     let first = std::fs::read(&parts[0]).expect("shard");
     loader.feed(&mut backend, &first[..first.len() - 100]).expect("most of shard 1");
-    let early = loader.next_shard(None).err().expect("refused").to_string();
+    let early = loader.next_shard(None).expect_err("refused").to_string();
     assert!(early.contains("shard 1 ended") && early.contains("before its tensor"), "{early}");
 }

@@ -219,7 +219,7 @@ impl GpuBackend {
                 act,
                 lanes: matvec_lanes(gp.rows, g.cols),
                 eps: g.norm.map_or(0.0, |nm| nm.eps),
-                qx_runs: qx.map_or(0, |_| out_stride as u32 / 16),
+                qx_runs: qx.map_or(0, |_| out_stride / 16),
                 ..Default::default()
             };
             let groups = gp.rows.div_ceil(matvec_rows(p.lanes)) as u32;

@@ -111,7 +111,7 @@ impl KernelKey {
     /// Whether rows of `k` values of this kernel's weight types are whole integer-dot
     /// units (and whole blocks).
     fn int_units_fit(self, k: usize) -> bool {
-        let fits = |t: GgmlType| has_int_units(t) && k % t.block_elems().max(32) == 0;
+        let fits = |t: GgmlType| has_int_units(t) && k.is_multiple_of(t.block_elems().max(32));
         self.ty.is_some_and(fits) && self.ty3.is_none_or(fits)
     }
 

@@ -32,8 +32,9 @@
 //!     KV store joins the q/k preparation, and in decode all of it joins the attention;
 //!   - `matmul(z → y)` then `add(x, y)`: the residual add joins the matmul;
 //!   - `rms_norm(y → t)` then `add(x, t)` (Gemma's post-norms): one dispatch.
-//!   Any other op between them only costs the fusion, never correctness. tests/
-//!   gpu_fusion.rs pins the dispatches per token and per prefill of every architecture.
+//!
+//! Any other op between them only costs the fusion, never correctness. tests/
+//! gpu_fusion.rs pins the dispatches per token and per prefill of every architecture.
 
 use kindling_gguf::GgmlType;
 

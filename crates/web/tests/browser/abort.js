@@ -115,12 +115,14 @@ export async function runAbortTests(base, backend) {
   // The next call at once: its first token within its own time plus what was on its way.
   const next = await stream(wm, NEXT, { ...replyOptions, maxTokens: nextTokens });
   const firstMs = next.times[0] - abortedAt;
-  // Its own first token and the step on its way, with slack: a fixed one, and a quarter
-  // more for a slow adapter whose times wander (SwiftShader under load); the bug this
-  // catches cost the whole reply (71 s against a bound of 2 s on the CPU).
-  const bound = 1.25 * (ttft + step) + MARGIN_MS;
+  // Its own first token and the step on its way, with slack: a fixed one, and a share
+  // more for times that wander (SwiftShader's under load went 1.21× over the two; there
+  // the one step measured stands in for a decode step too); the bug this catches cost
+  // the whole reply (71 s against a bound of 2 s on the CPU).
+  const slack = backend === 'webgpu' ? 1.5 : 1.25;
+  const bound = slack * (ttft + step) + MARGIN_MS;
   say(`next call: first token ${firstMs.toFixed(0)} ms after the abort (bound ${bound.toFixed(0)} ms: `
-    + `1.25 × (its first token ${ttft.toFixed(0)} + a step ${step.toFixed(0)}) + ${MARGIN_MS})`);
+    + `${slack} × (its first token ${ttft.toFixed(0)} + a step ${step.toFixed(0)}) + ${MARGIN_MS})`);
   check(next.end === 'done' && next.times.length === nextTokens, `the next call: ${next.end}, ${next.times.length} tokens`);
   check(firstMs <= bound, `the next call's first token came ${firstMs.toFixed(0)} ms after the abort (bound ${bound.toFixed(0)} ms)`);
 
