@@ -9,7 +9,7 @@ use std::time::Instant;
 use kindling_cpu::CpuBackend;
 use kindling_gguf::{Header, HeaderParser, Limits, Progress};
 use kindling_gpu::{GpuBackend, GpuOptions};
-use kindling_model::{Backend, Loader, Model, ModelOptions};
+use kindling_model::{policy, Backend, Loader, Model, ModelOptions};
 
 pub type Error = Box<dyn std::error::Error>;
 
@@ -90,8 +90,11 @@ pub trait ModelTask: Sized {
     fn run<B: Backend>(self, loaded: Loaded<B>) -> Result<(), Error>;
 }
 
-/// Opens the chosen backend, loads the model onto it and runs `task`.
-pub fn with_model(options: ModelOptions, task: impl ModelTask) -> Result<(), Error> {
+/// Opens the chosen backend, loads the model onto it and runs `task`. `options`: the
+/// model's settings, or `None` for the generation policy's for that backend (the
+/// browser package's).
+pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask) -> Result<(), Error> {
+    let options = options.into();
     let ModelArgs { file, backend, kv_f16, no_coop_matrix, no_int_dot, checked_shaders } = task.model().clone();
     let path = file.as_path();
     let gpu = GpuOptions {
@@ -102,19 +105,21 @@ pub fn with_model(options: ModelOptions, task: impl ModelTask) -> Result<(), Err
         checked_shaders,
         ..Default::default()
     };
+    let cpu_options = options.unwrap_or(policy::CPU_OPTIONS);
+    let gpu_options = options.unwrap_or(policy::GPU_OPTIONS);
     match backend {
-        BackendChoice::Cpu => task.run(load_onto(path, CpuBackend::new(), options)?),
-        BackendChoice::Gpu => task.run(load_onto(path, open_gpu(gpu)?, options)?),
+        BackendChoice::Cpu => task.run(load_onto(path, CpuBackend::new(), cpu_options)?),
+        BackendChoice::Gpu => task.run(load_onto(path, open_gpu(gpu)?, gpu_options)?),
         // A CPU "GPU" (lavapipe, SwiftShader) is far slower than the CPU backend.
         BackendChoice::Auto => match open_gpu(gpu) {
-            Ok(gpu) if gpu.adapter().device_type != "Cpu" => task.run(load_onto(path, gpu, options)?),
+            Ok(gpu) if gpu.adapter().device_type != "Cpu" => task.run(load_onto(path, gpu, gpu_options)?),
             Ok(gpu) => {
                 eprintln!("note: the only GPU is a software one ({}); running on the CPU backend", gpu.adapter().name);
-                task.run(load_onto(path, CpuBackend::new(), options)?)
+                task.run(load_onto(path, CpuBackend::new(), cpu_options)?)
             }
             Err(e) => {
                 eprintln!("note: no usable GPU ({e}); running on the CPU backend");
-                task.run(load_onto(path, CpuBackend::new(), options)?)
+                task.run(load_onto(path, CpuBackend::new(), cpu_options)?)
             }
         },
     }
@@ -162,4 +167,9 @@ fn shard_paths(path: &Path) -> Vec<PathBuf> {
         Some((base, n)) => (1..=n).map(|i| path.with_file_name(format!("{base}-{i:05}-of-{n:05}.gguf"))).collect(),
         None => vec![path.to_path_buf()],
     }
+}
+
+/// A seed from the clock, for runs that give none.
+pub fn clock_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }

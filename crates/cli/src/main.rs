@@ -21,6 +21,8 @@ enum Command {
     Inspect(commands::inspect::Args),
     /// Generate text from a prompt.
     Run(commands::run::Args),
+    /// One OpenAI chat completion (messages, tools, response format) as JSON.
+    Chat(commands::chat::Args),
     /// Print the token ids of a text, as the model's prompt tokenization gives them.
     Tokenize(commands::tokenize::Args),
     /// Evaluate a sequence in one pass and print the top logits at every position.
@@ -38,6 +40,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Run(a) => commands::run::run(a),
+        Command::Chat(a) => commands::chat::run(a),
         Command::Tokenize(a) => commands::tokenize::run(a),
         Command::Logits(a) => commands::logits::run(a),
         Command::Bench(a) => commands::bench::run(a),

@@ -13,7 +13,9 @@ mod forward;
 pub mod generate;
 mod info;
 pub mod loader;
+pub mod policy;
 pub mod sampler;
+pub mod tools;
 pub mod weights;
 
 pub use arch::{ArchSpec, ARCHITECTURES};
@@ -22,8 +24,10 @@ pub use config::{Activation, Architecture, LayerConfig, ModelConfig, RopeConfig,
 pub use constraint::{Constraint, ConstraintSpec, ConstraintVocab, TokenMask};
 pub use engine::{EvalOutput, Evaluated, Model, ModelOptions, Session};
 pub use error::{BackendFailure, ModelError, Result};
-pub use forward::LogitRows;
+pub use forward::{workspace_buffers, workspace_bytes, LogitRows, WorkspaceBuffer};
 pub use generate::{FinishReason, GenerateOptions, Generation, Piece};
 pub use info::ModelInfo;
 pub use loader::{LoadProgress, LoadedModel, Loader};
+pub use policy::{ChatRequest, PreparedChat};
 pub use sampler::{Sampler, SamplerConfig};
+pub use tools::{Tool, ToolCall, ToolCallGrammar, ToolChoice};

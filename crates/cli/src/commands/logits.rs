@@ -1,7 +1,7 @@
 //! `kindling logits FILE (--prompt TEXT | --token-ids 1,2,3) [--top K] [--json]`:
 //! teacher-forced evaluation in one pass, the tool fidelity is measured with.
 
-use kindling_model::{Backend, EvalOutput, Evaluated, ModelOptions};
+use kindling_model::{Backend, EvalOutput, Evaluated};
 
 use crate::load::{with_model, Error, Loaded, ModelArgs, ModelTask};
 
@@ -24,7 +24,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
-    with_model(ModelOptions::default(), args)
+    with_model(None, args)
 }
 
 impl ModelTask for Args {

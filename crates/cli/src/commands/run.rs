@@ -3,11 +3,11 @@
 use std::io::Write;
 use std::time::Instant;
 
-use kindling_model::{Backend, GenerateOptions, Generation, ModelOptions, SamplerConfig};
+use kindling_model::{policy, Backend, GenerateOptions, Generation, SamplerConfig};
 use kindling_tokenizer::ChatMessage;
 
 use crate::constraint_args::ConstraintArgs;
-use crate::load::{with_model, Error, Loaded, ModelArgs, ModelTask};
+use crate::load::{clock_seed, with_model, Error, Loaded, ModelArgs, ModelTask};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,17 +15,17 @@ pub struct Args {
     model: ModelArgs,
     #[arg(long)]
     prompt: String,
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = policy::MAX_TOKENS)]
     max_tokens: usize,
     /// 0 picks the most likely token every step (greedy).
-    #[arg(long, default_value_t = 0.8)]
+    #[arg(long, default_value_t = policy::TEMPERATURE)]
     temperature: f32,
     /// 0 disables top-k.
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, default_value_t = policy::TOP_K)]
     top_k: usize,
-    #[arg(long, default_value_t = 0.95)]
+    #[arg(long, default_value_t = policy::TOP_P)]
     top_p: f32,
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = policy::MIN_P)]
     min_p: f32,
     #[arg(long, default_value_t = 1.0)]
     repetition_penalty: f32,
@@ -49,7 +49,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
-    with_model(ModelOptions::default(), args)
+    with_model(None, args)
 }
 
 impl ModelTask for Args {
@@ -78,12 +78,7 @@ impl ModelTask for Args {
         } else {
             args.prompt.clone()
         };
-        // A rendered chat template spells out its special tokens; plain prompts are text.
-        let mut prompt_ids = model.tokenizer().encode(&prompt_text, true, args.chat);
-        // A template that writes `bos_token` itself would otherwise get a second BOS.
-        if prompt_ids.len() >= 2 && prompt_ids[0] == prompt_ids[1] && Some(prompt_ids[0]) == model.tokenizer().bos() {
-            prompt_ids.remove(0);
-        }
+        let prompt_ids = policy::prompt_ids(model.tokenizer(), &prompt_text, args.chat);
         if prompt_ids.is_empty() {
             return Err("the prompt has no tokens".into());
         }
@@ -102,6 +97,7 @@ impl ModelTask for Args {
             stop: args.stop.clone(),
             stop_at_eog: true,
             constraint,
+            tool_calls: None,
         };
         let context = args.context.unwrap_or(prompt_ids.len() + args.max_tokens);
         let mut session = model.new_session(context)?;
@@ -150,8 +146,4 @@ impl ModelTask for Args {
         }
         Ok(())
     }
-}
-
-fn clock_seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
