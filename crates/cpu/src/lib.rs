@@ -74,6 +74,11 @@ impl CpuBackend {
         self.weight_bytes
     }
 
+    /// Total bytes of the activations allocated (the engine's workspace), f32.
+    pub fn activation_bytes(&self) -> u64 {
+        self.acts.iter().map(|m| 4 * m.capacity as u64 * m.cols as u64).sum()
+    }
+
     /// Rows the current batch has in activation `a`.
     fn rows(&self, a: CpuActivation) -> usize {
         self.tokens.len().min(self.acts[a.0].capacity)

@@ -80,10 +80,9 @@ pub struct ModelConfig {
     pub head_count: usize,
     /// Key/value heads (grouped-query attention: head_count is a multiple of it).
     pub head_count_kv: usize,
-    /// Width of one query/key head.
+    /// Width of one query, key and value head (a file whose value heads differ in width
+    /// is refused).
     pub head_dim: usize,
-    /// Width of one value head.
-    pub value_head_dim: usize,
     /// Positions the model was trained for.
     pub context_length: usize,
     pub rms_norm_eps: f32,
@@ -218,7 +217,6 @@ impl ModelConfig {
             head_count,
             head_count_kv,
             head_dim,
-            value_head_dim,
             context_length,
             rms_norm_eps,
             activation: spec.activation,

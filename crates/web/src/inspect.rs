@@ -16,7 +16,7 @@
 
 use js_sys::{Object, Reflect};
 use kindling_gguf::{GgmlType, Header, HeaderParser, Limits, Progress};
-use kindling_model::{weights, ModelConfig, ModelError, ModelInfo, WeightSpec};
+use kindling_model::{weights, workspace_buffers, ModelConfig, ModelError, ModelInfo, WeightSpec, WorkspaceBuffer};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{ErrorName, JsResult, WebError};
@@ -80,25 +80,21 @@ impl Need {
     }
 }
 
-/// The activation buffers of a batch of `batch` rows, as `Workspace::alloc` makes them:
-/// (what, bytes) each. Their sum is `CpuNeed`'s activations.
+/// The activation buffers of a batch of `batch` rows, as `Workspace::alloc` makes them
+/// (`kindling_model::workspace_buffers`): (what, bytes) of each distinct shape, the
+/// largest of those with the same width and kind. Their sum is at most `CpuNeed`'s
+/// activations, which counts every buffer.
 fn activation_buffers(cfg: &ModelConfig, batch: usize) -> Vec<(String, u64)> {
-    let logits_rows = batch.min(32); // Workspace's LOGITS_ALL_ROWS
-    let b = batch as u64;
-    let (d, q, kv, ff, vocab) = (
-        cfg.embedding_length as u64,
-        cfg.q_width() as u64,
-        cfg.kv_width() as u64,
-        cfg.feed_forward_length as u64,
-        cfg.vocab_size as u64,
-    );
-    vec![
-        (format!("activation [{batch}, {d}]"), 4 * b * d),
-        (format!("activation [{batch}, {q}]"), 4 * b * q),
-        (format!("activation [{batch}, {kv}]"), 4 * b * kv),
-        (format!("activation [{batch}, {ff}]"), 4 * b * ff),
-        (format!("logits [{logits_rows}, {vocab}]"), 4 * logits_rows as u64 * vocab),
-    ]
+    let kind = |b: &WorkspaceBuffer| if b.name.starts_with("logits") { "logits" } else { "activation" };
+    let mut widest: Vec<WorkspaceBuffer> = Vec::new();
+    for b in workspace_buffers(cfg, batch) {
+        match widest.iter_mut().find(|w| w.cols == b.cols && kind(w) == kind(&b)) {
+            Some(w) if w.rows < b.rows => *w = b,
+            Some(_) => {}
+            None => widest.push(b),
+        }
+    }
+    widest.iter().map(|b| (format!("{} [{}, {}]", kind(b), b.rows, b.cols), b.bytes())).collect()
 }
 
 /// What the model of `cfg` with weights `specs` needs on WebGPU for `positions`, and
@@ -618,11 +614,22 @@ mod tests {
         assert!(!cpu_need(&cfg, &huge, 100, 0, &big).fits());
     }
 
-    /// A one-layer llama of `config()`'s shapes as a GGUF file (F32 weights, zeros).
-    fn tiny_file() -> Vec<u8> {
+    /// A one-layer llama of `config()`'s shapes as a GGUF file (F32 weights, zeros); with
+    /// `vocabulary`, a SentencePiece vocabulary too, so that the engine can load it.
+    fn tiny_file(vocabulary: bool) -> Vec<u8> {
         use kindling_gguf::writer::GgufWriter;
+        use kindling_gguf::Array;
         let mut w = GgufWriter::new(3);
         w.add_kv("general.architecture", Value::String("llama".into()));
+        if vocabulary {
+            let tokens =
+                ["<unk>", "<s>", "</s>"].map(String::from).into_iter().chain((3..1000).map(|i| format!("t{i}")));
+            w.add_kv("tokenizer.ggml.model", Value::String("llama".into()));
+            w.add_kv("tokenizer.ggml.tokens", Value::Array(Array::String(tokens.collect())));
+            w.add_kv("tokenizer.ggml.scores", Value::Array(Array::F32(vec![0.0; 1000])));
+            let types = (0..1000).map(|i| if i < 3 { 3 } else { 1 }).collect();
+            w.add_kv("tokenizer.ggml.token_type", Value::Array(Array::I32(types)));
+        }
         for (k, v) in [
             ("embedding_length", 64),
             ("block_count", 1),
@@ -657,9 +664,30 @@ mod tests {
         w.to_bytes()
     }
 
+    /// The fits-check counts what the engine allocates: `CpuNeed`'s activations (which
+    /// `gpu_need` reports too) are the bytes of the workspace a loaded model holds, at
+    /// both backends' batch sizes.
+    #[test]
+    fn the_fits_check_counts_the_workspace_the_engine_allocates() {
+        use kindling_cpu::CpuBackend;
+        use kindling_model::Model;
+        let file = tiny_file(true);
+        for options in [CPU_OPTIONS, GPU_OPTIONS] {
+            let model = Model::load_from_bytes(CpuBackend::new(), &file, options).expect("load");
+            let need = CpuNeed::new(model.config(), 0, 0, options.max_batch);
+            assert_eq!(need.activations, model.backend().activation_bytes(), "batch {}", options.max_batch);
+        }
+        // Checked against the device's limits: each shape once (q is as wide as d here).
+        let shapes: Vec<String> = activation_buffers(&config(), 512).into_iter().map(|b| b.0).collect();
+        assert_eq!(
+            shapes,
+            ["activation [512, 64]", "activation [512, 32]", "activation [512, 128]", "logits [32, 1000]"]
+        );
+    }
+
     #[test]
     fn a_load_is_refused_when_the_header_completes() {
-        let file = tiny_file();
+        let file = tiny_file(false);
         let header_len = kindling_gguf::parse_header(&file).expect("header").data_offset as usize;
         let feed_all = |check: &mut FitsCheck, device: Option<(u64, u64)>| -> (usize, JsResult<()>) {
             for (i, chunk) in file.chunks(100).enumerate() {

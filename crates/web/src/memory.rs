@@ -63,18 +63,15 @@ pub(crate) struct CpuNeed {
     pub kv_cache: u64,
     pub positions: usize,
     /// The engine's activations for a batch of `batch` rows (`kindling_model`'s
-    /// `Workspace`: residual, q/k/v, attention, FFN, last-row and logits rows).
+    /// `Workspace`: residual, q/k/v, attention, FFN, last-row and logits rows), as
+    /// `kindling_model::workspace_bytes` counts them.
     pub activations: u64,
 }
 
 impl CpuNeed {
     pub fn new(cfg: &ModelConfig, weights: u64, positions: usize, batch: usize) -> CpuNeed {
-        let (d, ff, vocab) = (cfg.embedding_length as u64, cfg.feed_forward_length as u64, cfg.vocab_size as u64);
-        let (qw, kvw) = (cfg.q_width() as u64, cfg.kv_width() as u64);
-        let b = batch as u64;
-        let logits_rows = b.min(32); // Workspace's LOGITS_ALL_ROWS
-        let activations = 4 * (b * (3 * d + 2 * qw + 2 * kvw + 3 * ff) + 2 * d + (1 + logits_rows) * vocab);
-        let kv_cache = 4 * 2 * cfg.block_count as u64 * positions as u64 * kvw;
+        let activations = kindling_model::workspace_bytes(cfg, batch);
+        let kv_cache = 4 * 2 * cfg.block_count as u64 * positions as u64 * cfg.kv_width() as u64;
         CpuNeed { weights, kv_cache, positions, activations }
     }
 

@@ -48,26 +48,75 @@ pub struct Workspace<A> {
 /// 512 MB at 512 rows, past many devices' storage-binding limits.
 const LOGITS_ALL_ROWS: usize = 32;
 
+/// One f32 buffer of the [`Workspace`]: the field it is and its shape `[rows, cols]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkspaceBuffer {
+    /// The `Workspace` field (`"x"`, `"q"`, `"logits_all"`, ...).
+    pub name: &'static str,
+    pub rows: usize,
+    pub cols: usize,
+}
+
+impl WorkspaceBuffer {
+    /// Its size in bytes (f32 values).
+    pub fn bytes(&self) -> u64 {
+        4 * self.rows as u64 * self.cols as u64
+    }
+}
+
+/// Every buffer [`Workspace::alloc`] makes for a batch of `batch` rows, in the order it
+/// makes them. The allocation is made from this list, and the fits-check before a
+/// download (kindling-web's `inspect.rs` and `memory.rs`) counts it, so the two cannot
+/// drift apart.
+pub fn workspace_buffers(cfg: &ModelConfig, batch: usize) -> [WorkspaceBuffer; 14] {
+    let buf = |name, rows, cols| WorkspaceBuffer { name, rows, cols };
+    let (d, q, kv, ffn, vocab) =
+        (cfg.embedding_length, cfg.q_width(), cfg.kv_width(), cfg.feed_forward_length, cfg.vocab_size);
+    [
+        buf("x", batch, d),
+        buf("h", batch, d),
+        buf("proj", batch, d),
+        buf("q", batch, q),
+        buf("k", batch, kv),
+        buf("v", batch, kv),
+        buf("attn", batch, q),
+        buf("gate", batch, ffn),
+        buf("up", batch, ffn),
+        buf("act", batch, ffn),
+        buf("last", 1, d),
+        buf("last_normed", 1, d),
+        buf("logits_last", 1, vocab),
+        buf("logits_all", batch.min(LOGITS_ALL_ROWS), vocab),
+    ]
+}
+
+/// Bytes of every buffer of [`workspace_buffers`].
+pub fn workspace_bytes(cfg: &ModelConfig, batch: usize) -> u64 {
+    workspace_buffers(cfg, batch).iter().map(WorkspaceBuffer::bytes).sum()
+}
+
 impl<A: Copy> Workspace<A> {
+    /// Allocates the buffers [`workspace_buffers`] lists, in its order.
     pub fn alloc<B: Backend<Activation = A>>(b: &mut B, cfg: &ModelConfig, batch: usize) -> Result<Self> {
-        let d = cfg.embedding_length;
-        let logits_rows = batch.min(LOGITS_ALL_ROWS);
+        let [x, h, proj, q, k, v, attn, gate, up, act, last, last_normed, logits_last, logits_all] =
+            workspace_buffers(cfg, batch);
+        let mut alloc = |s: WorkspaceBuffer| b.alloc_activation(s.rows, s.cols);
         Ok(Workspace {
-            x: b.alloc_activation(batch, d)?,
-            h: b.alloc_activation(batch, d)?,
-            proj: b.alloc_activation(batch, d)?,
-            q: b.alloc_activation(batch, cfg.q_width())?,
-            k: b.alloc_activation(batch, cfg.kv_width())?,
-            v: b.alloc_activation(batch, cfg.kv_width())?,
-            attn: b.alloc_activation(batch, cfg.q_width())?,
-            gate: b.alloc_activation(batch, cfg.feed_forward_length)?,
-            up: b.alloc_activation(batch, cfg.feed_forward_length)?,
-            act: b.alloc_activation(batch, cfg.feed_forward_length)?,
-            last: b.alloc_activation(1, d)?,
-            last_normed: b.alloc_activation(1, d)?,
-            logits_last: b.alloc_activation(1, cfg.vocab_size)?,
-            logits_all: b.alloc_activation(logits_rows, cfg.vocab_size)?,
-            logits_rows,
+            x: alloc(x)?,
+            h: alloc(h)?,
+            proj: alloc(proj)?,
+            q: alloc(q)?,
+            k: alloc(k)?,
+            v: alloc(v)?,
+            attn: alloc(attn)?,
+            gate: alloc(gate)?,
+            up: alloc(up)?,
+            act: alloc(act)?,
+            last: alloc(last)?,
+            last_normed: alloc(last_normed)?,
+            logits_last: alloc(logits_last)?,
+            logits_all: alloc(logits_all)?,
+            logits_rows: logits_all.rows,
         })
     }
 }
