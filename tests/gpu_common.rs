@@ -1,6 +1,6 @@
 //! Helpers shared by the GPU tests (included with `#[path]` by `gpu_kernels.rs` and
 //! `gpu_e2e.rs`): opening the GPU with a clear failure when there is none, loading
-//! models on it, and a small deterministic random generator.
+//! models on it, comparing results. Random test data: `kindling_testdata::random`.
 
 #![allow(dead_code)]
 
@@ -33,36 +33,6 @@ pub fn gpu() -> GpuBackend {
 pub fn load_gpu(path: &Path, options: GpuOptions) -> Model<GpuBackend> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     Model::load_from_bytes(gpu_with(options), &bytes, ModelOptions::default()).expect("load model on the GPU")
-}
-
-/// splitmix64: deterministic test data without dependencies.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [lo, hi).
-    pub fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    pub fn vec(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
-        (0..n).map(|_| self.uniform(lo, hi)).collect()
-    }
-
-    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next_u64() as u8).collect()
-    }
 }
 
 /// Largest |a - b| and where, over two equally long slices.

@@ -18,11 +18,12 @@
 #[path = "gpu_common.rs"]
 mod gpu_common;
 
-use gpu_common::{gpu, gpu_with, max_abs_diff, Rng};
+use gpu_common::{gpu, gpu_with, max_abs_diff};
 use kindling_cpu::CpuBackend;
 use kindling_gguf::GgmlType;
 use kindling_gpu::{GpuBackend, GpuOptions, KernelKey, ShaderFeatures, MATVEC_MAX_ROWS};
 use kindling_model::{Activation, AttentionParams, Backend, KvSpec, QkRope, RopeConfig, RopeStyle, WeightSpec};
+use kindling_testdata::random::{awkward_cols, f32_bytes, random_weight, Rng};
 
 // ---- scripts, generic over the backend ------------------------------------------------
 
@@ -42,10 +43,6 @@ fn weight<B: Backend>(b: &mut B, name: &str, ty: GgmlType, rows: usize, cols: us
     w
 }
 
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
 /// An F32 table whose rows are `data` (`rows × cols`), to fill activations with.
 fn table<B: Backend>(b: &mut B, data: &[f32], cols: usize) -> B::Weight {
     weight(b, "input", GgmlType::F32, data.len() / cols, cols, &f32_bytes(data))
@@ -60,73 +57,6 @@ fn read<B: Backend>(b: &mut B, a: B::Activation, rows: usize) -> Vec<f32> {
 }
 
 // ---- test data ------------------------------------------------------------------------
-
-/// f32 → IEEE half bits (round to nearest; the values used here are normal halves).
-fn f16_bits(v: f32) -> u16 {
-    let b = v.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
-    if v == 0.0 || exp <= 0 {
-        return sign;
-    }
-    let mant = b & 0x7f_ffff;
-    let mut h = ((exp as u32) << 10) | (mant >> 13);
-    if mant & 0x1000 != 0 {
-        h += 1;
-    }
-    sign | h as u16
-}
-
-/// Random GGUF data for `rows × cols` values of `ty`: random quants with sane, normal
-/// f16 scales, so the dequantized values are of order 0.01..1.
-fn random_weight(rng: &mut Rng, ty: GgmlType, rows: usize, cols: usize) -> Vec<u8> {
-    let n = rows * cols;
-    let put_f16 = |b: &mut [u8], at: usize, v: f32| b[at..at + 2].copy_from_slice(&f16_bits(v).to_le_bytes());
-    match ty {
-        GgmlType::F32 => f32_bytes(&rng.vec(n, -1.0, 1.0)),
-        GgmlType::F16 => rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| f16_bits(v).to_le_bytes()).collect(),
-        GgmlType::BF16 => {
-            rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| ((v.to_bits() >> 16) as u16).to_le_bytes()).collect()
-        }
-        _ => {
-            let (bb, be) = (ty.block_bytes(), ty.block_elems());
-            let mut bytes = rng.bytes(n / be * bb);
-            for blk in bytes.chunks_exact_mut(bb) {
-                let d = rng.uniform(0.002, 0.03);
-                let m = rng.uniform(0.001, 0.02);
-                match ty {
-                    GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => put_f16(blk, 0, d),
-                    GgmlType::Q4_1 | GgmlType::Q5_1 => {
-                        put_f16(blk, 0, d);
-                        put_f16(blk, 2, -m * 8.0);
-                    }
-                    GgmlType::Q2K => {
-                        put_f16(blk, 80, d);
-                        put_f16(blk, 82, m);
-                    }
-                    GgmlType::Q3K => put_f16(blk, 108, d),
-                    GgmlType::Q4K | GgmlType::Q5K => {
-                        put_f16(blk, 0, d * 0.1);
-                        put_f16(blk, 2, m * 0.1);
-                    }
-                    GgmlType::Q6K => put_f16(blk, 208, d * 0.05),
-                    GgmlType::Q8K => blk[0..4].copy_from_slice(&(d * 0.1).to_le_bytes()),
-                    _ => unreachable!("{ty:?}"),
-                }
-            }
-            bytes
-        }
-    }
-}
-
-/// A row length that is a few whole blocks and, for float types, not a multiple of 4.
-fn awkward_cols(ty: GgmlType) -> usize {
-    match ty.block_elems() {
-        1 => 77,
-        32 => 96,
-        _ => 512,
-    }
-}
 
 const ALL_TYPES: [GgmlType; 14] = GgmlType::ALL;
 

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use kindling_gguf::GgmlType;
 use kindling_gpu::{KernelKey, Op, ShaderFeatures};
+use kindling_testdata::Rng;
 
 const K: usize = 1536;
 const ROWS: usize = 8960;
@@ -16,24 +17,16 @@ const LAYERS: usize = 28;
 const CHAIN: usize = 4 * LAYERS;
 const BLOCK_BYTES: usize = 144;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 33) as u32
-    }
-}
-
 /// Q4_K rows with random quants and scales, d and dmin near 2^-8.
 fn q4k(rng: &mut Rng, rows: usize, k: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(rows * k / 256 * BLOCK_BYTES);
     for _ in 0..rows * k / 256 {
         for _ in 0..2 {
-            let h = 0x1C00u16 | (rng.next() & 0x3ff) as u16;
+            let h = 0x1C00u16 | (rng.next_u64() & 0x3ff) as u16;
             out.extend_from_slice(&h.to_le_bytes());
         }
         for _ in 0..140 {
-            out.push(rng.next() as u8);
+            out.push(rng.next_u64() as u8);
         }
     }
     out
@@ -76,8 +69,8 @@ fn main() {
         queue.write_buffer(&b, 0, bytes);
         b
     };
-    let xs: Vec<f32> = (0..K).map(|_| (rng.next() % 2000) as f32 / 1000.0 - 1.0).collect();
-    let nws: Vec<f32> = (0..K).map(|_| 0.5 + (rng.next() % 1000) as f32 / 1000.0).collect();
+    let xs: Vec<f32> = (0..K).map(|_| (rng.next_u64() % 2000) as f32 / 1000.0 - 1.0).collect();
+    let nws: Vec<f32> = (0..K).map(|_| 0.5 + (rng.next_u64() % 1000) as f32 / 1000.0).collect();
     let x = storage("x", bytemuck::cast_slice(&xs), wgpu::BufferUsages::empty());
     let nw = storage("nw", bytemuck::cast_slice(&nws), wgpu::BufferUsages::empty());
     let out = storage("out", &vec![0u8; ROWS * 4], wgpu::BufferUsages::COPY_SRC);

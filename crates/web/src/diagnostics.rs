@@ -14,95 +14,15 @@ use kindling_cpu::CpuBackend;
 use kindling_gguf::GgmlType;
 use kindling_gpu::{GpuBackend, GpuOptions};
 use kindling_model::{Activation, AttentionParams, Backend, KvSpec, QkRope, RopeConfig, RopeStyle, WeightSpec};
+use kindling_testdata::random::{awkward_cols, f32_bytes, random_weight, Rng};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{ErrorName, JsResult, WebError};
 
 // ---- inputs ---------------------------------------------------------------------------
 
-/// splitmix64: the same inputs on both backends, and on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
-    }
-    fn vec(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
-        (0..n).map(|_| self.uniform(lo, hi)).collect()
-    }
-}
-
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// f32 → IEEE half bits (round to nearest; the scales used here are normal halves).
-fn f16_bits(v: f32) -> u16 {
-    let b = v.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
-    if v == 0.0 || exp <= 0 {
-        return sign;
-    }
-    let mant = b & 0x7f_ffff;
-    sign | ((((exp as u32) << 10) | (mant >> 13)) as u16 + u16::from(mant & 0x1000 != 0))
-}
-
-/// Random GGUF data of `rows × cols` values of `ty`: random quants with normal f16
-/// scales placed where each block layout keeps them, so values are of order 0.01..1.
-fn random_weight(rng: &mut Rng, ty: GgmlType, rows: usize, cols: usize) -> Vec<u8> {
-    let n = rows * cols;
-    match ty {
-        GgmlType::F32 => return f32_bytes(&rng.vec(n, -1.0, 1.0)),
-        GgmlType::F16 => return rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| f16_bits(v).to_le_bytes()).collect(),
-        GgmlType::BF16 => {
-            return rng.vec(n, -1.0, 1.0).iter().flat_map(|&v| ((v.to_bits() >> 16) as u16).to_le_bytes()).collect()
-        }
-        _ => {}
-    }
-    let (bb, be) = (ty.block_bytes(), ty.block_elems());
-    let mut bytes: Vec<u8> = (0..n / be * bb).map(|_| rng.next() as u8).collect();
-    let put = |b: &mut [u8], at: usize, v: f32| b[at..at + 2].copy_from_slice(&f16_bits(v).to_le_bytes());
-    for blk in bytes.chunks_exact_mut(bb) {
-        let (d, m) = (rng.uniform(0.002, 0.03), rng.uniform(0.001, 0.02));
-        match ty {
-            GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => put(blk, 0, d),
-            GgmlType::Q4_1 | GgmlType::Q5_1 => {
-                put(blk, 0, d);
-                put(blk, 2, -m * 8.0);
-            }
-            GgmlType::Q2K => {
-                put(blk, 80, d);
-                put(blk, 82, m);
-            }
-            GgmlType::Q3K => put(blk, 108, d),
-            GgmlType::Q4K | GgmlType::Q5K => {
-                put(blk, 0, d * 0.1);
-                put(blk, 2, m * 0.1);
-            }
-            GgmlType::Q6K => put(blk, 208, d * 0.05),
-            GgmlType::Q8K => blk[0..4].copy_from_slice(&(d * 0.1).to_le_bytes()),
-            _ => {}
-        }
-    }
-    bytes
-}
-
-/// A row length of a few whole blocks (for float types not a multiple of 4).
-fn awkward_cols(ty: GgmlType) -> usize {
-    match ty.block_elems() {
-        1 => 77,
-        32 => 96,
-        _ => 512,
-    }
-}
+// The inputs: `kindling_testdata::random` (splitmix64 and the random GGUF weights the
+// native kernel tests use), the same on both backends and on every run.
 
 fn parse_type(name: &str) -> JsResult<GgmlType> {
     GgmlType::ALL
@@ -401,7 +321,7 @@ fn make_case(name: &str) -> JsResult<Case> {
         "embed" => {
             let ty = parse_type(variant)?;
             let (rows, cols) = (41, awkward_cols(ty));
-            let tokens = (0..11).map(|_| (rng.next() % rows as u64) as u32).chain([0, 40]).collect();
+            let tokens = (0..11).map(|_| rng.below(rows) as u32).chain([0, 40]).collect();
             Case::Embed { ty, rows, cols, w: random_weight(&mut rng, ty, rows, cols), tokens }
         }
         "rms_norm" => {
