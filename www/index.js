@@ -312,10 +312,12 @@ export class Model {
   }
 
   /**
-   * The generation loop behind `generate`, `complete` and chat: yields pieces and
-   * fills `result` with ids, finish reason and timings.
+   * The generation loop behind `generate`, `complete` and chat: `begin()` starts the
+   * engine's generation once the model is free; yields pieces (`toolCalls` on the piece
+   * after which calls completed) and fills `result` with ids, text, tool calls, finish
+   * reason and timings.
    */
-  async *#run(prompt, options, result, templated = false) {
+  async *#run(begin, options, result) {
     const { signal } = options;
     throwIfAborted(signal, 'the generation');
     const release = await this.#acquire();
@@ -323,13 +325,13 @@ export class Model {
     let inflight = null;
     try {
       throwIfAborted(signal, 'the generation');
-      const promptIds = this.#promptIds(prompt, templated);
-      result.promptTokenIds = Array.from(promptIds);
+      const start = performance.now();
+      generation = begin();
+      result.promptTokenIds = Array.from(generation.promptIds());
       result.tokenIds = [];
       result.text = '';
-      const start = performance.now();
+      result.toolCalls = [];
       let firstAt = null;
-      generation = this.#live().generate(promptIds, engineOptions(options));
       let yielded = performance.now();
       for (;;) {
         // Let the event loop run now and then: see nextTask.
@@ -349,7 +351,12 @@ export class Model {
         firstAt ??= performance.now();
         if (step.tokenId !== null) result.tokenIds.push(step.tokenId);
         result.text += step.text;
-        yield { text: step.text, tokenId: step.tokenId };
+        // Inside a tool call the text is the call's, not the reply's: a call is handed
+        // out whole once it has closed.
+        const calls = step.text === '' && options.tools ? generation.toolCalls() : [];
+        const toolCalls = calls.slice(result.toolCalls.length);
+        result.toolCalls.push(...toolCalls);
+        yield toolCalls.length ? { text: step.text, tokenId: step.tokenId, toolCalls } : { text: step.text, tokenId: step.tokenId };
       }
       const end = performance.now();
       const prefillMs = (firstAt ?? end) - start;
@@ -383,13 +390,18 @@ export class Model {
    * Options: `maxTokens, temperature, topK, topP, minP, repetitionPenalty, seed, stop, ignoreEos, signal`.
    */
   generate(prompt, options = {}) {
-    return this.#run(prompt, options, {});
+    return this.#run(this.#begin(prompt, options), options, {});
+  }
+
+  /** Starts the engine's generation of `prompt` (text, or token ids) with `options`. */
+  #begin(prompt, options) {
+    return () => this.#live().generate(this.#promptIds(prompt, false), engineOptions(options));
   }
 
   /** The whole continuation: `{ text, tokenIds, promptTokenIds, finishReason, usage, timings }`. */
   async complete(prompt, options = {}) {
     const result = {};
-    for await (const _ of this.#run(prompt, options, result));
+    for await (const _ of this.#run(this.#begin(prompt, options), options, result));
     const u = usage(result);
     return {
       text: result.text,
@@ -401,36 +413,35 @@ export class Model {
     };
   }
 
+  /**
+   * OpenAI's `chat.completions.create`: the request (messages, tools, tool_choice,
+   * parallel_tool_calls, response_format, sampling) goes to the engine as JSON, which
+   * renders it through the model's template and sets up sampling, the output constraint
+   * and tool calls (kindling-model's generation policy, shared with the CLI).
+   */
   async #chatCreate(request = {}) {
-    const { messages, stream = false } = request;
-    const text = this.applyChatTemplate(messages, { addGenerationPrompt: true });
-    const options = {
-      maxTokens: request.max_tokens ?? request.max_completion_tokens,
-      temperature: request.temperature,
-      topP: request.top_p,
-      topK: request.top_k,
-      minP: request.min_p,
-      repetitionPenalty: request.repetition_penalty,
-      seed: request.seed ?? undefined,
-      stop: request.stop ?? undefined,
-      responseFormat: request.response_format ?? undefined,
-      signal: request.signal,
-    };
-    const id = `chatcmpl-${Math.random().toString(36).slice(2, 14)}`;
+    const { stream = false, signal, ...body } = request;
+    const options = { signal, tools: Array.isArray(body.tools) && body.tools.length > 0 };
+    const id = `chatcmpl-${randomId()}`;
     const created = Math.floor(Date.now() / 1000);
     const modelName = this.#info.name || this.#info.architecture;
     const result = {};
-    const pieces = this.#run(text, options, result, true);
-    if (stream) return chatChunks(pieces, result, { id, created, model: modelName });
+    const begin = () => this.#live().chat(JSON.stringify(body));
+    const pieces = this.#run(begin, options, result);
+    const head = { id, created, model: modelName };
+    if (stream) return chatChunks(pieces, result, head);
     for await (const _ of pieces);
+    const message = { role: 'assistant', content: result.text };
+    if (result.toolCalls.length) {
+      if (result.text.trim() === '') message.content = null;
+      message.tool_calls = result.toolCalls.map((call, i) => toolCall(id, call, i));
+    }
     return {
       id,
       object: 'chat.completion',
       created,
       model: modelName,
-      choices: [
-        { index: 0, message: { role: 'assistant', content: result.text }, finish_reason: openaiFinish(result.finishReason) },
-      ],
+      choices: [{ index: 0, message, finish_reason: openaiFinish(result.finishReason), logprobs: null }],
       usage: usage(result),
     };
   }
@@ -510,7 +521,17 @@ function usage(result) {
 }
 
 function openaiFinish(reason) {
-  return reason === 'length' || reason === 'context_full' ? 'length' : reason === 'abort' ? 'abort' : 'stop';
+  if (reason === 'length' || reason === 'context_full') return 'length';
+  return reason === 'abort' || reason === 'tool_calls' ? reason : 'stop';
+}
+
+function randomId() {
+  return Math.random().toString(36).slice(2, 14);
+}
+
+/** A call in OpenAI's shape; ids are unique within the completion (`id`) and stable across its chunks. */
+function toolCall(completionId, { name, arguments: args }, index) {
+  return { id: `call_${completionId.slice(9)}_${index}`, type: 'function', function: { name, arguments: args } };
 }
 
 async function* chatChunks(pieces, result, head) {
@@ -520,8 +541,15 @@ async function* chatChunks(pieces, result, head) {
     choices: [{ index: 0, delta, finish_reason }],
   });
   yield chunk({ role: 'assistant', content: '' });
+  let calls = 0;
   for await (const piece of pieces) {
     if (piece.text) yield chunk({ content: piece.text });
+    // A call comes whole in one chunk (OpenAI's may split its arguments; a client
+    // that joins the pieces reads one as well).
+    for (const call of piece.toolCalls ?? []) {
+      yield chunk({ tool_calls: [{ index: calls, ...toolCall(head.id, call, calls) }] });
+      calls++;
+    }
   }
   yield { ...chunk({}, openaiFinish(result.finishReason)), usage: usage(result) };
 }

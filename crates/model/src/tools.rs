@@ -9,6 +9,12 @@
 //! tools' parameter schemas (`ToolCallGrammar`). Before that the model writes free text
 //! (`tool_choice: 'auto'`), or the call is forced from the first token (`'required'`, a
 //! named function).
+//!
+//! Small models often answer a tool request with the call's JSON object alone, bare or
+//! in a ```json fence, instead of the tags (Qwen2.5-Coder-0.5B and 1.5B both do). With
+//! `'auto'`, a reply that begins that way is taken as a call too: its first tokens are
+//! taken back and the reply is generated again from its start under
+//! `ToolCallGrammar::at_reply_start`, which admits exactly those forms.
 
 use serde_json::{json, Map, Value};
 
@@ -19,6 +25,8 @@ use crate::error::{ModelError, Result};
 pub const CALL_OPENER: &str = "<tool_call>";
 /// The text that closes a call.
 pub const CALL_CLOSER: &str = "</tool_call>";
+/// The fence a reply may wrap bare JSON calls in.
+pub const JSON_FENCE: &str = "```json";
 
 /// One function the model may call.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,6 +118,9 @@ pub struct ToolCallGrammar {
     pub after_opener: ConstraintSpec,
     /// The whole reply when a call is forced: the opener first, then `after_opener`.
     pub forced: Option<ConstraintSpec>,
+    /// The whole reply, when it began as bare JSON (`{`) or a ```json fence: calls as
+    /// JSON objects, in the fence or not (one per line when several are allowed).
+    pub at_reply_start: ConstraintSpec,
 }
 
 impl ToolCallGrammar {
@@ -144,7 +155,7 @@ impl ToolCallGrammar {
         let schema = if calls.len() == 1 { calls[0].clone() } else { json!({ "anyOf": calls }) };
         let schema = serde_json::to_string(&schema).map_err(|e| invalid(format!("tools: {e}")))?;
         let more = if parallel { format!(" (\"\\n\"? \"{CALL_OPENER}\" call)*") } else { String::new() };
-        let rules = format!("call: \"\\n\"? %json {schema} \"\\n\"? \"{CALL_CLOSER}\"\n");
+        let rules = format!("call: \"\\n\"? json \"\\n\"? \"{CALL_CLOSER}\"\njson: %json {schema}\n");
         let after_opener = ConstraintSpec::Grammar(format!("start: call{more}\n{rules}"));
         let forced = match choice {
             ToolChoice::Required | ToolChoice::Function(_) => {
@@ -152,7 +163,11 @@ impl ToolCallGrammar {
             }
             _ => None,
         };
-        Ok(ToolCallGrammar { after_opener, forced })
+        let bare = if parallel { "json (\"\\n\" json)*" } else { "json" };
+        let at_reply_start = ConstraintSpec::Grammar(format!(
+            "start: bare | \"{JSON_FENCE}\\n\" bare \"\\n```\"\nbare: {bare}\njson: %json {schema}\n"
+        ));
+        Ok(ToolCallGrammar { after_opener, forced, at_reply_start })
     }
 }
 
@@ -164,12 +179,23 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// The complete calls in `text` (from the first opener on): each `{"name", "arguments"}`
-/// object closed by `CALL_CLOSER`. A call cut short (the token limit) is not returned.
+/// The complete calls in `text`, a reply's tool-call part: `{"name", "arguments"}`
+/// objects each between `CALL_OPENER` and `CALL_CLOSER`, or bare (one after another,
+/// in a ```json fence or not). A call cut short (the token limit) is not returned.
 pub fn parse_calls(text: &str) -> Vec<ToolCall> {
-    text.split(CALL_OPENER)
-        .filter_map(|part| part.split_once(CALL_CLOSER).map(|(call, _)| call))
-        .filter_map(|call| serde_json::from_str::<Map<String, Value>>(call.trim()).ok())
+    let objects: Vec<Map<String, Value>> = if text.trim_start().starts_with(CALL_OPENER) {
+        text.split(CALL_OPENER)
+            .filter_map(|part| part.split_once(CALL_CLOSER).map(|(call, _)| call))
+            .filter_map(|call| serde_json::from_str(call.trim()).ok())
+            .collect()
+    } else {
+        let body = text.trim_start();
+        let body = body.strip_prefix(JSON_FENCE).unwrap_or(body);
+        // Values one after another; a cut-short one ends the list.
+        serde_json::Deserializer::from_str(body).into_iter::<Map<String, Value>>().map_while(|v| v.ok()).collect()
+    };
+    objects
+        .iter()
         .filter_map(|call| {
             let name = call.get("name")?.as_str()?.to_string();
             let arguments = serde_json::to_string(call.get("arguments")?).ok()?;
@@ -196,13 +222,15 @@ mod tests {
         let text = "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>\n\
                     <tool_call>\n{\"name\": \"neg\", \"arguments\": {\"x\": 3}}\n</tool_call>\n<tool_call>\n{\"name\": \"cut";
         let calls = parse_calls(text);
-        assert_eq!(
-            calls,
-            vec![
-                ToolCall { name: "add".into(), arguments: r#"{"a":1,"b":2}"#.into() },
-                ToolCall { name: "neg".into(), arguments: r#"{"x":3}"#.into() },
-            ]
-        );
+        let both = vec![
+            ToolCall { name: "add".into(), arguments: r#"{"a":1,"b":2}"#.into() },
+            ToolCall { name: "neg".into(), arguments: r#"{"x":3}"#.into() },
+        ];
+        assert_eq!(calls, both);
+        let fenced = "```json\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n\
+                      {\"name\": \"neg\", \"arguments\": {\"x\": 3}}\n```";
+        assert_eq!(parse_calls(fenced), both);
+        assert_eq!(parse_calls("{\"name\": \"neg\", \"arguments\": {\"x\": 3}}\n{\"name\": \"a"), both[1..]);
     }
 
     #[test]

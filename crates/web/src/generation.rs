@@ -146,4 +146,17 @@ impl WebGeneration {
     pub fn text(&self) -> String {
         self.state.try_borrow().map(|s| s.generation.text().to_string()).unwrap_or_default()
     }
+
+    /// The prompt's token ids.
+    #[wasm_bindgen(js_name = promptIds)]
+    pub fn prompt_ids(&self) -> Vec<u32> {
+        self.state.try_borrow().map(|s| s.generation.prompt().to_vec()).unwrap_or_default()
+    }
+
+    /// The tool calls complete so far: `[{ name, arguments }]`, `arguments` as JSON text.
+    #[wasm_bindgen(js_name = toolCalls)]
+    pub fn tool_calls(&self) -> js_sys::Array {
+        let calls = self.state.try_borrow().map(|s| s.generation.tool_calls()).unwrap_or_default();
+        calls.into_iter().map(|c| object(&[("name", c.name.into()), ("arguments", c.arguments.into())])).collect()
+    }
 }

@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use kindling_cpu::CpuBackend;
 use kindling_gpu::GpuBackend;
+use kindling_model::policy::{self, ChatRequest};
 use kindling_model::{Backend, LoadedModel, Model, ModelConfig, ModelOptions};
 use kindling_tokenizer::ChatMessage;
 use wasm_bindgen::prelude::*;
@@ -23,13 +24,10 @@ use crate::options;
 const DEFAULT_CONTEXT_GPU: usize = 4096;
 const DEFAULT_CONTEXT_CPU: usize = 2048;
 
-/// Prompt positions evaluated per batch. On the GPU a 64-row batch leaves most of the
-/// device idle in the tiled matmul (one row of 64×64 tiles): SmolLM2's 512-token prefill
-/// ran at 4,244 tok/s through Dawn on an H100 in 64-row batches (bench/dawn.mjs, its
-/// matmuls 78% of it). The activations of 512 rows take 12–22 MB of GPU memory for the
-/// models we test. The CPU keeps the engine's 64: wasm memory holds its activations.
-pub(crate) const GPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 512 };
-pub(crate) const CPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 64 };
+/// Prompt positions evaluated per batch: the generation policy's (kindling-model's
+/// `policy`, the CLI's too).
+pub(crate) const GPU_OPTIONS: ModelOptions = policy::GPU_OPTIONS;
+pub(crate) const CPU_OPTIONS: ModelOptions = policy::CPU_OPTIONS;
 
 /// Prompt positions the CPU evaluates per generation step (`Generation::prefill_step`):
 /// JS hears an abort only between steps, and a CPU step runs to its end. Four rows make
@@ -206,17 +204,7 @@ impl WebModel {
     /// vocabulary asks); a rendered chat template spells out its control tokens.
     #[wasm_bindgen(js_name = encodePrompt)]
     pub fn encode_prompt(&self, text: &str, templated: bool) -> JsResult<Vec<u32>> {
-        self.core.with(|e| {
-            with_engine!(e, l => {
-                let tok = l.model.tokenizer();
-                let mut ids = tok.encode(text, true, templated);
-                // A template that writes `bos_token` itself would otherwise get two.
-                if ids.len() >= 2 && ids[0] == ids[1] && Some(ids[0]) == tok.bos() {
-                    ids.remove(0);
-                }
-                Ok(ids)
-            })
-        })
+        self.core.with(|e| with_engine!(e, l => Ok(policy::prompt_ids(l.model.tokenizer(), text, templated))))
     }
 
     /// Starts a generation from `prompt_ids` with `options` (`{ maxTokens, temperature,
@@ -225,16 +213,25 @@ impl WebModel {
     /// bad constraint is an InvalidRequestError here, before any step.
     pub fn generate(&mut self, prompt_ids: Vec<u32>, options: JsValue) -> JsResult<WebGeneration> {
         let opts = options::generate(&options)?;
-        self.core.with(|_| Ok(()))?; // disposed models refuse here, not at the first step
-        let core = self.core.clone();
-        // The first constrained request builds the model's constraint vocabulary (once).
-        let compile = |g: &mut kindling_model::Generation| {
-            core.with(|e| with_engine!(e, l => g.compile_constraint(&l.model).map_err(WebError::constraint)))
-        };
-        let generation = WebGeneration::new(self.core.clone(), self.next_generation, prompt_ids, opts, compile)?;
-        self.core.owner.set(self.next_generation);
-        self.next_generation += 1;
-        Ok(generation)
+        self.start(prompt_ids, opts)
+    }
+
+    /// Starts a chat completion from an OpenAI request given as JSON text (`messages`,
+    /// `tools`, `tool_choice`, `parallel_tool_calls`, `response_format`, `max_tokens`,
+    /// `temperature`, `top_p`, `seed`, `stop`, ...): rendered through the model's chat
+    /// template with its tools, sampled and constrained as the generation policy says
+    /// (kindling-model's `policy`, which the CLI's `kindling chat` uses too). A bad
+    /// request is an InvalidRequestError here, before any step.
+    pub fn chat(&mut self, request_json: &str) -> JsResult<WebGeneration> {
+        let request: serde_json::Value = serde_json::from_str(request_json)
+            .map_err(|e| WebError::invalid_request(format!("the chat request is not JSON: {e}")))?;
+        let request = ChatRequest::from_openai(&request).map_err(WebError::constraint)?;
+        let seed = (js_sys::Math::random() * 9007199254740991.0) as u64;
+        let now = (js_sys::Date::now() / 1000.0) as i64;
+        let prepared = self.core.with(|e| {
+            with_engine!(e, l => policy::prepare_chat(&l.model, &request, Some(now), seed).map_err(WebError::constraint))
+        })?;
+        self.start(prepared.prompt_ids, prepared.options)
     }
 
     /// Frees the model (its weights, KV cache and, with WebGPU, its buffers as far as
@@ -248,6 +245,22 @@ impl WebModel {
     #[wasm_bindgen(getter, js_name = isDisposed)]
     pub fn is_disposed(&self) -> bool {
         self.core.disposed.get()
+    }
+}
+
+impl WebModel {
+    /// A generation that owns the session from now on (the previous one has ended).
+    fn start(&mut self, prompt_ids: Vec<u32>, opts: kindling_model::GenerateOptions) -> JsResult<WebGeneration> {
+        self.core.with(|_| Ok(()))?; // disposed models refuse here, not at the first step
+        let core = self.core.clone();
+        // The first constrained request builds the model's constraint vocabulary (once).
+        let compile = |g: &mut kindling_model::Generation| {
+            core.with(|e| with_engine!(e, l => g.compile_constraint(&l.model).map_err(WebError::constraint)))
+        };
+        let generation = WebGeneration::new(self.core.clone(), self.next_generation, prompt_ids, opts, compile)?;
+        self.core.owner.set(self.next_generation);
+        self.next_generation += 1;
+        Ok(generation)
     }
 }
 

@@ -2,18 +2,13 @@
 //! Defaults live here (the JS wrapper passes through what the caller gave).
 
 use js_sys::Reflect;
-use kindling_model::{ConstraintSpec, GenerateOptions, SamplerConfig};
+use kindling_model::{policy, ConstraintSpec, GenerateOptions, SamplerConfig};
 use kindling_tokenizer::ChatMessage;
 use wasm_bindgen::JsValue;
 
 use crate::error::{JsResult, WebError};
 
-/// Sampling defaults of the JS API (the CLI's: llama.cpp's usual chat settings).
-const TEMPERATURE: f32 = 0.8;
-const TOP_K: usize = 40;
-const TOP_P: f32 = 0.95;
-const MIN_P: f32 = 0.05;
-const MAX_TOKENS: usize = 256;
+use policy::{MAX_TOKENS, MIN_P, TEMPERATURE, TOP_K, TOP_P};
 
 fn field(obj: &JsValue, key: &str) -> JsValue {
     if !obj.is_object() {
@@ -95,6 +90,7 @@ pub fn generate(obj: &JsValue) -> JsResult<GenerateOptions> {
         // `ignoreEos`: run to maxTokens through end-of-generation tokens (benchmarks).
         stop_at_eog: !flag(obj, "ignoreEos")?,
         constraint: constraint(obj)?,
+        tool_calls: None,
     })
 }
 
@@ -130,31 +126,14 @@ fn json_schema(v: &JsValue, what: &str) -> JsResult<ConstraintSpec> {
     ConstraintSpec::json_schema_text(&text).map_err(WebError::constraint)
 }
 
-/// OpenAI's `response_format`: `{ type: 'text' }` (none), `{ type: 'json_object' }`, or
-/// `{ type: 'json_schema', json_schema: { name, schema, strict } }`.
+/// OpenAI's `response_format` (kindling-model's `policy::response_format` reads it).
 fn response_format(v: &JsValue) -> JsResult<Option<ConstraintSpec>> {
-    match field(v, "type").as_string().as_deref() {
-        Some("text") => Ok(None),
-        Some("json_object") => Ok(Some(ConstraintSpec::JsonObject)),
-        Some("json_schema") => {
-            let spec = field(v, "json_schema");
-            if !spec.is_object() {
-                return Err(WebError::invalid_request("response_format.json_schema must be { name, schema, strict }"));
-            }
-            let schema = field(&spec, "schema");
-            // OpenAI allows a schema-less json_schema: any JSON object then.
-            if absent(&schema) {
-                return Ok(Some(ConstraintSpec::JsonObject));
-            }
-            json_schema(&schema, "response_format.json_schema.schema").map(Some)
-        }
-        Some(other) => Err(WebError::invalid_request(format!(
-            "response_format.type '{other}' is not one of 'text', 'json_object', 'json_schema'"
-        ))),
-        None => {
-            Err(WebError::invalid_request("response_format must be { type: 'text' | 'json_object' | 'json_schema' }"))
-        }
-    }
+    let text = js_sys::JSON::stringify(v)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| WebError::invalid_request("response_format cannot be written as JSON"))?;
+    let value = serde_json::from_str(&text).map_err(|e| WebError::invalid_request(format!("response_format: {e}")))?;
+    policy::response_format(&value).map_err(WebError::constraint)
 }
 
 /// `[{ role, content }]`.
