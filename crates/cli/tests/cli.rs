@@ -350,3 +350,74 @@ fn bad_constraints_fail_cleanly() {
     // One constraint at a time.
     check(&["--regex", "a", "--grammar", "g.lark"], "cannot be used with");
 }
+
+/// `kindling chat` with greedy decoding on `model`'s CPU backend: the messages file and
+/// `extra` flags.
+fn chat(model: &str, messages: &str, extra: &[&str]) -> Output {
+    let messages = temp_file("messages.json", messages);
+    let mut args = vec!["chat", model, "--backend", "cpu", "--messages", &messages, "--temperature", "0"];
+    args.extend(extra);
+    kindling(&args)
+}
+
+#[test]
+fn chat_prints_an_openai_completion_with_tool_calls() {
+    let qwen = RealModel::Qwen25Coder05B.path().to_string_lossy().into_owned();
+    let tools = temp_file(
+        "tools.json",
+        r#"[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"},"unit":{"enum":["celsius","fahrenheit"]}},"required":["city","unit"]}}}]"#,
+    );
+    let ask = r#"[{"role":"user","content":"What is the weather in Paris?"}]"#;
+    let v = json(&chat(&qwen, ask, &["--tools", &tools, "--tool-choice", "required", "--max-tokens", "60"]));
+    assert_eq!(v["object"], "chat.completion", "{v}");
+    let choice = &v["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls", "{v}");
+    assert_eq!(choice["message"]["content"], Value::Null, "{v}");
+    let call = &choice["message"]["tool_calls"][0];
+    assert_eq!(call["type"], "function");
+    assert_eq!(call["function"]["name"], "get_weather");
+    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert!(args["city"].is_string() && ["celsius", "fahrenheit"].contains(&args["unit"].as_str().unwrap()), "{args}");
+    assert!(v["usage"]["completion_tokens"].as_u64().unwrap() > 0);
+
+    // Streamed: JSON lines, the call in one delta, the finish on the last.
+    let out = chat(&qwen, ask, &["--tools", &tools, "--tool-choice", "get_weather", "--max-tokens", "60", "--stream"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let chunks: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    assert!(chunks.iter().all(|c| c["object"] == "chat.completion.chunk"));
+    let calls: Vec<&Value> = chunks.iter().filter_map(|c| c["choices"][0]["delta"].get("tool_calls")).collect();
+    assert_eq!(calls.len(), 1, "{chunks:?}");
+    assert_eq!(calls[0][0]["index"], 0);
+    assert_eq!(calls[0][0]["function"]["name"], "get_weather");
+    assert_eq!(chunks.last().unwrap()["choices"][0]["finish_reason"], "tool_calls");
+}
+
+#[test]
+fn chat_response_format_and_bad_requests() {
+    let smol = smol();
+    let format = temp_file(
+        "format.json",
+        r#"{"type":"json_schema","json_schema":{"name":"pet","schema":{"type":"object","properties":{"name":{"type":"string","maxLength":12}},"required":["name"],"additionalProperties":false}}}"#,
+    );
+    let ask = r#"[{"role":"user","content":"Name a pet, as JSON."}]"#;
+    let v = json(&chat(&smol, ask, &["--response-format", &format, "--max-tokens", "40"]));
+    let content = v["choices"][0]["message"]["content"].as_str().unwrap();
+    let pet: Value = serde_json::from_str(content).unwrap_or_else(|e| panic!("not JSON ({e}): {content}"));
+    assert!(pet["name"].is_string(), "{content}");
+    assert_eq!(v["choices"][0]["finish_reason"], "stop", "{v}");
+
+    let fails = |messages: &str, extra: &[&str], needle: &str| {
+        let out = chat(&smol, messages, extra);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?} should fail");
+        assert!(!err.contains("panicked"), "{extra:?}: panic: {err}");
+        assert!(err.contains(needle), "{extra:?}: error {err:?} should mention {needle:?}");
+    };
+    let tools = temp_file("tool.json", r#"[{"type":"function","function":{"name":"now"}}]"#);
+    // SmolLM2's template does not render tools.
+    fails(ask, &["--tools", &tools], "does not render tools");
+    fails(ask, &["--tools", &tools, "--tool-choice", "later"], "later");
+    fails(r#"{"role":"user"}"#, &[], "messages must be an array");
+    fails(ask, &["--response-format", &temp_file("bad-format.json", r#"{"type":"xml"}"#)], "xml");
+}

@@ -121,6 +121,11 @@ impl ChatRequest {
         if tool_choice != ToolChoice::None && tools.is_empty() {
             return Err(invalid("tool_choice asks for tool calls, but the request has no tools"));
         }
+        if let ToolChoice::Function(name) = &tool_choice {
+            if !tools.iter().any(|t| &t.name == name) {
+                return Err(invalid(format!("tool_choice names the function '{name}', which is not in tools")));
+            }
+        }
         let response_format = get("response_format").map(response_format).transpose()?.flatten();
         if response_format.is_some() && tool_choice != ToolChoice::None {
             return Err(invalid("response_format with tools is not supported: give one, or tool_choice 'none'"));
