@@ -20,7 +20,7 @@ if ! need chromium; then
   $SUDO apt-get install -y -qq chromium
 fi
 # The dev tools at the versions package-lock.json pins (npm ci only when one is missing).
-for pkg in typescript vite webpack playwright-core axe-core; do
+for pkg in typescript vite webpack playwright-core axe-core openai; do
   [ -f "node_modules/$pkg/package.json" ] || { echo "== npm ci"; npm ci --no-audit --no-fund --loglevel=error; break; }
 done
 [ -f .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf ] || bash tests/scripts/fetch_models.sh

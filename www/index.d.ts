@@ -245,7 +245,8 @@ export interface Piece {
   tokenId: number | null;
 }
 
-export type FinishReason = 'eos' | 'stop' | 'length' | 'context_full' | 'abort';
+/** Why a generation ended; 'tool_calls' only where tool calls were asked for (the chat API). */
+export type FinishReason = 'eos' | 'stop' | 'length' | 'context_full' | 'abort' | 'tool_calls';
 
 export interface Completion {
   text: string;
@@ -259,30 +260,95 @@ export interface Completion {
 /** A JSON Schema (draft 2020-12 keywords; an unsupported one is named in an InvalidRequestError). */
 export type JsonSchema = { [keyword: string]: unknown } | boolean;
 
-/** OpenAI's `response_format`: free text, any JSON object, or JSON under a schema. */
+/**
+ * OpenAI's `response_format`: free text, any JSON object, or JSON under a schema (a schema-less
+ * `json_schema` means any JSON object; the engine also reads `schema` given as its JSON text).
+ */
 export type ResponseFormat =
   | { type: 'text' }
   | { type: 'json_object' }
-  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: JsonSchema; strict?: boolean | null } };
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: { [keyword: string]: unknown }; strict?: boolean | null } };
 
+/** `model.applyChatTemplate`'s messages: any role the template knows, text content. */
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | string;
   content: string;
 }
 
+/** A text part of a message's content (the only kind read: parts are joined into one string). */
+export interface ChatContentPartText {
+  type: 'text';
+  text: string;
+}
+
+/** A call the model made, as the reply gives it and as it goes back in an assistant message. */
+export interface ChatToolCall {
+  /** Unique within its completion; a `role: 'tool'` message answers it by this id. */
+  id: string;
+  type: 'function';
+  /** `arguments`: the call's JSON text (valid under the tool's `parameters`). */
+  function: { name: string; arguments: string };
+}
+
+/**
+ * A message of a chat request, as OpenAI's (`developer`, `function`, non-text parts and
+ * custom tool calls are not taken). Each goes through the chat template as given, `name` too.
+ */
+export type ChatCompletionMessageParam =
+  | { role: 'system'; content: string | ChatContentPartText[]; name?: string }
+  | { role: 'user'; content: string | ChatContentPartText[]; name?: string }
+  /** A reply earlier in the conversation: text, or the calls it made (content then null). */
+  | { role: 'assistant'; content?: string | ChatContentPartText[] | null; tool_calls?: ChatToolCall[]; name?: string }
+  /** A tool's result, answering the call `tool_call_id`. */
+  | { role: 'tool'; content: string | ChatContentPartText[]; tool_call_id: string };
+
+/** A function the model may call (OpenAI's function tool; custom tools are not taken). */
+export interface ChatCompletionTool {
+  type: 'function';
+  function: {
+    /** 1 to 64 letters, digits, `_` or `-`; unique within `tools`. */
+    name: string;
+    description?: string;
+    /** A JSON Schema the arguments are constrained to (default: any object). */
+    parameters?: { [keyword: string]: unknown };
+    strict?: boolean | null;
+  };
+}
+
+/**
+ * Whether the model may call: 'auto' (its choice; the default with tools), 'none' (tools not
+ * shown), 'required' (at least one call), or one named function.
+ */
+export type ChatCompletionToolChoice = 'none' | 'auto' | 'required' | { type: 'function'; function: { name: string } };
+
+/** OpenAI's chat request as Kindling reads it (null means not given); other OpenAI fields are ignored. */
 export interface ChatCompletionRequest {
-  messages: ChatMessage[];
-  stream?: boolean;
-  max_tokens?: number;
-  temperature?: number;
-  top_p?: number;
-  top_k?: number;
-  min_p?: number;
-  repetition_penalty?: number;
-  seed?: number;
-  stop?: string | string[];
-  /** The reply is JSON: any object (`json_object`) or valid under a schema (`json_schema`). */
+  messages: ChatCompletionMessageParam[];
+  /** Ignored: the loaded model answers (accepted so OpenAI requests pass as they are). */
+  model?: string;
+  /** Chunks (an async iterable) instead of one completion. */
+  stream?: boolean | null;
+  /** Functions the model may call; the model's chat template must render `tools` (or pass `chat_template`). */
+  tools?: ChatCompletionTool[];
+  tool_choice?: ChatCompletionToolChoice;
+  /** Default true: several calls in one reply. */
+  parallel_tool_calls?: boolean;
+  /** Tokens to generate at most (`max_completion_tokens` wins over `max_tokens`). */
+  max_tokens?: number | null;
+  max_completion_tokens?: number | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  /** Kindling's sampling settings beyond OpenAI's (GenerateOptions has their defaults). */
+  top_k?: number | null;
+  min_p?: number | null;
+  repetition_penalty?: number | null;
+  seed?: number | null;
+  stop?: string | string[] | null;
+  /** The reply is JSON: any object (`json_object`) or valid under a schema (`json_schema`). Not with tools (unless tool_choice 'none'). */
   response_format?: ResponseFormat;
+  /** Kindling's: a Jinja chat template to render with instead of the model's. */
+  chat_template?: string | null;
+  /** Ends the generation: the call (or the stream) rejects with AbortError. */
   signal?: AbortSignal;
 }
 
@@ -292,13 +358,33 @@ export interface ChatCompletionUsage {
   total_tokens: number;
 }
 
+/**
+ * Why a reply ended: 'stop' (by itself or at a stop string), 'length' (max_tokens or the
+ * context), 'tool_calls' (it called tools). An abort rejects with AbortError instead.
+ */
+export type ChatFinishReason = 'stop' | 'length' | 'tool_calls';
+
+/** The reply: text, or tool calls (content then null unless the model also wrote text). */
+export interface ChatCompletionMessage {
+  role: 'assistant';
+  content: string | null;
+  /** Always null (as OpenAI's when nothing was refused). */
+  refusal: null;
+  tool_calls?: ChatToolCall[];
+}
+
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: { index: number; message: { role: 'assistant'; content: string }; finish_reason: 'stop' | 'length' | 'abort' }[];
+  choices: { index: number; message: ChatCompletionMessage; finish_reason: ChatFinishReason; logprobs: null }[];
   usage: ChatCompletionUsage;
+}
+
+/** A call in a chunk: it comes whole, in one chunk (`index`: its place among the reply's calls). */
+export interface ChatToolCallDelta extends ChatToolCall {
+  index: number;
 }
 
 export interface ChatCompletionChunk {
@@ -306,7 +392,8 @@ export interface ChatCompletionChunk {
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: { index: number; delta: { role?: 'assistant'; content?: string }; finish_reason: 'stop' | 'length' | 'abort' | null }[];
+  /** The first chunk has `role`, then each has text (`content`) or calls; the last has finish_reason. */
+  choices: { index: number; delta: { role?: 'assistant'; content?: string; tool_calls?: ChatToolCallDelta[] }; finish_reason: ChatFinishReason | null }[];
   /** On the last chunk only. */
   usage?: ChatCompletionUsage;
 }
@@ -334,8 +421,9 @@ export declare class Model {
 /** `model.chat`: OpenAI-shaped chat completions rendered with the model's own template. */
 export interface ChatApi {
   completions: {
-    create(request: ChatCompletionRequest & { stream?: false }): Promise<ChatCompletion>;
+    create(request: ChatCompletionRequest & { stream?: false | null }): Promise<ChatCompletion>;
     create(request: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
+    create(request: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
   };
 }
 

@@ -431,7 +431,8 @@ export class Model {
     const head = { id, created, model: modelName };
     if (stream) return chatChunks(pieces, result, head);
     for await (const _ of pieces);
-    const message = { role: 'assistant', content: result.text };
+    // refusal: OpenAI's message always has it (null: nothing refused).
+    const message = { role: 'assistant', content: result.text, refusal: null };
     if (result.toolCalls.length) {
       if (result.text.trim() === '') message.content = null;
       message.tool_calls = result.toolCalls.map((call, i) => toolCall(id, call, i));

@@ -10,7 +10,8 @@ import type {
 export type {
   WorkerLoadOptions, InspectOptions, ModelInspection, FitLimits, LoadOptions, LoadProgress, ModelInfo, ModelSource,
   GenerateOptions, Piece, Completion, ChatMessage, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ModelCache,
-  CacheEntry, Backend, FinishReason, JsonSchema, ResponseFormat,
+  CacheEntry, Backend, FinishReason, JsonSchema, ResponseFormat, ChatCompletionMessageParam, ChatContentPartText, ChatToolCall,
+  ChatToolCallDelta, ChatCompletionTool, ChatCompletionToolChoice, ChatCompletionMessage, ChatCompletionUsage, ChatFinishReason,
 } from './index.js';
 export {
   AbortError, DeviceLostError, InvalidModelError, InvalidRequestError, OutOfMemoryError, UnsupportedModelError, WebGPUUnavailableError,
