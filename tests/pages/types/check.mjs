@@ -1,6 +1,7 @@
 // The package's types against its JavaScript:
 //  1. `tsc` type-checks usage.ts (a typed app importing 'kindling' and 'kindling/worker'
 //     through package.json "exports") together with the .d.ts files it reaches;
+//     and openai.ts (the chat API against the `openai` package's own types);
 //  2. each entry's run-time exports (the module imported in Node) equal the values its
 //     .d.ts declares (classes, functions, consts, default), read with the TypeScript
 //     compiler API, so a declared export the JS lacks (or the reverse) fails.
@@ -19,7 +20,7 @@ const pkg = require(path.join(root, 'package.json'));
 execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(import.meta.dirname, 'tsconfig.json')], {
   stdio: 'inherit',
 });
-console.log('tsc: usage.ts type-checks against the package types');
+console.log('tsc: usage.ts and openai.ts type-check against the package types');
 
 /** The value (not type-only) exports a .d.ts declares, with `default`. */
 function declaredValues(dts) {
