@@ -40,5 +40,7 @@ mod large_models;
 mod real_models;
 #[path = "browser/structured_output.rs"]
 mod structured_output;
+#[path = "browser/tool_calls.rs"]
+mod tool_calls;
 #[path = "browser/worker_api.rs"]
 mod worker_api;
