@@ -1,9 +1,12 @@
 // The chat demo: pick a model, load it into a Web Worker (WorkerModel) with download
 // progress, and chat with streamed replies through the OpenAI-shaped
-// `chat.completions.create({ stream: true })`. Public package API only.
+// `chat.completions.create({ stream: true })`. Public package API only. Replies come as
+// text, as JSON under a schema (`response_format`), or with a calculator tool the model
+// may call (`tools`; the page runs the call and sends the result back).
 
 import { WorkerModel } from '../../www/worker-model.js';
 import { bytes, loadSourceLine, progressLine } from '../shared/format.js';
+import { CALCULATOR, evaluate, formatNumber } from './calculator.js';
 import { explainBackend, explainError } from './explain.js';
 
 /**
@@ -18,12 +21,31 @@ const MODELS = [
   { label: 'Qwen2.5 Coder 1.5B', url: '../../.cache/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf', size: 1117320768 },
 ];
 
+/** JSON mode's schema until the user edits it: small, so that a reply fits in a few dozen tokens. */
+const DEFAULT_SCHEMA = {
+  type: 'object',
+  properties: {
+    answer: { type: 'string', maxLength: 120 },
+    confidence: { enum: ['low', 'medium', 'high'] },
+  },
+  required: ['answer', 'confidence'],
+  additionalProperties: false,
+};
+
+/**
+ * Added to the system prompt of the request that follows a tool's result. Without it
+ * Qwen2.5-Coder-0.5B (greedy) answers a calculator result by echoing the call as bare
+ * JSON; with it, "The result of 12*(3+4) is 84."
+ */
+const AFTER_TOOLS = 'Once a tool has given its result, answer the user’s question in one sentence.';
+
 const $ = (id) => document.getElementById(id);
 let model = null; // the loaded WorkerModel: kept until another one has loaded
 let modelName = '';
 let loading = false;
 let messages = []; // the conversation so far; Clear starts a new array
 let replying = null; // the AbortController of the reply being streamed: one at a time
+let turns = 0; // messages answered (or failed): body[data-turns], for whoever waits on the page
 
 const absolute = (url) => (url.startsWith('hf:') ? url : new URL(url, location.href).href);
 
@@ -190,74 +212,239 @@ function bubble(role, text) {
   return div;
 }
 
-async function send(text) {
-  if (!model || loading || replying || !text.trim()) return;
-  const conversation = messages; // a Clear during the reply starts a new one; this reply stays in the old
-  const current = model;
-  bubble('user', text);
-  conversation.push({ role: 'user', content: text });
-  const system = $('system').value.trim();
-  const reply = bubble('assistant', '');
-  reply.classList.add('streaming');
-  reply.setAttribute('aria-busy', 'true');
-  following = true; // the user just sent: show the reply coming, wherever they had scrolled
-  scrollToEnd();
-  replying = new AbortController();
-  updateControls();
+/** The reply mode picked under "Reply as": 'text', 'json' or 'calculator'. */
+const replyMode = () => document.querySelector('input[name=mode]:checked').value;
+
+/** Shows what belongs to the picked mode: the schema box, or the calculator's explanation. */
+function showMode() {
+  $('json-box').hidden = replyMode() !== 'json';
+  $('calculator-help').hidden = replyMode() !== 'calculator';
+}
+
+/** The message under the schema box (none: hidden). */
+function schemaError(text) {
+  $('schema-error').textContent = text ?? '';
+  $('schema-error').hidden = !text;
+}
+
+/** The schema in the box, parsed; null, with the reason shown under the box, when it is not a JSON object. */
+function readSchema() {
+  let schema;
+  try {
+    schema = JSON.parse($('schema').value);
+  } catch (e) {
+    schemaError(`The schema is not valid JSON: ${e.message}. Fix it, or switch JSON mode off.`);
+    return null;
+  }
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) {
+    schemaError('The schema must be a JSON object, such as { "type": "object", "properties": { … } }.');
+    return null;
+  }
+  schemaError(null);
+  return schema;
+}
+
+/** Whether a message asks for arithmetic: a digit and an operator. */
+const looksLikeArithmetic = (text) => /\d/.test(text) && /[-+*/×÷]/.test(text);
+
+/**
+ * Streams one request's reply into `reply` (a bubble): its content as it comes, and the
+ * tool calls from `delta.tool_calls`, joined by index (OpenAI may split a call's
+ * arguments over several chunks; the package sends each whole).
+ * Returns `{ content, calls, finish, usage, first, error }`.
+ */
+async function streamReply(current, request, reply, signal) {
   let content = '';
+  const calls = [];
   let first = null;
   let usage = null;
   let finish = null;
-  let failure = null;
+  let error = null;
   try {
-    const stream = await current.chat.completions.create({
-      messages: system ? [{ role: 'system', content: system }, ...conversation] : conversation,
-      stream: true,
-      max_tokens: Number($('max-tokens').value) || 128,
-      temperature: Number($('temperature').value),
-      signal: replying.signal,
-    });
+    const stream = await current.chat.completions.create({ ...request, stream: true, signal });
     for await (const chunk of stream) {
-      const piece = chunk.choices[0]?.delta?.content;
-      if (piece) {
+      const delta = chunk.choices[0]?.delta ?? {};
+      if (delta.content) {
         first ??= performance.now();
-        content += piece;
+        content += delta.content;
         reply.textContent = content;
         follow();
+      }
+      for (const part of delta.tool_calls ?? []) {
+        first ??= performance.now();
+        const call = (calls[part.index ?? calls.length] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+        if (part.id) call.id = part.id;
+        if (part.function?.name) call.function.name += part.function.name;
+        if (part.function?.arguments) call.function.arguments += part.function.arguments;
       }
       finish = chunk.choices[0]?.finish_reason ?? finish;
       usage = chunk.usage ?? usage;
     }
   } catch (e) {
     finish = e.name === 'AbortError' ? 'stopped' : 'error';
-    if (finish === 'error') failure = explainError(e);
+    if (finish === 'error') error = e;
   }
+  return { content, calls: calls.filter(Boolean), finish, usage, first, error };
+}
+
+/** A new assistant bubble, marked as streaming (and busy for screen readers). */
+function replyBubble() {
+  const reply = bubble('assistant', '');
+  reply.classList.add('streaming');
+  reply.setAttribute('aria-busy', 'true');
+  follow();
+  return reply;
+}
+
+/** Ends a streamed bubble: the failure if any, then tokens, tok/s, backend and an unusual finish. Returns what to announce. */
+function endReply(reply, result, backend, failureText) {
+  const { usage, first, finish } = result;
   const seconds = first ? (performance.now() - first) / 1e3 : 0;
   const tokens = usage?.completion_tokens;
   const rate = tokens > 1 && seconds > 0 ? (tokens - 1) / seconds : null;
   reply.classList.remove('streaming');
   reply.removeAttribute('aria-busy');
-  if (failure) {
+  let said = null;
+  if (result.error) {
+    const failure = explainError(result.error);
+    said = `The reply failed. ${failureText ?? failure.text}`;
     const note = document.createElement('p');
     note.className = 'bad';
-    note.textContent = `The reply failed. ${failure.text}`;
+    note.textContent = said;
     reply.append(note, technicalDetails(failure.detail));
   }
   const meta = document.createElement('span');
   meta.className = 'meta';
-  meta.textContent = [tokens != null ? `${tokens} tokens` : null, rate ? `${rate.toFixed(1)} tok/s` : null, current.info.backend,
-    finish && finish !== 'stop' ? finish : null].filter(Boolean).join(' · ');
+  meta.textContent = [tokens != null ? `${tokens} tokens` : null, rate ? `${rate.toFixed(1)} tok/s` : null, backend,
+    finish && finish !== 'stop' ? finish.replace('_', ' ') : null].filter(Boolean).join(' · ');
   reply.append(meta);
   reply.dataset.finish = finish ?? 'stop';
   follow();
-  if (reply.isConnected) announce(failure ? `The reply failed. ${failure.text}` : `${content}${finish === 'stopped' ? ' (stopped)' : ''}`);
+  return said;
+}
+
+/** A JSON-mode reply shown formatted: its text replaced by the indented JSON, or a note when it does not parse. */
+function showJson(reply, content, finish) {
+  let value;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    const note = document.createElement('p');
+    note.className = 'bad';
+    note.textContent = finish === 'length'
+      ? 'The reply was cut off at Max reply tokens before its JSON was complete: raise it in Settings.'
+      : 'The reply is not complete JSON.';
+    reply.append(note);
+    return;
+  }
+  const pre = document.createElement('pre');
+  pre.className = 'json';
+  pre.textContent = JSON.stringify(value, null, 2);
+  reply.replaceChildren(pre);
+  reply.dataset.json = 'valid';
+}
+
+/** A calculate call's expression (its arguments are JSON text); null when they hold none. */
+function callExpression(call) {
+  try {
+    const { expression } = JSON.parse(call.function.arguments);
+    return typeof expression === 'string' ? expression : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Runs one call of the calculator, shown as a tool bubble: `{ expression, result }` or `{ expression, error }`. */
+function runCall(call) {
+  const expression = callExpression(call);
+  let outcome;
+  try {
+    if (call.function.name !== CALCULATOR.function.name) throw new Error(`there is no tool named “${call.function.name}”`);
+    if (expression === null) throw new Error(`the call gives no expression: ${call.function.arguments}`);
+    outcome = { expression, result: formatNumber(evaluate(expression)) };
+  } catch (e) {
+    outcome = { expression, error: e.message };
+  }
+  const shown = bubble('tool', '');
+  const head = document.createElement('span');
+  head.className = 'meta';
+  head.textContent = 'Calculator (run by this page)';
+  const value = document.createElement('span');
+  value.className = 'result';
+  value.textContent = outcome.error ? `${expression ?? '?'}: ${outcome.error}` : `${expression} = ${outcome.result}`;
+  shown.append(head, value);
+  if (!outcome.error) shown.dataset.result = outcome.result;
+  return outcome;
+}
+
+async function send(text) {
+  if (!model || loading || replying || !text.trim()) return false;
+  const mode = replyMode();
+  const schema = mode === 'json' ? readSchema() : null;
+  if (mode === 'json' && !schema) return false; // the reason is under the schema box; the text stays in the message box
+  const conversation = messages; // a Clear during the reply starts a new one; this reply stays in the old
+  const current = model;
+  bubble('user', text);
+  conversation.push({ role: 'user', content: text });
+  const system = $('system').value.trim();
+  const request = (hint = '') => ({
+    messages: system || hint ? [{ role: 'system', content: [system, hint].filter(Boolean).join(' ') }, ...conversation] : [...conversation],
+    max_tokens: Number($('max-tokens').value) || 128,
+    temperature: Number($('temperature').value),
+  });
+  following = true; // the user just sent: show the reply coming, wherever they had scrolled
+  scrollToEnd();
+  replying = new AbortController();
+  document.body.dataset.turn = 'replying';
+  updateControls();
+  const signal = replying.signal;
+  const first = { ...request() };
+  if (mode === 'json') first.response_format = { type: 'json_schema', json_schema: { name: 'reply', schema } };
+  if (mode === 'calculator') {
+    first.tools = [CALCULATOR];
+    first.tool_choice = looksLikeArithmetic(text) ? 'required' : 'auto';
+  }
+  let reply = replyBubble();
+  let result = await streamReply(current, first, reply, signal);
+  let failureText = null;
+  if (mode === 'json' && result.error?.name === 'InvalidRequestError') {
+    schemaError(`The package cannot use this schema: ${result.error.message}`);
+    failureText = 'The schema cannot be used: the message under the schema box says why.';
+  }
+  if (mode === 'json' && !result.error && result.finish !== 'stopped') showJson(reply, result.content, result.finish);
+  let said = endReply(reply, result, current.info.backend, failureText);
+  const spoken = [];
+  if (result.calls.length && result.finish === 'tool_calls') {
+    // The call goes back with its result: the assistant message carrying tool_calls, then
+    // one tool message per call; the model answers from them, without calling again.
+    reply.classList.add('call');
+    reply.prepend(...result.calls.map((call) => {
+      const line = document.createElement('span');
+      line.className = 'call-line';
+      line.textContent = `Calls ${call.function.name}: ${callExpression(call) ?? call.function.arguments}`;
+      return line;
+    }));
+    conversation.push({ role: 'assistant', content: result.content || null, tool_calls: result.calls });
+    for (const call of result.calls) {
+      const outcome = runCall(call);
+      spoken.push(outcome.error ? `The calculator could not work out ${outcome.expression}: ${outcome.error}.` : `The calculator says ${outcome.expression} = ${outcome.result}.`);
+      conversation.push({ role: 'tool', tool_call_id: call.id, content: outcome.error ? `error: ${outcome.error}` : outcome.result });
+    }
+    reply = replyBubble();
+    result = await streamReply(current, { ...request(AFTER_TOOLS), tools: [CALCULATOR], tool_choice: 'none' }, reply, signal);
+    said = endReply(reply, result, current.info.backend);
+  }
+  if (reply.isConnected) announce([...spoken, said ?? `${result.content}${result.finish === 'stopped' ? ' (stopped)' : ''}`].join(' '));
   // A stopped reply stays in the conversation as far as it got.
-  conversation.push({ role: 'assistant', content });
+  conversation.push({ role: 'assistant', content: result.content });
   replying = null;
+  document.body.dataset.turn = 'done';
+  document.body.dataset.turns = String(++turns);
   updateControls();
   // Back to the message box for the next message, unless the user has gone elsewhere (the settings, say).
   const focus = document.activeElement;
   if (!focus || focus === document.body || $('composer').contains(focus)) $('input').focus();
+  return true;
 }
 
 $('model').onchange = showCustomUrl;
@@ -273,6 +460,7 @@ $('composer').onsubmit = (e) => {
   if ($('send').disabled) return; // requestSubmit() and a form's implicit submit do not check it
   const text = $('input').value;
   if (!text.trim()) return;
+  if (replyMode() === 'json' && !readSchema()) return; // the reason shows under the schema box; the message stays
   $('input').value = '';
   send(text);
 };
@@ -285,6 +473,9 @@ $('input').onkeydown = (e) => {
   if (!$('send').disabled) $('composer').requestSubmit();
 };
 
+for (const radio of document.querySelectorAll('input[name=mode]')) radio.onchange = showMode;
+$('schema').value = JSON.stringify(DEFAULT_SCHEMA, null, 2);
+showMode();
 await fillModels();
 updateControls();
 document.body.dataset.ready = 'true';

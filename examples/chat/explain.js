@@ -17,6 +17,9 @@ const PLAIN = {
   DeviceLostError: () => 'The GPU stopped responding. Load the model again.',
   WebGPUUnavailableError: () => 'WebGPU is not available in this browser. Choose “auto” or “cpu” as the backend in Settings.',
   AbortError: () => 'Stopped.',
+  InvalidRequestError: (e) => (/chat template does not render tools/.test(e.message)
+    ? 'This model was not taught to call tools. Load a Qwen2.5 Coder model for the calculator.'
+    : 'The model cannot take this request as asked (the technical details say why).'),
 };
 
 /** `{ text, detail }`: a sentence for a person, and the error as the package reported it. */
