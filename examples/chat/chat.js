@@ -270,8 +270,8 @@ async function streamReply(current, request, reply, signal) {
         reply.textContent = content;
         follow();
       }
+      // A call comes whole at its end: no tok/s for it (timed from its first content only).
       for (const part of delta.tool_calls ?? []) {
-        first ??= performance.now();
         const call = (calls[part.index ?? calls.length] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
         if (part.id) call.id = part.id;
         if (part.function?.name) call.function.name += part.function.name;

@@ -5,6 +5,11 @@
 // next one runs; the end of a long reply stays in view above the message box at phone
 // and laptop sizes; a failed load says so in plain words and keeps the loaded model; a
 // second load of a model says it came from the cache; axe-core finds nothing serious.
+// Then the reply modes: JSON mode (SmolLM2) gives a reply that parses and has the
+// schema's required fields, shown formatted, and a schema that is not JSON or that the
+// package refuses (an unsupported keyword) is explained in the page; the calculator tool
+// (Qwen2.5-Coder-0.5B, greedy) is called for "What is 12*(3+4)?", the page shows 84 as
+// its result and the model's final answer (WebGPU off only: a second model's load).
 
 import { assertAccessible, assertNoProblems, docShot, openPage, screenshot, step } from './lib/browser.mjs';
 import { MODEL_NAME, check, text } from './lib/checks.mjs';
@@ -12,6 +17,7 @@ import { MODEL_NAME, check, text } from './lib/checks.mjs';
 const PHONE = { width: 390, height: 844 };
 const LAPTOP = { width: 1280, height: 900 };
 const SMOLLM2 = `../../.cache/models/${MODEL_NAME}`;
+const QWEN05 = '../../.cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf';
 
 /** Picks `value` in the model list (and `url` for the custom entry), loads it, waits; returns the status line. */
 async function load(page, value, url) {
@@ -30,6 +36,86 @@ async function ask(page, message, maxTokens, replies) {
   await page.fill('#input', message);
   await page.click('#send');
   await page.waitForFunction((n) => document.querySelectorAll('.msg.assistant[data-finish]').length === n, replies, { timeout: 120_000 });
+}
+
+/** Sends `message` with `maxTokens` and waits until the page has answered it (body[data-turns] counts the turns). */
+async function turn(page, message, maxTokens) {
+  const before = await page.evaluate(() => Number(document.body.dataset.turns ?? 0));
+  await page.fill('#max-tokens', String(maxTokens));
+  await page.fill('#input', message);
+  await page.click('#send');
+  await page.waitForFunction((n) => Number(document.body.dataset.turns ?? 0) > n, before, { timeout: 180_000 });
+}
+
+/** JSON mode on SmolLM2: a formatted reply that parses and has the required fields; a bad and a refused schema explained in the page. */
+async function jsonMode(page, mode) {
+  await page.click('#clear');
+  await page.getByRole('radio', { name: 'JSON mode' }).check();
+  const box = page.getByRole('textbox', { name: 'JSON schema of the reply' });
+  check(await box.isVisible(), 'JSON mode should show a schema box labelled "JSON schema of the reply"');
+  const schema = JSON.parse(await box.inputValue());
+  check(Array.isArray(schema.required) && schema.required.length > 0, `the schema box should hold a schema with required fields: ${JSON.stringify(schema)}`);
+  await assertAccessible(page, 'chat (JSON mode)');
+  await turn(page, 'What is the capital of France?', 64);
+  const reply = page.locator('.msg.assistant').last();
+  const shown = await reply.locator('pre.json').textContent().catch(() => null);
+  console.log(`   JSON reply (${await reply.getAttribute('data-finish')}): ${JSON.stringify(shown ?? await reply.textContent())}`);
+  check(await reply.getAttribute('data-json') === 'valid' && shown, `the reply should be shown as formatted JSON: ${await reply.textContent()}`);
+  const value = JSON.parse(shown);
+  check(shown === JSON.stringify(value, null, 2), `the JSON should be shown indented: ${shown}`);
+  for (const key of schema.required) check(key in value, `the reply lacks the required field ${key}: ${shown}`);
+  check(typeof value.answer === 'string' && schema.properties.confidence.enum.includes(value.confidence), `the reply does not fit the schema: ${shown}`);
+  await screenshot(page, `chat-${mode}-json`);
+
+  // Not JSON: nothing is sent, the message stays, the box says why.
+  const bubbles = await page.locator('.msg').count();
+  await box.fill('{ "type": "object", ');
+  await page.fill('#input', 'Hello');
+  await page.click('#send');
+  await page.waitForSelector('#schema-error:not([hidden])');
+  const notJson = await text(page, '#schema-error');
+  console.log(`   schema not JSON: ${notJson}`);
+  check(/not valid JSON/.test(notJson), `a schema that is not JSON should be explained: ${notJson}`);
+  check(await page.locator('.msg').count() === bubbles && await page.inputValue('#input') === 'Hello', 'with a bad schema, nothing should be sent and the message should stay');
+
+  // Refused by the package (a keyword it cannot enforce): said under the box and in the reply, no console error.
+  await box.fill(JSON.stringify({ type: 'object', properties: { a: { type: 'string' } }, not: { required: ['a'] } }));
+  await turn(page, 'Hello', 16);
+  const refused = await text(page, '#schema-error');
+  const failed = page.locator('.msg.assistant').last();
+  console.log(`   schema refused: ${refused}`);
+  check(/^The package cannot use this schema: .+/.test(refused), `a refused schema should be explained under the box: ${refused}`);
+  check(await failed.getAttribute('data-finish') === 'error' && /The schema cannot be used/.test(await failed.textContent()),
+    `the reply should say the schema cannot be used: ${await failed.textContent()}`);
+  check(/InvalidRequestError/.test(await failed.locator('details.technical').textContent()), 'the technical detail should name InvalidRequestError');
+  await assertAccessible(page, 'chat (JSON mode, schema refused)');
+  await page.click('#clear');
+  await page.getByRole('radio', { name: 'Text' }).check();
+  check(await box.isHidden(), 'the schema box should hide when JSON mode is off');
+}
+
+/** The calculator on Qwen2.5-Coder-0.5B: a calculate call, 84 shown as its result, then the model's answer. */
+async function calculator(page, mode) {
+  await page.click('#clear');
+  await page.getByRole('radio', { name: 'Calculator tool' }).check();
+  check(await page.isVisible('#calculator-help'), 'the calculator should explain itself');
+  await load(page, QWEN05);
+  await assertAccessible(page, 'chat (calculator)');
+  await turn(page, 'What is 12*(3+4)?', 48);
+  const call = page.locator('.msg.assistant.call');
+  check(await call.count() === 1, `the model should call the calculator once (bubbles: ${await page.locator('#log').textContent()})`);
+  const callLine = await call.locator('.call-line').textContent();
+  const tool = page.locator('.msg.tool');
+  const result = await tool.getAttribute('data-result');
+  const answer = page.locator('.msg.assistant').last();
+  const final = (await answer.evaluate((b) => b.firstChild?.textContent ?? '')).trim();
+  console.log(`   ${callLine} → ${await tool.locator('.result').textContent()}; answer (${await answer.getAttribute('data-finish')}): ${final}`);
+  check(/^Calls calculate: /.test(callLine), `the call should be shown: ${callLine}`);
+  check(result === '84', `the page should show 84 as the tool's result: ${await tool.textContent()}`);
+  check(await page.locator('.msg.assistant').count() === 2 && !(await answer.getAttribute('class')).includes('call'), 'a final answer should follow the result');
+  check(['stop', 'length'].includes(await answer.getAttribute('data-finish')) && final.length > 0, `the final answer: ${final}`);
+  check(/84/.test(final), `the final answer should give the result, 84: ${final}`);
+  await screenshot(page, `chat-${mode}-calculator`);
 }
 
 /**
@@ -221,6 +307,10 @@ export async function chatPage(browser, base, webgpu) {
     check(/is ready: from this browser’s cache/.test(status), `the second load should say it came from the cache: ${status}`);
   });
   await screenshot(page, `chat-${mode}`);
+  await step('chat: JSON mode (SmolLM2): the reply parses, has the required fields and shows formatted; a bad schema and a refused one are explained in the page', () => jsonMode(page, mode));
+  // The calculator loads a second, larger model: once, on the CPU path (WebGPU off), where
+  // the page's tool loop is the same and a 0.5B model replies fastest.
+  if (!webgpu) await step('chat: the calculator tool (Qwen2.5-Coder-0.5B): "What is 12*(3+4)?" calls calculate, the page shows 84, the model answers', () => calculator(page, mode));
   assertNoProblems(page, `chat (${mode})`);
   await page.context().close();
 }
