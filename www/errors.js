@@ -82,3 +82,8 @@ export function raceAbort(promise, signal, what) {
   });
   return Promise.race([promise, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }
+
+/** A request with `options.signal` (the second argument of OpenAI's `create`) in it. */
+export function withSignal(request = {}, options = {}) {
+  return options?.signal ? { ...request, signal: options.signal } : request;
+}

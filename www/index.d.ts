@@ -418,12 +418,17 @@ export declare class Model {
   dispose(): Promise<void>;
 }
 
+/** `create`'s second argument, as OpenAI's SDK takes it (`signal` in the request works too). */
+export interface ChatRequestOptions {
+  signal?: AbortSignal;
+}
+
 /** `model.chat`: OpenAI-shaped chat completions rendered with the model's own template. */
 export interface ChatApi {
   completions: {
-    create(request: ChatCompletionRequest & { stream?: false | null }): Promise<ChatCompletion>;
-    create(request: ChatCompletionRequest & { stream: true }): Promise<AsyncIterable<ChatCompletionChunk>>;
-    create(request: ChatCompletionRequest): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
+    create(request: ChatCompletionRequest & { stream?: false | null }, options?: ChatRequestOptions): Promise<ChatCompletion>;
+    create(request: ChatCompletionRequest & { stream: true }, options?: ChatRequestOptions): Promise<AsyncIterable<ChatCompletionChunk>>;
+    create(request: ChatCompletionRequest, options?: ChatRequestOptions): Promise<ChatCompletion | AsyncIterable<ChatCompletionChunk>>;
   };
 }
 

@@ -11,7 +11,7 @@
 import init, * as engine from './wasm/kindling_web.js';
 import {
   AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, InvalidRequestError, OutOfMemoryError,
-  QuotaExceededError, UnsupportedModelError, WebGPUUnavailableError, raceAbort, throwIfAborted, toError,
+  QuotaExceededError, UnsupportedModelError, WebGPUUnavailableError, raceAbort, throwIfAborted, toError, withSignal,
 } from './errors.js';
 import { modelCache } from './cache.js';
 import { RestartLoad } from './download.js';
@@ -204,7 +204,8 @@ export class Model {
     this.#engine = engineModel;
     this.#info = engineModel.info;
     if (fallbackReason) this.#info.fallbackReason = fallbackReason;
-    this.chat = { completions: { create: (request) => this.#chatCreate(request) } };
+    // `create(request, { signal })` as OpenAI's SDK takes it, or the signal in the request.
+    this.chat = { completions: { create: (request, options) => this.#chatCreate(withSignal(request, options)) } };
   }
 
   /** What this browser offers: `{ webgpu, adapter, features, limits, simd128, reason }`. */

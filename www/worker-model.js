@@ -11,7 +11,7 @@
 // iterator reach the worker as an 'abort' message; the promise or iterator here rejects
 // at once, without waiting for the worker to acknowledge.
 
-import { abortError, throwIfAborted, toError } from './errors.js';
+import { abortError, throwIfAborted, toError, withSignal } from './errors.js';
 import { modelCache } from './cache.js';
 
 export {
@@ -99,7 +99,8 @@ export class WorkerModel {
     };
     worker.onerror = fail('its script could not run (see the console)');
     worker.onmessageerror = fail('a message could not be read');
-    this.chat = { completions: { create: (request) => this.#chatCreate(request) } };
+    // `create(request, { signal })` as OpenAI's SDK takes it, or the signal in the request.
+    this.chat = { completions: { create: (request, options) => this.#chatCreate(withSignal(request, options)) } };
   }
 
   /**
