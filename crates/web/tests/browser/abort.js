@@ -1,7 +1,8 @@
 // Stop that stops: a generation aborted mid-reply ends at once, and the model is ready
-// for the next call within about one token's time, on the real Qwen2.5-Coder-0.5B.
-// Run by abort.rs (the CPU path in the run without WebGPU, the WebGPU path in the run
-// with it), and by hand with tests/scripts/abort_timings.mjs for the before/after figures.
+// for the next call within about one token's time, on a real model: Qwen2.5-Coder-0.5B
+// on the CPU, SmolLM2-135M on WebGPU (see MODEL below). Run by abort.rs (the CPU path in
+// the run without WebGPU, the WebGPU path in the run with it), and by hand with
+// tests/scripts/abort_timings.mjs for the before/after figures.
 //
 // What is timed, through WorkerModel (the engine in a worker, as every app's Stop
 // button uses it) and on the page's own Model:
@@ -14,9 +15,23 @@
 //     tokens a step so that an abort is heard between them);
 //   - on the page's Model (CPU), a timer due mid-reply fires on time (the page stays
 //     responsive while the engine computes).
-// Before the fix the worker finished the whole reply before reading the abort message.
+// Before the fix the worker finished the whole reply before reading the abort message:
+// the next call's first token then comes 400 tokens late, far past its bound, and the
+// test stops waiting for it at the bound (a deadline) and fails.
 
 const QWEN05 = '.cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf';
+const SMOLLM2 = '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf';
+/**
+ * The model each path is timed on. The CPU: Qwen2.5-0.5B, whose decode step (~150 ms on
+ * two cores) is long beside the timers and messages measured, and which the bug fixed
+ * here (the abort heard only after the whole reply) held up for 71 s. WebGPU: SmolLM2,
+ * about 6× less compute a token than Qwen2.5-0.5B (a first token took 37 s against
+ * Qwen's 148 s on SwiftShader here, the machine under load); what is tested there (the
+ * worker hears the abort between steps, one sampled step in flight; its next call comes
+ * within a first token and a step) does not depend on the model's size, and with Qwen
+ * the test took over six minutes of the WebGPU run (373 s in CI).
+ */
+const MODEL = { cpu: { path: QWEN05, name: 'Qwen2.5-0.5B' }, webgpu: { path: SMOLLM2, name: 'SmolLM2-135M' } };
 const STORY = 'Write a long story about a dragon who learns to bake bread.';
 const NEXT = 'The capital of France is';
 /** Prompt tokens a CPU generation step evaluates (CPU_PREFILL_STEP in crates/web). */
@@ -82,12 +97,14 @@ export async function runAbortTests(base, backend) {
   // chained CHAINED_STEPS deep on the device and each would cost SwiftShader's ~40 s
   // after the abort (bench/dawn_abort.mjs times both kinds on a real GPU).
   const replyOptions = backend === 'webgpu' ? { temperature: 0.8, seed: 3, ignoreEos: true } : greedy;
-  // Tokens before the Stop, and after it: a token takes ~40 s on SwiftShader's WebGPU.
-  const [abortAfter, nextTokens] = backend === 'webgpu' ? [1, 1] : [6, 4];
+  // Tokens before the Stop, and after it: each costs seconds on SwiftShader's WebGPU,
+  // where two before the Stop time one decode step.
+  const [abortAfter, nextTokens] = backend === 'webgpu' ? [2, 1] : [6, 4];
+  const model = MODEL[backend];
 
   const { worker, events } = spiedWorker(base);
-  const wm = await WorkerModel.load(url(QWEN05), { backend, worker, contextLength: 1024 });
-  say(`Qwen2.5-0.5B in the worker on ${wm.info.backend}`);
+  const wm = await WorkerModel.load(url(model.path), { backend, worker, contextLength: 1024 });
+  say(`${model.name} in the worker on ${wm.info.backend}`);
   check(wm.info.backend === backend, `backend ${wm.info.backend}, expected ${backend}`);
 
   if (backend === 'webgpu') {
@@ -105,7 +122,7 @@ export async function runAbortTests(base, backend) {
   });
   const rejectedMs = long.endedAt - abortedAt;
   const ttft = long.times[0] - long.start;
-  // One token only (WebGPU): a decode step costs at most what the first token did.
+  // A single token (a Stop before the second): a decode step costs at most what it did.
   const step = long.times.length > 1 ? stepMs(long.times) : ttft;
   const abortedId = events.at(-1)?.id;
   say(`mid-reply: ${long.times.length} tokens, first after ${ttft.toFixed(0)} ms, ${step.toFixed(0)} ms a token; `
@@ -113,14 +130,19 @@ export async function runAbortTests(base, backend) {
   check(long.end === 'AbortError' && rejectedMs < 100, `the aborted reply ended ${long.end} after ${rejectedMs.toFixed(1)} ms`);
 
   // The next call at once: its first token within its own time plus what was on its way.
-  const next = await stream(wm, NEXT, { ...replyOptions, maxTokens: nextTokens });
-  const firstMs = next.times[0] - abortedAt;
   // Its own first token and the step on its way, with slack: a fixed one, and a share
-  // more for times that wander (SwiftShader's under load went 1.21× over the two; there
-  // the one step measured stands in for a decode step too); the bug this catches cost
-  // the whole reply (71 s against a bound of 2 s on the CPU).
+  // more for times that wander (SwiftShader's under load went 1.21× over the two); the
+  // bug this catches cost the whole reply (71 s against a bound of 2 s on the CPU).
   const slack = backend === 'webgpu' ? 1.5 : 1.25;
   const bound = slack * (ttft + step) + MARGIN_MS;
+  // No waiting far past the bound for a worker still busy with the aborted reply: with
+  // no first token by then the call is aborted (its iterator rejects at once) and fails.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), abortedAt + bound + MARGIN_MS - performance.now());
+  const next = await stream(wm, NEXT, { ...replyOptions, maxTokens: nextTokens, signal: deadline.signal }, () =>
+    clearTimeout(timer));
+  clearTimeout(timer);
+  const firstMs = next.times.length ? next.times[0] - abortedAt : Infinity;
   say(`next call: first token ${firstMs.toFixed(0)} ms after the abort (bound ${bound.toFixed(0)} ms: `
     + `${slack} × (its first token ${ttft.toFixed(0)} + a step ${step.toFixed(0)}) + ${MARGIN_MS})`);
   check(next.end === 'done' && next.times.length === nextTokens, `the next call: ${next.end}, ${next.times.length} tokens`);
@@ -132,6 +154,10 @@ export async function runAbortTests(base, backend) {
   const lastPieceMs = Math.max(0, ...events.filter((e) => e.id === abortedId).map((e) => e.at - abortedAt));
   say(`aborted reply: its last piece reached the page ${lastPieceMs.toFixed(0)} ms after the abort`);
   check(late.length === 0, `the worker sent ${late.length} piece(s) of the aborted reply afterwards (it kept generating)`);
+  if (failures.length) {
+    worker.terminate(); // a worker still busy with the aborted reply would hold up dispose()
+    return { log, failures };
+  }
 
   if (backend === 'cpu') {
     // 2. During the prefill of a ~500-token prompt (40 s or so here): Stop after 1.5 s.
@@ -157,11 +183,11 @@ export async function runAbortTests(base, backend) {
 
   if (backend === 'cpu') {
     // 3. The page's own Model: a timer due mid-reply fires on time.
-    const model = await Model.load(url(QWEN05), { backend, contextLength: 1024 });
+    const page = await Model.load(url(model.path), { backend, contextLength: 1024 });
     let due = 0;
     let fired = 0;
     const c3 = new AbortController();
-    const run = await stream(model, STORY, { ...greedy, maxTokens: 400, signal: c3.signal }, (n) => {
+    const run = await stream(page, STORY, { ...greedy, maxTokens: 400, signal: c3.signal }, (n) => {
       if (n !== 2) return;
       due = performance.now() + 200;
       setTimeout(() => ((fired = performance.now()), c3.abort()), 200);
@@ -170,7 +196,7 @@ export async function runAbortTests(base, backend) {
     const step3 = stepMs(run.times);
     say(`page Model: a timer due mid-reply fired ${lateMs.toFixed(0)} ms late (${step3.toFixed(0)} ms a token); ${run.times.length} tokens, ${run.end}`);
     check(run.end === 'AbortError' && lateMs <= step3 + MARGIN_MS, `on the page a timer fired ${lateMs.toFixed(0)} ms late during a generation`);
-    await model.dispose();
+    await page.dispose();
   }
   return { log, failures };
 }
