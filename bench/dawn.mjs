@@ -8,6 +8,12 @@
 // API: load from a Blob (streamed chunk by chunk), a 512-token prompt (prefill tok/s and
 // decode after it) and an 8-token one (decode), 128 greedy tokens each, one warm-up and
 // REPS measured repetitions (median). Prints one JSON line per model.
+//
+// SCHEMAS="NAME=FILE.json ..." (issue 26) adds, per model and schema, free against
+// constrained decoding of the same chat prompt (bench/schemas/NAME.prompt.txt beside the
+// schema), greedy, up to CONSTRAINED_TOKENS tokens, as `kindling bench --json-schema` does
+// natively: `constrained.NAME` = { free, constrained, ratio } (decode tok/s, medians).
+// PROMPTS="" leaves out the plain rows.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,6 +26,8 @@ if (!pkgDir || specs.length === 0) {
 const REPS = Number(process.env.REPS ?? 3);
 const GEN_TOKENS = Number(process.env.GEN_TOKENS ?? 128);
 const PROMPTS = (process.env.PROMPTS ?? '8 512').split(/\s+/).filter(Boolean).map(Number);
+const SCHEMAS = (process.env.SCHEMAS ?? '').split(/\s+/).filter(Boolean).map((s) => s.split('='));
+const CONSTRAINED_TOKENS = Number(process.env.CONSTRAINED_TOKENS ?? 256);
 
 const trace = process.env.TRACE_API ? await traceWebGpuCalls() : null;
 const profiler = process.env.TRACE_GPU ? await gpuProfiler() : null;
@@ -46,7 +54,7 @@ for (const spec of specs) {
   let uploads = 0;
   const model = await Model.load(blob, {
     backend: process.env.BACKEND ?? 'webgpu', // 'cpu' to check the script on a machine without a GPU
-    contextLength: Math.max(...PROMPTS) + GEN_TOKENS + 1,
+    contextLength: Math.max(...PROMPTS, 0) + GEN_TOKENS + CONSTRAINED_TOKENS + 512,
     onProgress: (p) => (uploads += p.phase === 'upload'),
   });
   const loadMs = performance.now() - start;
@@ -69,8 +77,34 @@ for (const spec of specs) {
     if (profiler) result[`p${n}_gpu_us`] = await profileKernels(model, benchPrompt(n, info.vocabSize, REPS + 1));
     result[`p${n}`] = { prefill_tok_s: median(prefill), decode_tok_s: median(decode), decode_runs: decode };
   }
+  for (const [schemaName, schemaFile] of SCHEMAS) {
+    result.constrained ??= {};
+    result.constrained[schemaName] = await constrainedRow(model, schemaFile);
+  }
   await model.dispose();
   console.log(JSON.stringify(result));
+}
+
+/** Free and constrained decode tok/s of the schema's prompt (greedy; medians of REPS). */
+async function constrainedRow(model, schemaFile) {
+  const schema = fs.readFileSync(schemaFile, 'utf8');
+  const user = fs.readFileSync(schemaFile.replace(/\.json$/, '.prompt.txt'), 'utf8').trim();
+  const text = model.applyChatTemplate([{ role: 'user', content: user }]);
+  const ids = model.tokenize(text, { addSpecial: true, parseSpecial: true });
+  const row = { prompt_tokens: ids.length };
+  for (const [kind, extra] of [['free', { ignoreEos: true }], ['constrained', { jsonSchema: schema }]]) {
+    const decode = [];
+    let last = null;
+    for (let rep = 0; rep <= REPS; rep++) {
+      const r = await model.complete(ids, { maxTokens: CONSTRAINED_TOKENS, temperature: 0, ...extra });
+      if (rep > 0) decode.push(r.timings.decodeTokensPerSecond);
+      last = r;
+    }
+    row[kind] = { decode_tok_s: median(decode), decode_runs: decode, tokens: last.tokenIds.length, finish_reason: last.finishReason };
+    if (kind === 'constrained') row.text_head = last.text.slice(0, 160);
+  }
+  row.ratio = row.constrained.decode_tok_s / row.free.decode_tok_s;
+  return row;
 }
 
 /**

@@ -491,3 +491,68 @@ fn bad_ops_fail_cleanly_at_the_next_read() {
     pollster::block_on(b.read_rows(x, 1)).expect("read after an error");
     let _: &GpuBackend = &b;
 }
+
+/// Constrained greedy decoding on the GPU chains its steps (`Generation::next_masked`:
+/// the mask computed while the device runs the step, the argmax taken over it on the
+/// device, the next step submitted behind it): the same ids and finish reasons as the
+/// unchained path (the logit row read back and masked on the host) and as the CPU
+/// engine, for a JSON schema and regexes, through constraint-complete, max-tokens and
+/// context-full endings; 4 bytes read back per token, no logit row.
+#[test]
+fn chained_constrained_generation_matches_unchained_and_cpu() {
+    use kindling_model::ConstraintSpec;
+    let fx = fixture("tiny-llama");
+    let path = fixture_model("tiny-llama");
+    let mut gpu = load_gpu(&path, GpuOptions::default());
+    let mut cpu = load_cpu(&path);
+    assert!(gpu.can_chain_masked() && !cpu.can_chain_masked());
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": { "id": { "type": "integer", "minimum": 0, "maximum": 999 }, "tag": { "enum": ["red", "green", "blue"] } },
+        "required": ["id", "tag"],
+        "additionalProperties": false,
+        // No whitespace between tokens: else a noise model pads with it to the limit.
+        "x-guidance": { "whitespace_flexible": false }
+    });
+    let constraints = [
+        (ConstraintSpec::JsonSchema(schema), 40),
+        (ConstraintSpec::Regex("[a-z]{2,6}( [a-z]{2,6}){1,3}".into()), 24),
+        // Longer than max_tokens allows: ends at the limit.
+        (ConstraintSpec::Regex("[0-9a-f]{40}".into()), 10),
+    ];
+    let run = |model: &mut Model<_>, session: &mut Session<_>, prompt: &[u32], o: &GenerateOptions, chain: bool| {
+        let mut g = Generation::new(prompt.to_vec(), o.clone()).expect("generation");
+        g.set_chaining(chain);
+        while pollster::block_on(g.next(model, session)).expect("next").is_some() {}
+        (g.generated().to_vec(), g.finish_reason())
+    };
+    let model_text = |m: &Model<kindling_cpu::CpuBackend>, ids: &[u32]| m.tokenizer().decode(ids, false);
+    for case in fx.cases.iter().take(3) {
+        let prompt = case.prompt_token_ids.clone();
+        for (spec, max_tokens) in &constraints {
+            let o = GenerateOptions { max_tokens: *max_tokens, constraint: Some(spec.clone()), ..Default::default() };
+            let context = prompt.len() + max_tokens + 1;
+            let mut cs = cpu.new_session(context).expect("session");
+            let want = drive_in(&mut cpu, &mut cs, prompt.clone(), o.clone());
+            let mut gs = gpu.new_session(context).expect("session");
+            let before = gpu.backend().stats();
+            let chained = run(&mut gpu, &mut gs, &prompt, &o, true);
+            let after = gpu.backend().stats();
+            let mut gs = gpu.new_session(context).expect("session");
+            let unchained = run(&mut gpu, &mut gs, &prompt, &o, false);
+            assert_eq!(chained, unchained, "{}: {spec:?}: chained against unchained", case.name);
+            assert_eq!(chained, want, "{}: {spec:?}: GPU against CPU", case.name);
+            eprintln!("{}: {} tokens, {:?}: {:?}", case.name, chained.0.len(), chained.1, model_text(&cpu, &chained.0));
+            let n = chained.0.len() as u64;
+            let bytes = after.bytes_read_back - before.bytes_read_back;
+            assert!(bytes <= 4 * (n + 1), "{}: {bytes} bytes read back for {n} constrained tokens", case.name);
+        }
+        // Context full, then the same prompt again in the session (prefix reuse).
+        let o = GenerateOptions { max_tokens: 20, constraint: Some(constraints[1].0.clone()), ..Default::default() };
+        let mut cs = cpu.new_session(prompt.len() + 3).expect("session");
+        let want = drive_in(&mut cpu, &mut cs, prompt.clone(), o.clone());
+        let mut gs = gpu.new_session(prompt.len() + 3).expect("session");
+        assert_eq!(run(&mut gpu, &mut gs, &prompt, &o, true), want, "{}: context full", case.name);
+        assert_eq!(run(&mut gpu, &mut gs, &prompt, &o, true), want, "{}: context full, prefix reused", case.name);
+    }
+}

@@ -3,6 +3,17 @@
 //! mappable buffers to be read later, so the host records and submits steps t+1, t+2
 //! while the device still runs step t. Still one submission and 4 bytes read back per
 //! token.
+//!
+//! Constrained (masked) chaining, `chain_submit_masked`: the allowed set of step t's
+//! token depends on every token before it, so it is known on the host only once step
+//! t-1's token has been read; the host computes it while the device runs step t's
+//! forward pass. The argmax of step t then goes in its own small submission (the mask
+//! written just before it, the logits masked on the device, 4 bytes read back), and step
+//! t+1's forward pass, recorded ahead and held as a finished command buffer, is
+//! submitted right behind it: the device goes from step t's argmax to step t+1 without
+//! waiting for the host, and the token can be read as soon as the argmax has run (a
+//! mapping completes with the whole submission it was copied in, so the argmax cannot
+//! share step t+1's).
 
 use std::collections::VecDeque;
 
@@ -48,6 +59,62 @@ impl GpuBackend {
         if let Some(e) = self.take_deferred() {
             return Err(e);
         }
+        let slot = self.chain_slot().await?;
+        // The id lands in the first word of the token-id buffer either way.
+        let (buf, cols) = (self.act(x).buf, self.act(x).cols);
+        self.record_argmax(buf, cols, 1, self.tokens)?;
+        self.chain_read(slot);
+        Ok(())
+    }
+
+    /// Masked chaining (see the module's docs): records the argmax of row 0 of `x` (a
+    /// logit row) over the ids `mask` allows (bit `id % 32` of word `id / 32`; ids past
+    /// it are not allowed), leaving it in the token-id buffer, and submits it with the
+    /// mask written first; then submits what was recorded since the last submission (the
+    /// next step, whose embedding reads that token), in a submission of its own.
+    pub(crate) async fn chain_submit_masked(&mut self, x: GpuActivation, mask: &[u32]) -> Result<()> {
+        if let Some(e) = self.take_deferred() {
+            return Err(e);
+        }
+        // The next step, recorded before this mask was known: held back until the argmax
+        // that gives its token is submitted. Its parameters stay in the blob, which the
+        // argmax's submission writes. (Dropped unsubmitted if anything below fails.)
+        self.flush_pending();
+        let next = self.encoder.is_some().then(|| self.finish_recorded());
+        let slot = self.chain_slot().await?;
+        let bytes = (mask.len().max(1) * 4) as u64;
+        let (words, size) = self.scratch_buffer(self.token_mask, "token mask", bytes)?;
+        self.token_mask = Some((words, size));
+        if !mask.is_empty() {
+            self.gpu.queue.write_buffer(&self.buffers[words.0 as usize], 0, bytemuck::cast_slice(mask));
+        }
+        let (buf, cols) = (self.act(x).buf, self.act(x).cols);
+        let p = EwParams { len: cols as u32, cols: (mask.len() * 32).min(cols) as u32, ..Default::default() };
+        self.record(Op::MaskLogits, None, &[buf, words], &p, None, item_groups(cols));
+        self.record_argmax(buf, cols, 1, self.tokens)?;
+        self.chain_read(slot);
+        if let Some(next) = next {
+            self.gpu.queue.submit([next]);
+            self.stats.submits += 1;
+        }
+        Ok(())
+    }
+
+    /// Submits what was recorded without reading anything: the prompt of a masked
+    /// chained decode, which the device runs while the host computes the first mask.
+    pub(crate) fn submit_recorded(&mut self) -> Result<()> {
+        if let Some(e) = self.take_deferred() {
+            return Err(e);
+        }
+        self.flush_pending();
+        if self.encoder.is_some() {
+            self.submit(None);
+        }
+        Ok(())
+    }
+
+    /// A free read buffer for the next chained step's token.
+    async fn chain_slot(&mut self) -> Result<usize> {
         // Every read buffer busy: collect the oldest (an abandoned step's) first.
         while self.chain.in_flight.len() >= CHAINED_STEPS {
             self.chain_collect().await?;
@@ -63,15 +130,16 @@ impl GpuBackend {
                 self.stats.objects_created += 1;
             }
         }
-        let slot = self.chain.in_flight.back().map_or(0, |f| (f.slot + 1) % CHAINED_STEPS);
-        // The id lands in the first word of the token-id buffer either way.
-        let (buf, cols) = (self.act(x).buf, self.act(x).cols);
-        self.record_argmax(buf, cols, 1, self.tokens)?;
+        Ok(self.chain.in_flight.back().map_or(0, |f| (f.slot + 1) % CHAINED_STEPS))
+    }
+
+    /// Submits what was recorded with the token-id buffer's first word copied into read
+    /// buffer `slot`, and starts reading it back.
+    fn chain_read(&mut self, slot: usize) {
         let read = self.chain.read[slot].clone();
         let submission = self.submit_into(Some((self.tokens, 4, read.clone())));
         let mapped = readback::map_read(&read, 4);
         self.chain.in_flight.push_back(InFlight { slot, submission, mapped, stale: false });
-        Ok(())
     }
 
     /// The next one-row batch takes its token from the device (`chain_submit`).

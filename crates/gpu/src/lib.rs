@@ -160,6 +160,8 @@ pub struct GpuBackend {
     /// first use).
     top_k_part: Option<(BufId, u64)>,
     top_k_out: Option<(BufId, u64)>,
+    /// Constrained decoding's allowed-token bitmask (`chain_submit_masked`) and its bytes.
+    token_mask: Option<(BufId, u64)>,
     /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
     attn_scratch: Option<(BufId, u64)>,
     /// The cooperative-matrix batch matmul's partial sums of split dot products
@@ -228,6 +230,7 @@ impl GpuBackend {
             split_sums: None,
             top_k_part: None,
             top_k_out: None,
+            token_mask: None,
             shader_features: ShaderFeatures::default(),
             chain: chain::Chain::default(),
             pending: None,
@@ -497,16 +500,7 @@ impl GpuBackend {
     /// `submit`, copying `bytes` of a buffer into the given mappable one; returns the
     /// submission (to wait for it alone).
     fn submit_into(&mut self, copy: Option<(BufId, u64, wgpu::Buffer)>) -> wgpu::SubmissionIndex {
-        self.flush_pending();
-        if let (Some(p), Some(pass)) = (&mut self.profiler, &mut self.pass) {
-            p.end_pass(pass);
-        }
-        self.pass = None;
-        let device = &self.gpu.device;
-        let mut encoder = self
-            .encoder
-            .take()
-            .unwrap_or_else(|| device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read") }));
+        let mut encoder = self.end_recording();
         if let Some((src, bytes, dst)) = copy {
             encoder.copy_buffer_to_buffer(&self.buffers[src.0 as usize], 0, &dst, 0, bytes);
         }
@@ -526,6 +520,26 @@ impl GpuBackend {
             p.collect(&self.gpu.device);
         }
         index
+    }
+
+    /// Ends the pass and hands over the encoder of what was recorded (a new one if
+    /// nothing was).
+    fn end_recording(&mut self) -> wgpu::CommandEncoder {
+        self.flush_pending();
+        if let (Some(p), Some(pass)) = (&mut self.profiler, &mut self.pass) {
+            p.end_pass(pass);
+        }
+        self.pass = None;
+        let device = &self.gpu.device;
+        self.encoder
+            .take()
+            .unwrap_or_else(|| device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("read") }))
+    }
+
+    /// What was recorded, as a command buffer to submit later (masked chaining): its
+    /// parameters stay in the blob, for the next submission to write before it.
+    fn finish_recorded(&mut self) -> wgpu::CommandBuffer {
+        self.end_recording().finish()
     }
 
     /// Drops what was recorded after a deferred error and returns the error.

@@ -90,6 +90,9 @@ pub enum Op {
     Gated,
     Softcap,
     SelectRow,
+    /// Constrained decoding: the ids a token mask forbids set to the lowest finite
+    /// value (chain.rs).
+    MaskLogits,
     Argmax,
     TopKChunks,
     TopKMerge,
@@ -193,7 +196,7 @@ const MATMUL: Forms = Forms { subgroups: true, ..NO_FORMS };
 const KV: Forms = Forms { kv_f16: true, ..NO_FORMS };
 
 /// Every op, in `Op` order (`Op::spec` indexes it; a test checks the order).
-pub const OPS: [OpSpec; 28] = [
+pub const OPS: [OpSpec; 29] = [
     OpSpec {
         op: Op::Embed,
         name: "embed",
@@ -560,6 +563,19 @@ pub const OPS: [OpSpec; 28] = [
         family: Family::Elementwise,
         // dst, src
         bindings: &[(0, Params), (5, Write), (6, Read)],
+        shares_layout_of: None,
+        reads_weight: false,
+        module: Module::Shared,
+        forms: NO_FORMS,
+        tuning: Tuning::PerItem,
+    },
+    OpSpec {
+        op: Op::MaskLogits,
+        name: "mask_logits",
+        entry_point: "mask_logits",
+        family: Family::Elementwise,
+        // x (a logit row), mask words
+        bindings: &[(0, Params), (1, Write), (7, Read)],
         shares_layout_of: None,
         reads_weight: false,
         module: Module::Shared,

@@ -665,4 +665,17 @@ impl Backend for GpuBackend {
     async fn finish_chained(&mut self) -> Result<u32> {
         self.chain_finish().await
     }
+
+    fn can_chain_masked(&self) -> bool {
+        // A held step's timestamps would be resolved before it runs (profile.rs).
+        self.profiler.is_none()
+    }
+
+    async fn submit_masked_chained(&mut self, x: GpuActivation, mask: &[u32]) -> Result<()> {
+        self.chain_submit_masked(x, mask).await
+    }
+
+    fn submit_recorded(&mut self) -> Result<()> {
+        GpuBackend::submit_recorded(self)
+    }
 }

@@ -265,9 +265,31 @@ pub trait Backend {
     fn begin_chained_batch(&mut self, _start_pos: usize) -> Result<()> {
         Err(crate::ModelError::backend("this backend does not chain decode steps"))
     }
-    /// The token of the oldest `submit_chained` not read yet.
+    /// The token of the oldest `submit_chained` (or `submit_masked_chained`) not read yet.
     async fn finish_chained(&mut self) -> Result<u32> {
         Err(crate::ModelError::backend("this backend does not chain decode steps"))
+    }
+
+    // ---- constrained greedy decoding, the mask computed while the device runs ------
+
+    /// Whether the backend supports `submit_masked_chained` and `submit_recorded`.
+    fn can_chain_masked(&self) -> bool {
+        false
+    }
+    /// Like `submit_chained`, with the argmax taken over the ids `mask` allows (bit
+    /// `id % 32` of word `id / 32`, `TokenMask::words`; ids past it are not allowed), and
+    /// in its own submission: what was recorded since the last submission (the next
+    /// step, recorded before this mask was known, whose token is this argmax) is
+    /// submitted right after it. So the host records step t+1 and computes step t's mask
+    /// while the device runs step t's forward pass, and the device goes on to step t+1
+    /// without waiting for the host.
+    async fn submit_masked_chained(&mut self, _x: Self::Activation, _mask: &[u32]) -> Result<()> {
+        Err(crate::ModelError::backend("this backend does not chain masked decode steps"))
+    }
+    /// Runs what was recorded without reading anything back (a backend that computes as
+    /// it records has nothing to do).
+    fn submit_recorded(&mut self) -> Result<()> {
+        Ok(())
     }
 
     /// The `k` largest values of each of the first `rows` rows with their indices,

@@ -47,6 +47,12 @@ pub enum EvalOutput {
     /// Nothing: the tokens only go into the KV cache (a prompt evaluated in parts,
     /// `Generation::prefill_step`). Answers `Evaluated::Cached`.
     CacheOnly,
+    /// Submitted, nothing read: the last position's logits stay on the device for
+    /// `Model::read_submitted_logits`, or for the masked argmax of `Model::submit_masked`
+    /// (backends that `can_chain_masked`), so that the host computes a constraint's mask
+    /// while the device runs the tokens (a backend that computes as it records, the CPU,
+    /// has them ready). Answers `Evaluated::Submitted`.
+    SubmitLogits,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -55,7 +61,8 @@ pub enum Evaluated {
     Token(u32),
     /// (id, logit), largest first.
     Candidates(Vec<(u32, f32)>),
-    /// Submitted (`EvalOutput::SubmitArgmax`); the token comes from `finish_chained`.
+    /// Submitted (`EvalOutput::SubmitArgmax`, `SubmitLogits`); the token comes from
+    /// `finish_chained`.
     Submitted,
     /// In the KV cache, nothing read (`EvalOutput::CacheOnly`).
     Cached,
@@ -77,6 +84,12 @@ pub struct Model<B: Backend> {
     /// The vocabulary as the constraint engine sees it, built at the first constrained
     /// generation (a 152k-token vocabulary takes a while) and kept for the next.
     constraint_vocab: OnceLock<ConstraintVocab>,
+    /// Constrained decoding: the logit row of the step submitted last, waiting to be
+    /// read (`read_submitted_logits`) or for its masked argmax (`submit_masked`), and
+    /// that of the step recorded after it, not submitted yet (`record_chained`). The same buffer for every decode step: step t's
+    /// argmax runs before step t+1, which overwrites it.
+    submitted_logits: Option<B::Activation>,
+    recorded_logits: Option<B::Activation>,
 }
 
 /// One sequence's state: its KV caches and the tokens they hold.
@@ -130,6 +143,8 @@ impl<B: Backend> Model<B> {
             work,
             max_batch,
             constraint_vocab: OnceLock::new(),
+            submitted_logits: None,
+            recorded_logits: None,
         })
     }
 
@@ -205,6 +220,8 @@ impl<B: Backend> Model<B> {
                 session.capacity
             )));
         }
+        // A plain evaluation ends any constrained chain (its logits are overwritten).
+        (self.submitted_logits, self.recorded_logits) = (None, None);
         let vocab = self.config.vocab_size;
         let mut all = Vec::new();
         let batch = match output {
@@ -250,6 +267,11 @@ impl<B: Backend> Model<B> {
                     self.backend.submit_chained(l).await?;
                     return Ok(Evaluated::Submitted);
                 }
+                (EvalOutput::SubmitLogits, Some(l)) => {
+                    self.backend.submit_recorded()?;
+                    (self.submitted_logits, self.recorded_logits) = (Some(l), None);
+                    return Ok(Evaluated::Submitted);
+                }
                 (EvalOutput::LastTopK(k), Some(l)) => {
                     let rows = self.backend.top_k_rows(l, 1, k).await?;
                     return Ok(Evaluated::Candidates(rows.into_iter().next().unwrap_or_default()));
@@ -274,6 +296,47 @@ impl<B: Backend> Model<B> {
     /// records this step while the device still runs the previous one. The session
     /// holds the step's token as unresolved until `finish_chained` reads it.
     pub async fn eval_chained(&mut self, session: &mut Session<B>) -> Result<()> {
+        let logits = self.record_chained_step(session)?;
+        self.backend.submit_chained(logits).await
+    }
+
+    /// Whether constrained greedy decoding can chain steps on this backend
+    /// (`Backend::can_chain_masked`).
+    pub fn can_chain_masked(&self) -> bool {
+        self.backend.can_chain_masked()
+    }
+
+    /// Records, without submitting, one step whose token is the argmax the next
+    /// `submit_masked` takes: the host records it while the device still runs the step
+    /// before, and `submit_masked` submits it right behind that argmax. The session holds
+    /// its token as unresolved until `finish_chained` reads it.
+    pub fn record_chained(&mut self, session: &mut Session<B>) -> Result<()> {
+        self.recorded_logits = Some(self.record_chained_step(session)?);
+        Ok(())
+    }
+
+    /// Submits the argmax over the ids `mask` allows (`TokenMask::words`) of the logits
+    /// the last step left on the device (`EvalOutput::SubmitLogits`, `record_chained`),
+    /// then the step recorded since (if any), which reads that argmax as its token;
+    /// `finish_chained` reads the token.
+    pub async fn submit_masked(&mut self, mask: &[u32]) -> Result<()> {
+        let logits = self.submitted_logits.take().ok_or_else(|| ModelError::backend("no step's logits to mask"))?;
+        let next = self.recorded_logits.take();
+        self.backend.submit_masked_chained(logits, mask).await?;
+        self.submitted_logits = next;
+        Ok(())
+    }
+
+    /// The logit row that `EvalOutput::SubmitLogits` left on the device, read back
+    /// (the host computed the step's mask meanwhile).
+    pub async fn read_submitted_logits(&mut self) -> Result<Vec<f32>> {
+        let logits = self.submitted_logits.take().ok_or_else(|| ModelError::backend("no step's logits to read"))?;
+        self.recorded_logits = None;
+        self.backend.read_rows(logits, 1).await
+    }
+
+    /// The recording part of `eval_chained`; returns the logit row of the step.
+    fn record_chained_step(&mut self, session: &mut Session<B>) -> Result<B::Activation> {
         if session.tokens.len() >= session.capacity {
             return Err(ModelError::InvalidRequest(format!(
                 "context full: the session holds {} positions",
@@ -291,7 +354,7 @@ impl<B: Backend> Model<B> {
         };
         let logits = pass.record(1, LogitRows::Last)?;
         session.tokens.push(UNRESOLVED);
-        self.backend.submit_chained(logits).await
+        Ok(logits)
     }
 
     /// Reads the token of the oldest submitted step not read yet, and puts it in the

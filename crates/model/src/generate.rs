@@ -9,6 +9,7 @@ use crate::constraint::{Constraint, ConstraintSpec};
 use crate::engine::{EvalOutput, Evaluated, Model, Session};
 use crate::error::{ModelError, Result};
 use crate::sampler::{Sampler, SamplerConfig};
+use crate::tools::{self, ToolCall, ToolCallGrammar, CALL_OPENER, JSON_FENCE};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct GenerateOptions {
@@ -21,6 +22,10 @@ pub struct GenerateOptions {
     pub stop_at_eog: bool,
     /// What the output must be (a JSON schema, a regex, a grammar); `None`: free text.
     pub constraint: Option<ConstraintSpec>,
+    /// The model may call tools: free text (or `constraint`) until it writes the call
+    /// opener, then only calls that follow the grammar; with `forced` set, a call from
+    /// the first token (`constraint` is then ignored).
+    pub tool_calls: Option<ToolCallGrammar>,
 }
 
 impl Default for GenerateOptions {
@@ -31,6 +36,7 @@ impl Default for GenerateOptions {
             stop: Vec::new(),
             stop_at_eog: true,
             constraint: None,
+            tool_calls: None,
         }
     }
 }
@@ -49,6 +55,8 @@ pub enum FinishReason {
     /// The constrained output is complete: the constraint allows nothing more, or the
     /// model ended it where the constraint allowed an end.
     ConstraintComplete,
+    /// The reply ended after calling tools (`Generation::tool_calls`).
+    ToolCalls,
 }
 
 impl FinishReason {
@@ -61,6 +69,7 @@ impl FinishReason {
             FinishReason::ContextFull => "context_full",
             // OpenAI's name for a reply that ended by itself.
             FinishReason::ConstraintComplete => "stop",
+            FinishReason::ToolCalls => "tool_calls",
         }
     }
 }
@@ -91,9 +100,24 @@ pub struct Generation {
     /// Chained greedy decoding (`Model::can_chain`): steps submitted whose token has
     /// not been read yet (below `CHAINED_STEPS` between calls).
     in_flight: usize,
-    /// `options.constraint` compiled over the model's vocabulary (`compile_constraint`,
-    /// or the first step).
+    /// Constrained chained decoding (`next_masked`): a step was submitted whose logits
+    /// wait on the device for their masked argmax.
+    masked_pending: bool,
+    /// Whether greedy decoding may chain steps on the device (`set_chaining`).
+    chaining: bool,
+    /// The constraint in force: `options.constraint` (or a forced tool call) compiled
+    /// over the model's vocabulary (`compile_constraint`, or the first step), or the
+    /// tool-call grammar once the model opened a call.
     constraint: Option<Constraint>,
+    /// The tool-call grammar compiled ahead, waiting for the model to open a call.
+    tool_constraint: Option<Constraint>,
+    /// The grammar of a reply that is bare JSON calls (`ToolCallGrammar::at_reply_start`),
+    /// compiled ahead, for a reply that begins as JSON.
+    reply_start_constraint: Option<Constraint>,
+    /// The reply from its first tool-call opener on (held apart from the text).
+    tool_text: Option<String>,
+    /// Whether the constraints were compiled.
+    compiled: bool,
 }
 
 impl Generation {
@@ -113,7 +137,13 @@ impl Generation {
             finish: None,
             prefilled: false,
             in_flight: 0,
+            masked_pending: false,
+            chaining: true,
             constraint: None,
+            tool_constraint: None,
+            reply_start_constraint: None,
+            tool_text: None,
+            compiled: false,
         })
     }
 
@@ -121,14 +151,41 @@ impl Generation {
     /// schema, regex or grammar fails before any prompt work (`ModelError::InvalidRequest`).
     /// The first step does it otherwise.
     pub fn compile_constraint<B: Backend>(&mut self, model: &Model<B>) -> Result<()> {
+        if self.compiled {
+            return Ok(());
+        }
+        match &self.options.tool_calls {
+            Some(ToolCallGrammar { forced: Some(spec), .. }) => {
+                self.constraint = Some(model.compile_constraint(spec)?);
+                self.tool_text = Some(String::new());
+            }
+            Some(ToolCallGrammar { after_opener, at_reply_start, .. }) => {
+                self.tool_constraint = Some(model.compile_constraint(after_opener)?);
+                self.reply_start_constraint = Some(model.compile_constraint(at_reply_start)?);
+            }
+            None => {}
+        }
         if let (None, Some(spec)) = (&self.constraint, &self.options.constraint) {
             self.constraint = Some(model.compile_constraint(spec)?);
         }
+        self.compiled = true;
         Ok(())
     }
 
+    /// Whether a constraint masks the logits (from the start, or since a tool call opened).
     fn is_constrained(&self) -> bool {
-        self.options.constraint.is_some()
+        self.constraint.is_some() || (!self.compiled && self.options.constraint.is_some())
+    }
+
+    /// Whether the model may open a tool call that is not open yet (its opener is held
+    /// back from the text like a stop string's beginning).
+    fn awaits_tool_call(&self) -> bool {
+        self.tool_constraint.is_some() && self.tool_text.is_none()
+    }
+
+    /// The tool calls complete so far (a call cut short by the token limit is not).
+    pub fn tool_calls(&self) -> Vec<ToolCall> {
+        self.tool_text.as_deref().map(tools::parse_calls).unwrap_or_default()
     }
 
     pub fn prompt(&self) -> &[u32] {
@@ -185,9 +242,15 @@ impl Generation {
             return Ok(self.end(FinishReason::MaxTokens));
         }
         self.compile_constraint(model)?;
-        // A constrained step needs the logits on the host to mask them, so steps cannot
-        // run ahead of the token read-back.
-        if self.sampler.config().is_greedy() && model.can_chain() && !self.is_constrained() {
+        // Constrained greedy decoding chained on the device, the mask computed on the
+        // host while the device runs the step's forward pass (`next_masked`).
+        if self.chaining && self.is_constrained() && self.sampler.config().is_greedy() && model.can_chain_masked() {
+            return match self.next_masked(model, session).await? {
+                Some(token) => self.emit(model, session, token).await,
+                None => Ok(self.end(FinishReason::ContextFull)),
+            };
+        }
+        if self.chaining && self.sampler.config().is_greedy() && model.can_chain() && !self.is_constrained() {
             // The session already holds the last token (evaluated ahead), and the
             // inputs of the steps beyond it: the same limit as below, where the last
             // token is evaluated in this call.
@@ -214,16 +277,12 @@ impl Generation {
             _ => self.prompt[self.prompt.len().saturating_sub(window)..].to_vec(),
         };
         // Read back as little as decides the step: a token id (greedy), the top
-        // candidates, or the whole row (a constraint masks the whole row).
-        //
-        // TODO(issue 26, decode speed): a constrained step reads the whole logit row back
-        // and computes the mask after the forward pass. The mask for this step depends
-        // only on the tokens so far, so it can be computed (`Constraint::allowed`) on the
-        // CPU while the device runs the forward pass, then handed to the backend as a
-        // bitmask (`TokenMask::words`) that its argmax / top-k kernels read, keeping the
-        // 4-byte read-back and chaining.
+        // candidates, or the whole row. A constrained step here (sampled, or on a backend
+        // that does not chain masked steps) submits the step, computes its mask while the
+        // device runs it (the mask depends only on the tokens before), then reads the
+        // whole row to mask it.
         let want = if self.is_constrained() {
-            EvalOutput::LastLogits
+            EvalOutput::SubmitLogits
         } else if self.sampler.config().is_greedy() {
             EvalOutput::LastArgmax
         } else {
@@ -244,14 +303,16 @@ impl Generation {
             model.eval(session, &self.prompt[common..], want).await?
         };
         let token = match evaluated {
-            Evaluated::Logits(mut logits) if self.is_constrained() => {
+            Evaluated::Submitted if self.is_constrained() => {
                 let constraint =
                     self.constraint.as_mut().ok_or_else(|| ModelError::backend("the constraint was not compiled"))?;
-                constraint.mask_logits(&mut logits)?;
+                let mask = constraint.allowed()?;
+                let mut logits = model.read_submitted_logits().await?;
+                mask.apply(&mut logits);
                 self.sampler.sample(&logits, &history)
             }
-            Evaluated::Token(_) | Evaluated::Candidates(_) if self.is_constrained() => {
-                return Err(ModelError::backend("a constrained step needs the logits"))
+            Evaluated::Logits(_) | Evaluated::Token(_) | Evaluated::Candidates(_) if self.is_constrained() => {
+                return Err(ModelError::backend("a constrained step is submitted, not read"))
             }
             Evaluated::Token(t) => t,
             Evaluated::Logits(logits) => self.sampler.sample(&logits, &history),
@@ -290,6 +351,59 @@ impl Generation {
         Ok(token)
     }
 
+    /// The next constrained greedy token with steps chained on the device
+    /// (`Model::can_chain_masked`); `None` when the context is full.
+    ///
+    /// Step t's mask depends on every token before it, so it can only be computed once
+    /// step t-1's token is on the host, but it does not need step t's logits: the host
+    /// computes it (and records step t+1) while the device runs step t's forward pass,
+    /// then submits step t's masked argmax with step t+1 right behind it
+    /// (`Model::submit_masked`), and reads the token. The device waits for the host
+    /// only when the mask and the recording take longer than a forward pass; 4 bytes
+    /// are read back per token, as in unconstrained greedy decoding.
+    async fn next_masked<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>) -> Result<Option<u32>> {
+        if !self.masked_pending {
+            // The first constrained step: the prompt, or the last token when a
+            // constraint began mid-reply (a tool call opened) or the steps chained
+            // ahead stopped at the end of the context.
+            // The context ends a generation where the unchained steps' limit does.
+            if self.prefilled {
+                if session.tokens().len() + 1 >= session.capacity() {
+                    return Ok(None);
+                }
+                let last =
+                    *self.generated.last().ok_or_else(|| ModelError::InvalidRequest("nothing generated".into()))?;
+                model.eval(session, &[last], EvalOutput::SubmitLogits).await?;
+            } else {
+                self.prefilled = true;
+                let common = common_prefix(session.tokens(), &self.prompt).min(self.prompt.len() - 1);
+                session.truncate(common);
+                model.eval(session, &self.prompt[common..], EvalOutput::SubmitLogits).await?;
+            }
+            self.masked_pending = true;
+        }
+        let constraint =
+            self.constraint.as_mut().ok_or_else(|| ModelError::backend("the constraint was not compiled"))?;
+        let mask = constraint.allowed()?;
+        // The step after this one (its token is this step's argmax), when one may follow.
+        let more =
+            self.generated.len() + 1 < self.options.max_tokens && session.tokens().len() + 1 < session.capacity();
+        if more {
+            model.record_chained(session)?;
+        }
+        self.masked_pending = false;
+        model.submit_masked(mask.words()).await?;
+        self.masked_pending = more;
+        model.finish_chained(session).await.map(Some)
+    }
+
+    /// Whether greedy decoding may chain steps on the device (on by default, where the
+    /// backend can). Off, every step reads its token back (a constrained one, its logit
+    /// row) before the next is recorded: for tests and benchmarks that compare the two.
+    pub fn set_chaining(&mut self, on: bool) {
+        self.chaining = on;
+    }
+
     /// Collects a step still in flight (after the generation has ended).
     async fn drain<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>) -> Result<()> {
         while self.in_flight > 0 {
@@ -318,7 +432,25 @@ impl Generation {
             return Ok(self.end(FinishReason::EndOfGeneration));
         }
         self.generated.push(token);
-        self.held.push_str(&self.decoder.push(model.tokenizer(), token));
+        let decoded = self.decoder.push(model.tokenizer(), token);
+        if let Some(calls) = self.tool_text.as_mut() {
+            // Inside tool calls: their text is not the reply's.
+            calls.push_str(&decoded);
+            if self.constraint.as_ref().is_some_and(Constraint::is_complete) {
+                self.end(FinishReason::ToolCalls);
+            }
+            return Ok(Some(Piece { token_id: Some(token), text: String::new() }));
+        }
+        self.held.push_str(&decoded);
+        if self.awaits_tool_call() && self.held.ends_with(CALL_OPENER) {
+            return self.open_tool_call(model, session, token).await.map(Some);
+        }
+        if self.reply_may_be_bare_calls() {
+            let start = self.held.trim_start();
+            if start.starts_with('{') || start.starts_with(JSON_FENCE) {
+                return self.restart_as_tool_calls(model, session).await.map(Some);
+            }
+        }
         let mut text = self.release();
         if self.finish.is_some() {
             // A stop string ended it.
@@ -331,8 +463,55 @@ impl Generation {
         Ok(Some(Piece { token_id: Some(token), text }))
     }
 
-    /// Moves held text that can no longer start a stop string into `text`; on a full
-    /// stop string, cuts there and finishes.
+    /// The model wrote the tool-call opener (`token` ends it): the text before it is the
+    /// reply's last, and from here on only calls that follow the tool-call grammar are
+    /// allowed. Steps chained ahead ran unmasked: their tokens are dropped, and the
+    /// session is cut back so that the next step evaluates `token` under the mask.
+    async fn open_tool_call<B: Backend>(
+        &mut self,
+        model: &mut Model<B>,
+        session: &mut Session<B>,
+        token: u32,
+    ) -> Result<Piece> {
+        if self.in_flight > 0 {
+            self.drain(model, session).await?;
+            session.truncate(self.prompt.len() + self.generated.len() - 1);
+        }
+        self.constraint = self.tool_constraint.take();
+        let text = self.held[..self.held.len() - CALL_OPENER.len()].to_string();
+        self.held.clear();
+        self.text.push_str(&text);
+        self.tool_text = Some(CALL_OPENER.to_string());
+        Ok(Piece { token_id: Some(token), text })
+    }
+
+    /// Whether the reply, nothing of it released yet, may still turn out to be bare JSON
+    /// tool calls (see `tools`).
+    fn reply_may_be_bare_calls(&self) -> bool {
+        self.awaits_tool_call() && self.reply_start_constraint.is_some() && self.text.is_empty()
+    }
+
+    /// The reply began as a JSON object or fence while tools may be called: it is taken
+    /// back (nothing of it was released) and generated again from its start under the
+    /// grammar of bare calls, which the prompt's last token is evaluated again for.
+    async fn restart_as_tool_calls<B: Backend>(
+        &mut self,
+        model: &mut Model<B>,
+        session: &mut Session<B>,
+    ) -> Result<Piece> {
+        self.drain(model, session).await?;
+        self.prefilled = false;
+        self.generated.clear();
+        self.held.clear();
+        self.decoder = StreamDecoder::new(false);
+        self.tool_constraint = None;
+        self.constraint = self.reply_start_constraint.take();
+        self.tool_text = Some(String::new());
+        Ok(Piece { token_id: None, text: String::new() })
+    }
+
+    /// Moves held text that can no longer start a stop string (or a tool call) into
+    /// `text`; on a full stop string, cuts there and finishes.
     fn release(&mut self) -> String {
         if let Some(at) =
             self.options.stop.iter().filter(|s| !s.is_empty()).filter_map(|s| self.held.find(s.as_str())).min()
@@ -343,7 +522,20 @@ impl Generation {
             self.text.push_str(&out);
             return out;
         }
-        let keep = self.options.stop.iter().map(|s| longest_suffix_prefix(&self.held, s)).max().unwrap_or(0);
+        if self.reply_may_be_bare_calls() && JSON_FENCE.starts_with(self.held.trim_start()) {
+            // Whitespace or the start of a fence: wait for what follows.
+            return String::new();
+        }
+        let opener = self.awaits_tool_call().then_some(CALL_OPENER);
+        let keep = self
+            .options
+            .stop
+            .iter()
+            .map(String::as_str)
+            .chain(opener)
+            .map(|s| longest_suffix_prefix(&self.held, s))
+            .max()
+            .unwrap_or(0);
         let cut = self.held.len() - keep;
         let out: String = self.held.drain(..cut).collect();
         self.text.push_str(&out);
@@ -352,6 +544,13 @@ impl Generation {
 
     /// Finishes, releasing whatever text was held back.
     fn end(&mut self, reason: FinishReason) -> Option<Piece> {
+        if let Some(calls) = self.tool_text.as_mut() {
+            calls.push_str(&self.decoder.flush());
+            // Ended by itself after its calls (a cut-short call keeps `length`).
+            let ended = matches!(reason, FinishReason::EndOfGeneration | FinishReason::ConstraintComplete);
+            self.finish = Some(if ended { FinishReason::ToolCalls } else { reason });
+            return None;
+        }
         self.finish = Some(reason);
         let mut out = std::mem::take(&mut self.held);
         out.push_str(&self.decoder.flush());

@@ -1,12 +1,24 @@
 //! `kindling bench FILE [--backend] [--prompt-tokens N] [--gen-tokens N] [--json] [--profile]`:
 //! load time, prefill and decode speed, and the work per decoded token; with
 //! `--profile`, the device time of each kernel in the prefill and per decoded token.
+//! With `--json-schema FILE | --regex R | --grammar FILE`, also constrained against free
+//! decoding through `Generation` (greedy, the same prompt), side by side (issue 26).
 
 use std::time::Instant;
 
-use kindling_model::{Backend, EvalOutput, Evaluated, KernelTime, Model, ModelOptions, CHAINED_STEPS};
+use kindling_model::{
+    Backend, ConstraintSpec, EvalOutput, Evaluated, GenerateOptions, Generation, KernelTime, Model, ModelOptions,
+    SamplerConfig, CHAINED_STEPS,
+};
+use kindling_tokenizer::ChatMessage;
 
+use crate::constraint_args::ConstraintArgs;
 use crate::load::{with_model, Error, Loaded, ModelArgs, ModelTask};
+
+/// The constrained comparison's prompt when `--prompt` is not given: asks for a long
+/// output (pair it with a schema that wants many items, bench/schemas/).
+const DEFAULT_PROMPT: &str = "List 30 people who could work at a small software company, as JSON that follows \
+     the schema: every field filled in, realistic values.";
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,6 +43,14 @@ pub struct Args {
     /// is then waited for: tok/s of a profiled run are lower than a plain run's.
     #[arg(long)]
     profile: bool,
+    /// Also decode under this constraint, and freely, through `Generation` (greedy, up
+    /// to --gen-tokens tokens after --prompt) and print the two side by side.
+    #[command(flatten)]
+    constraint: ConstraintArgs,
+    /// The prompt of the constrained comparison, as a user message in the model's chat
+    /// template (where it has one).
+    #[arg(long)]
+    prompt: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
@@ -51,6 +71,10 @@ impl ModelTask for Args {
         let load_ms = loaded.load_ms;
         let mut model = loaded.model;
         let r = measure(&mut model, &args)?;
+        let constrained = match args.constraint.spec()? {
+            Some(spec) => Some(measure_constrained(&mut model, &args, spec)?),
+            None => None,
+        };
         let (file, backend) = (args.model.file.display().to_string(), model.backend_name());
         let name = model.info().name.clone();
         if args.profile && r.profile.is_none() {
@@ -65,6 +89,9 @@ impl ModelTask for Args {
                 "dispatches_per_token": r.dispatches_per_token, "submits_per_token": r.submits_per_token,
                 "bytes_read_per_token": r.bytes_read_per_token, "wait_ms_per_token": r.wait_ms_per_token,
             });
+            if let Some(c) = &constrained {
+                out["constrained"] = c.json();
+            }
             if let Some(p) = &r.profile {
                 let rows = |ks: &[KernelTime], per: f64| -> Vec<serde_json::Value> {
                     ks.iter().map(|k| serde_json::json!({"kernel": k.kernel, "dispatches": k.dispatches as f64 / per, "us": k.ns / per / 1e3})).collect()
@@ -86,6 +113,9 @@ impl ModelTask for Args {
                 r.dispatches_per_token, r.submits_per_token, r.bytes_read_per_token
             );
             println!("           {:.3} ms of it waiting for the device", r.wait_ms_per_token);
+            if let Some(c) = &constrained {
+                c.print();
+            }
             if let Some(p) = &r.profile {
                 print_profile(&format!("device time of the prefill ({} tokens)", args.prompt_tokens), &p.prefill, 1.0);
                 print_profile("device time per decoded token", &p.decode, args.gen_tokens.max(1) as f64);
@@ -201,4 +231,145 @@ fn measure<B: Backend>(model: &mut Model<B>, args: &Args) -> Result<Figures, Err
         wait_ms_per_token: per_token.3,
         profile,
     })
+}
+
+/// One decode through `Generation` (the median repetition's figures).
+struct GenRun {
+    /// Tokens generated (the first, which comes with the prefill, included).
+    tokens: usize,
+    /// Tokens after the first, per second of the time after it.
+    decode_tok_s: f64,
+    finish: &'static str,
+    text: String,
+}
+
+/// Free against constrained decoding through `Generation`, greedy, the same prompt.
+struct Constrained {
+    prompt_tokens: usize,
+    free: GenRun,
+    constrained: GenRun,
+    /// The constrained decode with chaining off: every step submitted, its mask computed
+    /// meanwhile, its logit row read and masked on the host (backends that chain only).
+    unchained: Option<GenRun>,
+}
+
+impl Constrained {
+    fn ratio(&self) -> f64 {
+        self.constrained.decode_tok_s / self.free.decode_tok_s.max(1e-9)
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let run = |r: &GenRun| serde_json::json!({"tokens": r.tokens, "decode_tok_s": r.decode_tok_s, "finish_reason": r.finish});
+        serde_json::json!({
+            "prompt_tokens": self.prompt_tokens,
+            "free": run(&self.free),
+            "constrained": run(&self.constrained),
+            "constrained_unchained": self.unchained.as_ref().map(run),
+            "ratio": self.ratio(),
+            "text": self.constrained.text,
+        })
+    }
+
+    fn print(&self) {
+        println!("\nthrough Generation, greedy, a {}-token prompt:", self.prompt_tokens);
+        let row = |name: &str, r: &GenRun| {
+            println!("  {name:<24} {:8.1} tok/s  ({} tokens, {})", r.decode_tok_s, r.tokens, r.finish);
+        };
+        row("free decode", &self.free);
+        row("constrained decode", &self.constrained);
+        if let Some(u) = &self.unchained {
+            row("constrained, unchained", u);
+        }
+        println!("  constrained / free:      {:8.1}%", 100.0 * self.ratio());
+        let mut head: String = self.constrained.text.chars().take(160).collect();
+        if head.len() < self.constrained.text.len() {
+            head.push_str("...");
+        }
+        println!("  constrained output:      {head}");
+    }
+}
+
+fn measure_constrained<B: Backend>(
+    model: &mut Model<B>,
+    args: &Args,
+    spec: ConstraintSpec,
+) -> Result<Constrained, Error> {
+    let text = args.prompt.as_deref().unwrap_or(DEFAULT_PROMPT);
+    let prompt = chat_prompt(model, text)?;
+    let options = |constraint: Option<ConstraintSpec>| GenerateOptions {
+        max_tokens: args.gen_tokens.max(2),
+        sampler: SamplerConfig { temperature: 0.0, ..SamplerConfig::default() },
+        // The free decode runs all its tokens, as the plain bench's does; a constrained
+        // one ends where its output is complete.
+        stop_at_eog: false,
+        constraint,
+        ..GenerateOptions::default()
+    };
+    let free = decode_median(model, &prompt, options(None), true, args.repeat)?;
+    let constrained = decode_median(model, &prompt, options(Some(spec.clone())), true, args.repeat)?;
+    let unchained = if model.can_chain_masked() {
+        Some(decode_median(model, &prompt, options(Some(spec)), false, args.repeat)?)
+    } else {
+        None
+    };
+    Ok(Constrained { prompt_tokens: prompt.len(), free, constrained, unchained })
+}
+
+/// `prompt` as a user message in the model's chat template (as `kindling run --chat`
+/// renders it), or as plain text where it has none.
+fn chat_prompt<B: Backend>(model: &Model<B>, text: &str) -> Result<Vec<u32>, Error> {
+    let tok = model.tokenizer();
+    let ids = match model.chat_template() {
+        Some(template) => {
+            let text_of = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
+            let rendered =
+                template.render(&[ChatMessage::new("user", text)], true, &text_of(tok.bos()), &text_of(tok.eos()))?;
+            let mut ids = tok.encode(&rendered, true, true);
+            // A template that writes `bos_token` itself would otherwise get a second BOS.
+            if ids.len() >= 2 && ids[0] == ids[1] && Some(ids[0]) == tok.bos() {
+                ids.remove(0);
+            }
+            ids
+        }
+        None => tok.encode(text, true, false),
+    };
+    if ids.is_empty() {
+        return Err("the prompt has no tokens".into());
+    }
+    Ok(ids)
+}
+
+/// A warm-up and `repeat` timed decodes in new sessions; the median by decode speed.
+fn decode_median<B: Backend>(
+    model: &mut Model<B>,
+    prompt: &[u32],
+    options: GenerateOptions,
+    chaining: bool,
+    repeat: usize,
+) -> Result<GenRun, Error> {
+    let mut runs = Vec::new();
+    for rep in 0..repeat.max(1) + 1 {
+        let mut session = model.new_session(prompt.len() + options.max_tokens + 1)?;
+        let mut generation = Generation::new(prompt.to_vec(), options.clone())?;
+        generation.set_chaining(chaining);
+        // The constraint's vocabulary and grammar are built here, outside the timing.
+        generation.compile_constraint(model)?;
+        pollster::block_on(generation.next(model, &mut session))?;
+        let t = Instant::now();
+        while pollster::block_on(generation.next(model, &mut session))?.is_some() {}
+        let decode_s = t.elapsed().as_secs_f64();
+        if rep == 0 {
+            continue; // warm-up: pipelines, bind groups, caches
+        }
+        let tokens = generation.generated().len();
+        runs.push(GenRun {
+            tokens,
+            decode_tok_s: tokens.saturating_sub(1) as f64 / decode_s.max(1e-9),
+            finish: generation.finish_reason().map_or("unknown", |f| f.as_str()),
+            text: generation.text().to_string(),
+        });
+    }
+    runs.sort_by(|a, b| a.decode_tok_s.total_cmp(&b.decode_tok_s));
+    let mid = runs.len() / 2;
+    Ok(runs.swap_remove(mid))
 }
