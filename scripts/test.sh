@@ -19,17 +19,10 @@ if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq && $sudo apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
 fi
-# The shader tests validate every generated WGSL variant with wgpu's and Chrome's compilers:
-# naga (crates.io's naga-cli, at the naga version in Cargo.lock) is installed when missing;
-# tint is in no registry, and without it tests/gpu_kernels.rs skips the browser half of that
-# check with a warning (KINDLING_REQUIRE_TINT=1 makes its absence a failure).
-export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
-if ! command -v naga >/dev/null; then
-  naga_version=$(awk '/^name = "naga"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
-  echo "== installing naga-cli $naga_version (wgpu's WGSL validator; about 4 minutes, once)"
-  cargo install --quiet naga-cli --version "$naga_version" --locked \
-    || cargo install --quiet naga-cli --version "$naga_version"
-fi
+# The shader tests validate every generated WGSL variant with wgpu's compiler (naga,
+# linked into the test) and Chrome's (tint): tint is in no registry, and without it
+# tests/gpu_kernels.rs skips the browser half of that check with a warning
+# (KINDLING_REQUIRE_TINT=1 makes its absence a failure).
 command -v tint >/dev/null || echo "warning: tint not on PATH; the browser half of the shader-validation test will be skipped" >&2
 
 echo "== installing test references (PyPI gguf, numpy)"

@@ -31,6 +31,7 @@ fn check_where(key: &str, pick: impl Fn(&str) -> bool, steps: usize) {
             stop: vec![],
             stop_at_eog: false,
             constraint: None,
+            tool_calls: None,
         };
         let mut session = engine.new_session(case.prompt_token_ids.len() + n).unwrap();
         let mut generation = Generation::new(case.prompt_token_ids.clone(), options).unwrap();
@@ -97,8 +98,13 @@ fn tiny_architectures_greedy_equals_llama_cpp() {
 /// Runs a greedy generation on the tiny model, returning (text, ids, finish reason).
 fn greedy(prompt: &[u32], max_tokens: usize, stop: Vec<String>) -> (String, Vec<u32>, kindling_model::FinishReason) {
     let mut engine = load_cpu(&kindling_testdata::synthetic("tiny-llama.gguf"));
-    let options =
-        GenerateOptions { max_tokens, sampler: SamplerConfig::default(), stop, stop_at_eog: false, constraint: None };
+    let options = GenerateOptions {
+        max_tokens,
+        sampler: SamplerConfig::default(),
+        stop,
+        stop_at_eog: false,
+        ..GenerateOptions::default()
+    };
     let mut session = engine.new_session(prompt.len() + max_tokens).unwrap();
     let mut generation = Generation::new(prompt.to_vec(), options).unwrap();
     let mut streamed = String::new();
@@ -139,6 +145,7 @@ fn prefill_in_steps_equals_one_prefill() {
         stop: vec![],
         stop_at_eog: false,
         constraint: None,
+        tool_calls: None,
     };
     let run = |engine: &mut _, session: &mut _, batch: Option<usize>| {
         let mut generation = Generation::new(prompt.clone(), options.clone()).unwrap();

@@ -1388,7 +1388,7 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
         .chain(variants(subgroups).map(|k| (k, false)))
         .chain(variants(coop).filter(|k| k.features.coop_matrix).map(|k| (k, false)))
         .collect();
-    // naga comes from crates.io (scripts/test.sh installs it); tint is in no registry.
+    // naga is wgpu's own front end, linked in (`naga_validate`); tint is in no registry.
     // Without tint the browser half is skipped, loudly, unless KINDLING_REQUIRE_TINT is
     // set: then a missing tint fails below as before.
     let tint_found = std::process::Command::new("tint").arg("--help").output().is_ok();
@@ -1403,25 +1403,22 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
             "{:?}_{:?}_{:?}_{}_{}_{}_{}_{}.wgsl",
             key.op, key.ty, key.ty3, f.subgroup_size, f.kv_f16, f.coop_matrix, f.int_runs, f.int_input_staged
         ));
-        std::fs::write(&path, key.source()).expect("write shader");
+        let source = key.source();
+        std::fs::write(&path, &source).expect("write shader");
         // The cooperative-matrix variants also go through naga's SPIR-V writer (what wgpu
         // runs natively), which no device here exercises: lavapipe has no cooperative
         // matrices, and the writer has failed on sources its validator accepts.
-        let spv = path.with_extension("spv");
-        let spv = spv.to_str().expect("temp path");
-        // (whether it runs, tool, arguments before the source, after it)
-        let tools: [(bool, &str, Vec<&str>, Vec<&str>); 3] = [
-            (true, "naga", vec![], vec![]),
-            (*browser && use_tint, "tint", vec!["--format=wgsl", "-o", "/dev/null"], vec![]),
-            (f.coop_matrix, "naga", vec![], vec![spv]),
-        ];
-        for (_, tool, before, after) in tools.into_iter().filter(|t| t.0) {
-            let out = std::process::Command::new(tool).args(&before).arg(&path).args(&after).output().unwrap_or_else(|e| {
-                panic!("cannot run `{tool}` (wgpu's naga CLI and Chrome's tint validate the WGSL; see docs/TESTING.md): {e}")
+        if let Err(e) = naga_validate(&source, f.coop_matrix) {
+            failures.push(format!("naga {}:\n{e}", path.display()));
+        }
+        if *browser && use_tint {
+            let out = std::process::Command::new("tint").args(["--format=wgsl", "-o", "/dev/null"]).arg(&path).output();
+            let out = out.unwrap_or_else(|e| {
+                panic!("cannot run `tint` (Chrome's WGSL compiler validates the browser variants; see docs/TESTING.md): {e}")
             });
             if !out.status.success() {
                 failures.push(format!(
-                    "{tool} {}:\n{}{}",
+                    "tint {}:\n{}{}",
                     path.display(),
                     String::from_utf8_lossy(&out.stdout),
                     String::from_utf8_lossy(&out.stderr)
@@ -1434,4 +1431,29 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
     let mut b = gpu();
     b.compile_all(&ALL_TYPES).expect("every pipeline compiles on the device");
     eprintln!("{} kernel variants validated", keys.len());
+}
+
+/// What `naga FILE [OUT.spv]` checks: the WGSL parses and validates with every
+/// capability (those SPIR-V allows, when writing it), and the SPIR-V writer takes it.
+fn naga_validate(source: &str, spirv: bool) -> Result<(), String> {
+    use naga::valid::{Capabilities, ShaderStages, SubgroupOperationSet, ValidationFlags, Validator};
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
+    let caps = if spirv {
+        naga::back::spv::supported_capabilities()
+    } else {
+        Capabilities::all() - Capabilities::TEXTURE_EXTERNAL
+    };
+    let info = Validator::new(ValidationFlags::all(), caps)
+        .subgroup_stages(ShaderStages::all())
+        .subgroup_operations(SubgroupOperationSet::all())
+        .validate(&module)
+        .map_err(|e| e.emit_to_string(source))?;
+    if spirv {
+        let (module, info) =
+            naga::back::pipeline_constants::process_overrides(&module, &info, None, &Default::default())
+                .map_err(|e| format!("{e:?}"))?;
+        naga::back::spv::write_vec(&module, &info, &naga::back::spv::Options::default(), None)
+            .map_err(|e| format!("{e:?}"))?;
+    }
+    Ok(())
 }
