@@ -38,8 +38,10 @@ impl ConstraintSpec {
 
     fn grammar(&self) -> TopLevelGrammar {
         match self {
-            ConstraintSpec::JsonSchema(schema) => TopLevelGrammar::from_json_schema(schema.clone()),
-            ConstraintSpec::JsonObject => TopLevelGrammar::from_json_schema(serde_json::json!({ "type": "object" })),
+            ConstraintSpec::JsonSchema(schema) => TopLevelGrammar::from_json_schema(bounded_whitespace(schema.clone())),
+            ConstraintSpec::JsonObject => {
+                TopLevelGrammar::from_json_schema(bounded_whitespace(serde_json::json!({ "type": "object" })))
+            }
             ConstraintSpec::Regex(rx) => TopLevelGrammar::from_regex(rx),
             ConstraintSpec::Grammar(lark) => TopLevelGrammar::from_lark(lark.clone()),
         }
@@ -52,6 +54,20 @@ impl ConstraintSpec {
             ConstraintSpec::Grammar(_) => "grammar",
         }
     }
+}
+
+/// Whitespace allowed between two JSON tokens: a newline and indentation, bounded.
+/// llguidance's default admits any run, and a model that has closed the value can then
+/// emit blanks until the token limit cuts it (the 1.5B did, 300 tokens of them).
+pub const JSON_WHITESPACE: &str = r"[\x20\x0A\x0D\x09]{1,40}";
+
+/// `schema` with llguidance's JSON options (`x-guidance`) bounding whitespace, unless
+/// it sets them itself.
+pub fn bounded_whitespace(mut schema: serde_json::Value) -> serde_json::Value {
+    if let Some(o) = schema.as_object_mut() {
+        o.entry("x-guidance").or_insert_with(|| serde_json::json!({ "whitespace_pattern": JSON_WHITESPACE }));
+    }
+    schema
 }
 
 /// The model's vocabulary for llguidance, shared between generations (cheap to clone).

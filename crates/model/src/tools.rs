@@ -18,7 +18,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::constraint::ConstraintSpec;
+use crate::constraint::{bounded_whitespace, ConstraintSpec};
 use crate::error::{ModelError, Result};
 
 /// The text that opens a call in the Hermes format.
@@ -153,7 +153,7 @@ impl ToolCallGrammar {
             })
             .collect();
         let schema = if calls.len() == 1 { calls[0].clone() } else { json!({ "anyOf": calls }) };
-        let schema = serde_json::to_string(&schema).map_err(|e| invalid(format!("tools: {e}")))?;
+        let schema = serde_json::to_string(&bounded_whitespace(schema)).map_err(|e| invalid(format!("tools: {e}")))?;
         let more = if parallel { format!(" (\"\\n\"? \"{CALL_OPENER}\" call)*") } else { String::new() };
         let rules = format!("call: \"\\n\"? json \"\\n\"? \"{CALL_CLOSER}\"\njson: %json {schema}\n");
         let after_opener = ConstraintSpec::Grammar(format!("start: call{more}\n{rules}"));
