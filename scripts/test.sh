@@ -43,7 +43,7 @@ cargo test --workspace --locked "$@"
 echo "== lints (cargo clippy, every target, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-echo "== fuzzing the header parser and chat templates (scripts/fuzz.sh: ${KINDLING_FUZZ_SECONDS:-30} s a target; installs cargo-fuzz once)"
+echo "== fuzzing the header parser and chat templates (scripts/fuzz.sh: ${KINDLING_FUZZ_SECONDS:-30} s a target; built with plain cargo)"
 bash scripts/fuzz.sh
 
 echo "== the CPU kernels as WebAssembly with SIMD128, under Node"
