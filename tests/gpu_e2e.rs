@@ -7,13 +7,24 @@
 //!   margin is ≥ 0.5 and the f32 reference agrees);
 //! - decode: one submission and a 4-byte readback per greedy token, nothing created
 //!   in the token loop, and greedy ids equal to the CPU's.
+//!
+//! Loads and CPU references are shared (lavapipe's time in CI): one GPU model per model
+//! file with the default options for the tests that use it (`shared_gpu`; they take
+//! turns, each use in its own sessions), one CPU model per file (`shared_cpu`), and the
+//! CPU engine's logits of a fixture prompt computed once (`cpu_prompt_logits`,
+//! `cpu_decode_logits`). Other options (f16 KV cache, split weights) load their own
+//! model once per test; tests whose counts depend on the chained-decode state a
+//! generation leaves in the backend load a fresh one.
 
 #[path = "gpu_common.rs"]
 mod gpu_common;
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use gpu_common::{load_gpu, max_abs_diff};
+use kindling_cpu::CpuBackend;
 use kindling_e2e::{all_logits, argmax, fixture, fixture_model, load_cpu, margin};
 use kindling_gpu::{GpuBackend, GpuOptions, ShaderFeatures};
 use kindling_model::{
@@ -52,6 +63,87 @@ fn tolerance(options: &GpuOptions, features: ShaderFeatures) -> f32 {
 const HF_TOLERANCE: f32 = 2e-3 + LOGIT_TOLERANCE;
 const CLEAR_MARGIN: f32 = 0.5;
 
+/// A map from an id to a value made once (by the first caller; others with the same id
+/// wait for it, those with other ids do not).
+type Registry<T> = OnceLock<Mutex<HashMap<String, &'static OnceLock<T>>>>;
+
+/// The value of `id` in `registry`, made by `make` on first use.
+fn registered<T: Send + Sync>(registry: &'static Registry<T>, id: String, make: impl FnOnce() -> T) -> &'static T {
+    let cell: &'static OnceLock<T> = registry
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(id)
+        .or_insert_with(|| Box::leak(Box::default()));
+    cell.get_or_init(make)
+}
+
+/// Locks a shared model; a test that failed holding it leaves it usable for the others.
+fn lock<T>(m: &'static Mutex<T>) -> MutexGuard<'static, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A model on the GPU with the options it was opened with.
+struct Gpu {
+    key: String,
+    options: GpuOptions,
+    model: Model<GpuBackend>,
+    load_s: f64,
+}
+
+impl Gpu {
+    /// Loads the model of fixture `key` on a GPU backend opened with `options`.
+    fn load(key: &str, options: GpuOptions) -> Gpu {
+        let t = Instant::now();
+        let model = load_gpu(&fixture_model(key), options.clone());
+        Gpu { key: key.to_string(), options, model, load_s: t.elapsed().as_secs_f64() }
+    }
+}
+
+/// The model of fixture `key` on the GPU with the default options, loaded once for every
+/// test here that uses it.
+fn shared_gpu(key: &str) -> MutexGuard<'static, Gpu> {
+    static MODELS: Registry<Mutex<Gpu>> = OnceLock::new();
+    lock(registered(&MODELS, key.to_string(), || Mutex::new(Gpu::load(key, GpuOptions::default()))))
+}
+
+/// The model of fixture `key` on the CPU, loaded once for every test here.
+fn shared_cpu(key: &str) -> MutexGuard<'static, Model<CpuBackend>> {
+    static MODELS: Registry<Mutex<Model<CpuBackend>>> = OnceLock::new();
+    lock(registered(&MODELS, key.to_string(), || Mutex::new(load_cpu(&fixture_model(key)))))
+}
+
+/// The CPU engine's logits at every position of prompt `case` of fixture `key`
+/// (`token_ids`), computed once.
+fn cpu_prompt_logits(key: &str, case: usize, ids: &[u32]) -> Arc<Vec<Vec<f32>>> {
+    static LOGITS: Registry<Arc<Vec<Vec<f32>>>> = OnceLock::new();
+    let rows = registered(&LOGITS, format!("{key} {case}"), || Arc::new(all_logits(&mut shared_cpu(key), ids)));
+    assert_eq!(rows.len(), ids.len());
+    rows.clone()
+}
+
+/// The CPU engine's logits fed the first `ids` of fixture `key`'s first prompt one token at
+/// a time (a row per token), computed once for the longest run asked for.
+fn cpu_decode_logits(key: &str, ids: &[u32]) -> Arc<Vec<Vec<f32>>> {
+    static LOGITS: Registry<Mutex<Arc<Vec<Vec<f32>>>>> = OnceLock::new();
+    let mut known = lock(registered(&LOGITS, key.to_string(), Default::default));
+    if known.len() < ids.len() {
+        let mut cpu = shared_cpu(key);
+        let mut cs = cpu.new_session(ids.len()).expect("session");
+        let rows = ids
+            .iter()
+            .map(|&id| {
+                match pollster::block_on(cpu.eval(&mut cs, &[id], EvalOutput::LastLogits)).expect("cpu decode") {
+                    Evaluated::Logits(l) => l,
+                    other => panic!("expected logits, got {other:?}"),
+                }
+            })
+            .collect();
+        *known = Arc::new(rows);
+    }
+    known.clone()
+}
+
 fn eval_all<B: Backend>(model: &mut Model<B>, ids: &[u32]) -> Vec<Vec<f32>> {
     let mut session = model.new_session(ids.len()).expect("session");
     let Evaluated::Logits(l) = pollster::block_on(model.eval(&mut session, ids, EvalOutput::AllLogits)).expect("eval")
@@ -63,34 +155,32 @@ fn eval_all<B: Backend>(model: &mut Model<B>, ids: &[u32]) -> Vec<Vec<f32>> {
 
 /// Compares GPU and CPU logits over the first `cases` prompts of a fixture, and checks
 /// the GPU against the references. Returns the max abs GPU−CPU difference.
-fn compare(key: &str, cases: usize, options: GpuOptions) -> f32 {
-    compare_where(key, |i, _| i < cases, options)
+fn compare(gpu: &mut Gpu, cases: usize) -> f32 {
+    compare_where(gpu, |i, _| i < cases)
 }
 
 /// `compare` over the fixture prompts `pick(index, name)` selects.
-fn compare_where(key: &str, pick: impl Fn(usize, &str) -> bool, options: GpuOptions) -> f32 {
-    let fx = fixture(key);
-    let path = fixture_model(key);
-    let t = Instant::now();
-    let mut gpu = load_gpu(&path, options.clone());
-    let load = t.elapsed();
-    let tol = tolerance(&options, gpu.backend().shader_features());
-    let mut cpu = load_cpu(&path);
+fn compare_where(gpu: &mut Gpu, pick: impl Fn(usize, &str) -> bool) -> f32 {
+    let key = gpu.key.clone();
+    let fx = fixture(&key);
+    let tol = tolerance(&gpu.options, gpu.model.backend().shader_features());
+    let gpu_load_s = gpu.load_s;
+    let gpu = &mut gpu.model;
     let (mut worst, mut positions) = (0.0f32, 0usize);
     let (mut gpu_time, mut cpu_time) = (0.0, 0.0);
     let mut failures = Vec::new();
     let (mut clear, mut clear_agree, mut hf_max) = (0usize, 0usize, 0.0f32);
     let mut cases = 0;
-    for case in fx.cases.iter().enumerate().filter(|(i, c)| pick(*i, &c.name)).map(|(_, c)| c) {
+    for (index, case) in fx.cases.iter().enumerate().filter(|(i, c)| pick(*i, &c.name)) {
         cases += 1;
         let t = Instant::now();
-        let g = eval_all(&mut gpu, &case.token_ids);
+        let g = eval_all(gpu, &case.token_ids);
         gpu_time += t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let c = all_logits(&mut cpu, &case.token_ids);
+        let c = cpu_prompt_logits(&key, index, &case.token_ids);
         cpu_time += t.elapsed().as_secs_f64();
         assert_eq!(g.len(), c.len());
-        for (i, (gr, cr)) in g.iter().zip(&c).enumerate() {
+        for (i, (gr, cr)) in g.iter().zip(c.iter()).enumerate() {
             let (d, at) = max_abs_diff(gr, cr);
             if d > worst {
                 worst = d;
@@ -128,9 +218,9 @@ fn compare_where(key: &str, pick: impl Fn(usize, &str) -> bool, options: GpuOpti
     eprintln!(
         "{key} on {}: {positions} positions of {cases} prompts; max |GPU - CPU| logit {worst:.2e}; \
          |GPU - HF f32| max {hf_max:.2e}; llama.cpp top-1 {clear_agree}/{clear} at clear margins; \
-         load {:.2}s, GPU eval {gpu_time:.2}s, CPU eval {cpu_time:.2}s; {:?}",
+         load {gpu_load_s:.2}s, GPU eval {gpu_time:.2}s, CPU eval {cpu_time:.2}s (0 where another test \
+         computed it); {:?}",
         gpu.backend_name(),
-        load.as_secs_f64(),
         gpu.backend().stats(),
     );
     assert!(
@@ -144,41 +234,42 @@ fn compare_where(key: &str, pick: impl Fn(usize, &str) -> bool, options: GpuOpti
 
 #[test]
 fn tiny_llama_every_weight_type_matches_cpu() {
-    compare("tiny-llama", 13, GpuOptions::default());
+    compare(&mut shared_gpu("tiny-llama"), 13);
 }
 
 #[test]
 fn tiny_llama_with_every_weight_split_across_buffers_matches_cpu() {
     // 4 KiB parts: every matrix (and the tied embedding, 300 rows) spans several buffers.
-    compare("tiny-llama", 3, GpuOptions { max_part_bytes: Some(4096), ..Default::default() });
+    compare(&mut Gpu::load("tiny-llama", GpuOptions { max_part_bytes: Some(4096), ..Default::default() }), 3);
 }
 
 #[test]
 fn tiny_gemma3_matches_cpu() {
-    compare("tiny-gemma3", 13, GpuOptions::default());
+    compare(&mut shared_gpu("tiny-gemma3"), 13);
 }
 
 #[test]
 fn smollm2_matches_cpu_and_the_references() {
     // Two prompts: lavapipe runs this model at a few tokens per second.
-    compare("smollm2", 2, GpuOptions::default());
+    compare(&mut shared_gpu("smollm2"), 2);
 }
 
 #[test]
 fn gemma3_matches_cpu_and_the_references() {
     // Its 178 MB token embedding exceeds lavapipe's 128 MiB binding: two parts there.
-    compare("gemma3", 2, GpuOptions::default());
+    compare(&mut shared_gpu("gemma3"), 2);
 }
 
 /// Greedy decoding: ids equal to the CPU engine's while the CPU's top-1/top-2 margin is
 /// clear, one submission and 4 bytes read back per token, no GPU object created after
 /// the first token.
 /// Returns the dispatches of a decode step.
-fn decode(key: &str, steps: usize) -> u64 {
+fn decode(gpu: &mut Gpu, steps: usize) -> u64 {
+    let key = gpu.key.clone();
+    let key = key.as_str();
     let fx = fixture(key);
-    let path = fixture_model(key);
-    let mut gpu = load_gpu(&path, GpuOptions::default());
-    let mut cpu = load_cpu(&path);
+    let gpu = &mut gpu.model;
+    let mut cpu = shared_cpu(key);
     let prompt = &fx.cases[0].prompt_token_ids;
     let mut gs = gpu.new_session(prompt.len() + steps + 1).expect("session");
     let mut cs = cpu.new_session(prompt.len() + steps + 1).expect("session");
@@ -236,17 +327,17 @@ fn decode(key: &str, steps: usize) -> u64 {
 /// Token-by-token logits (the decode kernels: matvecs with their input norm fused in,
 /// q/k preparation with the cache store, post-norms with their residual add) equal the
 /// CPU engine's, feeding both the fixture's first prompt one token at a time.
-fn decode_logits(key: &str, steps: usize, options: GpuOptions) -> f32 {
+fn decode_logits(gpu: &mut Gpu, steps: usize) -> f32 {
     // One token at a time: the batch matmul (and its cooperative-matrix variant) never runs.
-    let tol = tolerance(&options, ShaderFeatures::default());
+    let tol = tolerance(&gpu.options, ShaderFeatures::default());
+    let key = gpu.key.clone();
+    let key = key.as_str();
     let fx = fixture(key);
-    let path = fixture_model(key);
-    let mut gpu = load_gpu(&path, options);
-    let mut cpu = load_cpu(&path);
+    let gpu = &mut gpu.model;
     let ids = &fx.cases[0].token_ids;
     let steps = steps.min(ids.len());
+    let cpu_rows = cpu_decode_logits(key, &ids[..steps]);
     let mut gs = gpu.new_session(steps).expect("session");
-    let mut cs = cpu.new_session(steps).expect("session");
     let logits = |e: Evaluated| match e {
         Evaluated::Logits(l) => l,
         other => panic!("expected logits, got {other:?}"),
@@ -254,8 +345,8 @@ fn decode_logits(key: &str, steps: usize, options: GpuOptions) -> f32 {
     let mut worst = 0.0f32;
     for (step, &id) in ids[..steps].iter().enumerate() {
         let g = logits(pollster::block_on(gpu.eval(&mut gs, &[id], EvalOutput::LastLogits)).expect("gpu decode"));
-        let c = logits(pollster::block_on(cpu.eval(&mut cs, &[id], EvalOutput::LastLogits)).expect("cpu decode"));
-        let (d, at) = max_abs_diff(&g, &c);
+        let c = &cpu_rows[step];
+        let (d, at) = max_abs_diff(&g, c);
         assert!(d <= tol, "{key}: decode step {step} id {at}: gpu {} cpu {} (|Δ| {d})", g[at], c[at]);
         worst = worst.max(d);
     }
@@ -274,8 +365,9 @@ fn tiny_architectures_match_cpu_in_prompts_and_decode() {
     // Four prompts and 16 decode steps each (lavapipe's time in CI); the CPU engine
     // meets the references on all of them in tests/fidelity.rs.
     for key in TINY_ARCHITECTURES {
-        compare(key, 4, GpuOptions::default());
-        decode_logits(key, 16, GpuOptions::default());
+        let mut gpu = shared_gpu(key);
+        compare(&mut gpu, 4);
+        decode_logits(&mut gpu, 16);
     }
 }
 
@@ -285,14 +377,14 @@ fn tiny_architectures_with_every_weight_split_across_buffers_match_cpu() {
     // first split by rows into q/k/v and gate/up). One prompt each: lavapipe runs the
     // many small dispatches slowly, and the unsplit test above covers the rest.
     for key in TINY_ARCHITECTURES {
-        compare(key, 1, GpuOptions { max_part_bytes: Some(4096), ..Default::default() });
+        compare(&mut Gpu::load(key, GpuOptions { max_part_bytes: Some(4096), ..Default::default() }), 1);
     }
 }
 
 #[test]
 fn tiny_architectures_decode_is_one_submit_and_4_bytes_per_token() {
     for key in TINY_ARCHITECTURES {
-        decode(key, 12);
+        decode(&mut shared_gpu(key), 12);
     }
 }
 
@@ -301,40 +393,47 @@ fn tiny_architectures_decode_is_one_submit_and_4_bytes_per_token() {
 /// prompt, a few decode steps.
 #[test]
 fn qwen25_05b_matches_cpu_and_the_references() {
-    compare_where("qwen2.5-0.5b", |_, name| name == "single_word", GpuOptions::default());
-    decode_logits("qwen2.5-0.5b", 3, GpuOptions::default());
+    // One load for the three checks (no other test here uses this model).
+    let mut gpu = Gpu::load("qwen2.5-0.5b", GpuOptions::default());
+    compare_where(&mut gpu, |_, name| name == "single_word");
+    decode_logits(&mut gpu, 3);
     // A decode layer of a Q4_K_M Qwen2 is five dispatches: q/k/v (v in another type in
     // half the layers) with the input norm, attention with the q/k preparation and
     // the KV store, o with its residual add, gate/up with the norm and activation, down
     // with its residual add; then the output and its argmax.
-    let per_token = decode("qwen2.5-0.5b", 3);
+    let per_token = decode(&mut gpu, 3);
     assert!(per_token > 0 && per_token <= 5 * 24 + 6, "Qwen2.5-0.5B: {per_token} dispatches per decode step");
 }
 
 #[test]
 fn tiny_llama_decode_logits_match_cpu() {
-    decode_logits("tiny-llama", 24, GpuOptions::default());
+    decode_logits(&mut shared_gpu("tiny-llama"), 24);
 }
 
 #[test]
 fn tiny_gemma3_decode_logits_match_cpu() {
     // Past its 4-position sliding window.
-    decode_logits("tiny-gemma3", 24, GpuOptions::default());
+    decode_logits(&mut shared_gpu("tiny-gemma3"), 24);
 }
 
 #[test]
 fn real_models_decode_logits_match_cpu() {
-    decode_logits("smollm2", 6, GpuOptions::default());
-    decode_logits("gemma3", 4, GpuOptions::default());
+    decode_logits(&mut shared_gpu("smollm2"), 6);
+    decode_logits(&mut shared_gpu("gemma3"), 4);
 }
 
 /// What an f16 KV cache costs: all-position logits of two prompts and token-by-token
 /// decode logits against the (f32) CPU engine, and llama.cpp's top-1 where it is clear.
 #[test]
 fn kv_f16_costs_little_on_the_real_models() {
+    // One load of each with the f16 cache for both checks; the CPU references are those
+    // of the f32 tests (`cpu_prompt_logits`, `cpu_decode_logits`).
     let f16 = || GpuOptions { kv_f16: true, ..Default::default() };
-    let smol = (compare("smollm2", 2, f16()), decode_logits("smollm2", 6, f16()));
-    let gemma = (compare("gemma3", 2, f16()), decode_logits("gemma3", 4, f16()));
+    let mut gpu = Gpu::load("smollm2", f16());
+    let smol = (compare(&mut gpu, 2), decode_logits(&mut gpu, 6));
+    drop(gpu);
+    let mut gpu = Gpu::load("gemma3", f16());
+    let gemma = (compare(&mut gpu, 2), decode_logits(&mut gpu, 4));
     eprintln!(
         "f16 KV cache: max |GPU - CPU| logit, prompts / decode: SmolLM2 {:.2e} / {:.2e}, Gemma 3 {:.2e} / {:.2e}",
         smol.0, smol.1, gemma.0, gemma.1
@@ -344,8 +443,8 @@ fn kv_f16_costs_little_on_the_real_models() {
 #[test]
 fn kv_f16_tiny_models_match_cpu() {
     for key in ["tiny-llama", "tiny-gemma3"] {
-        let f16 = GpuOptions { kv_f16: true, ..Default::default() };
-        let d = (compare(key, 4, f16.clone()), decode_logits(key, 12, f16));
+        let mut gpu = Gpu::load(key, GpuOptions { kv_f16: true, ..Default::default() });
+        let d = (compare(&mut gpu, 4), decode_logits(&mut gpu, 12));
         eprintln!("{key}, f16 KV cache: max |GPU - CPU| logit, prompts / decode: {:.2e} / {:.2e}", d.0, d.1);
     }
 }
@@ -356,6 +455,7 @@ fn kv_f16_tiny_models_match_cpu() {
 fn sampling_reads_back_only_the_top_k_candidates() {
     let fx = fixture("tiny-llama");
     let path = fixture_model("tiny-llama");
+    // A fresh model (a tiny one): no chained step another test left in flight counts here.
     let mut gpu = load_gpu(&path, GpuOptions::default());
     let mut cpu = load_cpu(&path);
     let prompt = fx.cases[0].prompt_token_ids.clone();
@@ -397,6 +497,7 @@ fn drive_in<B: Backend>(
 fn chained_greedy_generation_matches_cpu() {
     let fx = fixture("tiny-llama");
     let path = fixture_model("tiny-llama");
+    // A fresh model (a tiny one): no chained step another test left in flight counts here.
     let mut gpu = load_gpu(&path, GpuOptions::default());
     let mut cpu = load_cpu(&path);
     assert!(gpu.can_chain() && !cpu.can_chain());
@@ -453,17 +554,17 @@ fn chained_greedy_generation_matches_cpu() {
 
 #[test]
 fn tiny_llama_decode_is_one_submit_and_4_bytes_per_token() {
-    decode("tiny-llama", 12);
+    decode(&mut shared_gpu("tiny-llama"), 12);
 }
 
 #[test]
 fn tiny_gemma3_decode_is_one_submit_and_4_bytes_per_token() {
-    decode("tiny-gemma3", 12);
+    decode(&mut shared_gpu("tiny-gemma3"), 12);
 }
 
 #[test]
 fn smollm2_greedy_decode_matches_cpu() {
-    decode("smollm2", 8);
+    decode(&mut shared_gpu("smollm2"), 8);
 }
 
 /// A misuse surfaces as an error at the next read, not a panic.
@@ -503,6 +604,7 @@ fn chained_constrained_generation_matches_unchained_and_cpu() {
     use kindling_model::ConstraintSpec;
     let fx = fixture("tiny-llama");
     let path = fixture_model("tiny-llama");
+    // A fresh model (a tiny one): no chained step another test left in flight counts here.
     let mut gpu = load_gpu(&path, GpuOptions::default());
     let mut cpu = load_cpu(&path);
     assert!(gpu.can_chain_masked() && !cpu.can_chain_masked());
