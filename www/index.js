@@ -306,8 +306,9 @@ export class Model {
     return release;
   }
 
-  #promptIds(prompt, templated) {
-    if (typeof prompt === 'string') return this.#live().encodePrompt(prompt, templated);
+  /** Ids of a plain-text prompt (BOS as the model asks), or the ids given. */
+  #promptIds(prompt) {
+    if (typeof prompt === 'string') return this.#live().encodePrompt(prompt, false);
     if (Array.isArray(prompt) || prompt instanceof Uint32Array) return Uint32Array.from(prompt);
     throw new TypeError('prompt must be a string or an array of token ids');
   }
@@ -396,7 +397,7 @@ export class Model {
 
   /** Starts the engine's generation of `prompt` (text, or token ids) with `options`. */
   #begin(prompt, options) {
-    return () => this.#live().generate(this.#promptIds(prompt, false), engineOptions(options));
+    return () => this.#live().generate(this.#promptIds(prompt), engineOptions(options));
   }
 
   /** The whole continuation: `{ text, tokenIds, promptTokenIds, finishReason, usage, timings }`. */
