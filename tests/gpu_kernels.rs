@@ -1389,8 +1389,10 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
         .chain(variants(coop).filter(|k| k.features.coop_matrix).map(|k| (k, false)))
         .collect();
     // naga is wgpu's own front end, linked in (`naga_validate`); tint is in no registry.
-    // Without tint the browser half is skipped, loudly, unless KINDLING_REQUIRE_TINT is
-    // set: then a missing tint fails below as before.
+    // Without tint the browser half is skipped here, loudly, unless KINDLING_REQUIRE_TINT
+    // is set: then a missing tint fails below as before. The browser variants are also
+    // compiled by Chromium's own WebGPU (tint inside), where no tint binary is needed:
+    // crates/web/tests/browser/shaders.rs, in scripts/test_browser.sh's WebGPU run.
     let tint_found = std::process::Command::new("tint").arg("--help").output().is_ok();
     let use_tint = tint_found || std::env::var_os("KINDLING_REQUIRE_TINT").is_some();
     if !use_tint {

@@ -296,6 +296,39 @@ impl GpuBackend {
         self.check_errors()
     }
 
+    /// Compiles these kernels, in this device's variants (as `compile_all` does), each
+    /// inside its own validation and internal error scopes, and waits for the device's
+    /// verdict on every one. In a browser, shader and pipeline errors arrive
+    /// asynchronously, after `compile_all` has returned; here each is caught by its
+    /// kernel's scope (so it never reaches the error sink) and reported with the
+    /// kernel's name. Returns how many distinct pipelines were compiled, or every error
+    /// (a module shared by several kernels fails each of them).
+    pub async fn compile_checked(&mut self, keys: &[KernelKey]) -> Result<usize> {
+        let mut seen = std::collections::HashSet::new();
+        let mut verdicts = Vec::new();
+        for key in keys {
+            let key = key.with_features(self.shader_features);
+            if !seen.insert(key) {
+                continue;
+            }
+            let internal = self.gpu.device.push_error_scope(wgpu::ErrorFilter::Internal);
+            let validation = self.gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+            self.cache.pipeline(&self.gpu.device, key);
+            verdicts.push((key, validation.pop(), internal.pop()));
+        }
+        let mut errors = Vec::new();
+        for (key, validation, internal) in verdicts {
+            for e in [validation.await, internal.await].into_iter().flatten() {
+                errors.push(format!("{}: {e}", key.name()));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(err(format!("{} kernel compile errors:\n{}", errors.len(), errors.join("\n"))));
+        }
+        self.check_errors()?;
+        Ok(seen.len())
+    }
+
     fn check_errors(&self) -> Result<()> {
         match self.gpu.errors.take() {
             Some(e) => Err(e),

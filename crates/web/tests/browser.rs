@@ -38,6 +38,8 @@ mod kernels;
 mod large_models;
 #[path = "browser/real_models.rs"]
 mod real_models;
+#[path = "browser/shaders.rs"]
+mod shaders;
 #[path = "browser/structured_output.rs"]
 mod structured_output;
 #[path = "browser/tool_calls.rs"]
