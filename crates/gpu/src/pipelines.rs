@@ -77,6 +77,25 @@ impl Cache {
         if let Some(p) = self.pipelines.get(&key) {
             return p.clone();
         }
+        let mk = self.module(device, key);
+        let layout = self.layout(device, key.op).1.clone();
+        let label = format!("{key:?}");
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(&label),
+            layout: Some(&layout),
+            module: &self.modules[&mk],
+            entry_point: Some(key.op.entry_point()),
+            compilation_options: wgpu::PipelineCompilationOptions::default(),
+            cache: None,
+        });
+        self.created += 1;
+        self.pipelines.insert(key, pipeline.clone());
+        pipeline
+    }
+
+    /// The shader module of a kernel (shared by the keys that differ only in their
+    /// pipeline), compiling it on first use; returns its cache key.
+    pub fn module(&mut self, device: &wgpu::Device, key: KernelKey) -> ModuleKey {
         let mk = key.module_key();
         if !self.modules.contains_key(&mk) {
             let label = format!("{:?} {:?} {:?}", mk.0, mk.1, mk.2);
@@ -97,19 +116,7 @@ impl Cache {
             self.created += 1;
             self.modules.insert(mk, module);
         }
-        let layout = self.layout(device, key.op).1.clone();
-        let label = format!("{key:?}");
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(&label),
-            layout: Some(&layout),
-            module: &self.modules[&mk],
-            entry_point: Some(key.op.entry_point()),
-            compilation_options: wgpu::PipelineCompilationOptions::default(),
-            cache: None,
-        });
-        self.created += 1;
-        self.pipelines.insert(key, pipeline.clone());
-        pipeline
+        mk
     }
 
     /// The bind group of `op` over `bufs` (filling its non-parameter slots in order),
