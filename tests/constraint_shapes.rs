@@ -1,8 +1,9 @@
 //! Every common JSON-schema shape in one schema (nested objects, arrays with bounds,
 //! enums, `anyOf`, nullable, `$ref`/`$defs` recursion, string patterns and formats,
 //! numbers with bounds), generated greedily under it by the real Qwen2.5-Coder-1.5B on
-//! the CPU backend and by the 0.5B on the GPU backend (lavapipe here: wgpu's Vulkan
-//! path, where a constrained greedy step is chained on the device with its mask), and
+//! the CPU backend and (ignored by default: minutes on lavapipe) by the 0.5B on the GPU
+//! backend (wgpu's Vulkan path, where a constrained greedy step is chained on the device
+//! with its mask), and
 //! checked by an independent validator (the `jsonschema` crate, formats included). The
 //! JSON is compact (no whitespace between tokens): half the tokens of the pretty-printed
 //! form, which tests/constraint.rs covers.
@@ -93,7 +94,12 @@ fn every_shape_on_the_1_5b_cpu() {
     generate_every_shape(&mut model, "Qwen2.5-Coder-1.5B, CPU");
 }
 
+/// Passes (115 tokens, valid), but too slow for the test command: with the 1.5B's CPU
+/// run beside it, this file took 472 s of a clean run on two cores (lavapipe is a CPU).
+/// The chained masked path itself is tested on every run by gpu_e2e's
+/// `chained_constrained_generation_matches_unchained_and_cpu` (a tiny model, ~25 s).
 #[test]
+#[ignore = "minutes on lavapipe: cargo test --test constraint_shapes -- --include-ignored"]
 fn every_shape_on_the_0_5b_gpu() {
     let mut model = gpu_common::load_gpu(&RealModel::Qwen25Coder05B.path(), GpuOptions::default());
     generate_every_shape(&mut model, "Qwen2.5-Coder-0.5B, GPU");
