@@ -62,7 +62,7 @@ fn chat(mut request: Value) -> Result<Reply, ModelError> {
     assert!(!streamed.contains("<tool_call>"), "call markup is not content: {streamed:?}");
     let reply = Reply {
         content: generation.text().to_string(),
-        calls: generation.tool_calls(),
+        calls: generation.tool_calls().to_vec(),
         finish: generation.finish_reason().expect("finished"),
         first_token: generation.generated().first().copied(),
     };

@@ -80,6 +80,11 @@ impl fmt::Display for ModelError {
 impl std::error::Error for ModelError {}
 
 impl ModelError {
+    /// The request cannot be done as asked (a bad option, schema or tool list).
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        ModelError::InvalidRequest(message.into())
+    }
+
     /// A backend failure of no particular kind.
     pub fn backend(message: impl Into<String>) -> Self {
         ModelError::Backend { kind: BackendFailure::Other, message: message.into() }

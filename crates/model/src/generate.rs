@@ -116,6 +116,9 @@ pub struct Generation {
     reply_start_constraint: Option<Constraint>,
     /// The reply from its first tool-call opener on (held apart from the text).
     tool_text: Option<String>,
+    /// The calls complete in `tool_text`, parsed again only when a piece could have
+    /// closed one (not every token: callers ask after each step).
+    calls: Vec<ToolCall>,
     /// Whether the constraints were compiled.
     compiled: bool,
 }
@@ -143,6 +146,7 @@ impl Generation {
             tool_constraint: None,
             reply_start_constraint: None,
             tool_text: None,
+            calls: Vec::new(),
             compiled: false,
         })
     }
@@ -184,8 +188,19 @@ impl Generation {
     }
 
     /// The tool calls complete so far (a call cut short by the token limit is not).
-    pub fn tool_calls(&self) -> Vec<ToolCall> {
-        self.tool_text.as_deref().map(tools::parse_calls).unwrap_or_default()
+    pub fn tool_calls(&self) -> &[ToolCall] {
+        &self.calls
+    }
+
+    /// Appends decoded text to the tool calls; parses them again when it may have closed
+    /// one (a call ends in `}` or, tagged, in `>`).
+    fn push_tool_text(&mut self, text: &str) {
+        if let Some(calls) = self.tool_text.as_mut() {
+            calls.push_str(text);
+            if text.contains(['}', '>']) {
+                self.calls = tools::parse_calls(calls);
+            }
+        }
     }
 
     pub fn prompt(&self) -> &[u32] {
@@ -433,9 +448,9 @@ impl Generation {
         }
         self.generated.push(token);
         let decoded = self.decoder.push(model.tokenizer(), token);
-        if let Some(calls) = self.tool_text.as_mut() {
+        if self.tool_text.is_some() {
             // Inside tool calls: their text is not the reply's.
-            calls.push_str(&decoded);
+            self.push_tool_text(&decoded);
             if self.constraint.as_ref().is_some_and(Constraint::is_complete) {
                 self.end(FinishReason::ToolCalls);
             }
@@ -544,8 +559,9 @@ impl Generation {
 
     /// Finishes, releasing whatever text was held back.
     fn end(&mut self, reason: FinishReason) -> Option<Piece> {
-        if let Some(calls) = self.tool_text.as_mut() {
-            calls.push_str(&self.decoder.flush());
+        if self.tool_text.is_some() {
+            let rest = self.decoder.flush();
+            self.push_tool_text(&rest);
             // Ended by itself after its calls (a cut-short call keeps `length`).
             let ended = matches!(reason, FinishReason::EndOfGeneration | FinishReason::ConstraintComplete);
             self.finish = Some(if ended { FinishReason::ToolCalls } else { reason });

@@ -63,22 +63,25 @@ pub fn response_format(v: &Value) -> Result<Option<ConstraintSpec>> {
         Some("text") => Ok(None),
         Some("json_object") => Ok(Some(ConstraintSpec::JsonObject)),
         Some("json_schema") => {
-            let spec = v
-                .get("json_schema")
-                .filter(|s| s.is_object())
-                .ok_or_else(|| invalid("response_format.json_schema must be { name, schema, strict }"))?;
+            let spec = v.get("json_schema").filter(|s| s.is_object()).ok_or_else(|| {
+                ModelError::invalid_request("response_format.json_schema must be { name, schema, strict }")
+            })?;
             match spec.get("schema") {
                 // OpenAI allows a schema-less json_schema: any JSON object then.
                 None | Some(Value::Null) => Ok(Some(ConstraintSpec::JsonObject)),
                 Some(Value::String(text)) => ConstraintSpec::json_schema_text(text).map(Some),
                 Some(schema @ Value::Object(_)) => Ok(Some(ConstraintSpec::JsonSchema(schema.clone()))),
-                Some(_) => Err(invalid("response_format.json_schema.schema must be a JSON schema object")),
+                Some(_) => {
+                    Err(ModelError::invalid_request("response_format.json_schema.schema must be a JSON schema object"))
+                }
             }
         }
-        Some(other) => {
-            Err(invalid(format!("response_format.type '{other}' is not one of 'text', 'json_object', 'json_schema'")))
+        Some(other) => Err(ModelError::invalid_request(format!(
+            "response_format.type '{other}' is not one of 'text', 'json_object', 'json_schema'"
+        ))),
+        None => {
+            Err(ModelError::invalid_request("response_format must be { type: 'text' | 'json_object' | 'json_schema' }"))
         }
-        None => Err(invalid("response_format must be { type: 'text' | 'json_object' | 'json_schema' }")),
     }
 }
 
@@ -108,9 +111,10 @@ pub struct ChatRequest {
 
 impl ChatRequest {
     pub fn from_openai(v: &Value) -> Result<ChatRequest> {
-        let req = v.as_object().ok_or_else(|| invalid("the chat request must be an object"))?;
+        let req = v.as_object().ok_or_else(|| ModelError::invalid_request("the chat request must be an object"))?;
         let get = |key: &str| req.get(key).filter(|v| !v.is_null());
-        let messages = get("messages").ok_or_else(|| invalid("messages is missing: give [{ role, content }]"))?;
+        let messages = get("messages")
+            .ok_or_else(|| ModelError::invalid_request("messages is missing: give [{ role, content }]"))?;
         let tools_json = get("tools").filter(|t| t.as_array().is_some_and(|a| !a.is_empty())).cloned();
         let tools = tools_json.as_ref().map(tools::tools_from_openai).transpose()?.unwrap_or_default();
         let tool_choice = match get("tool_choice") {
@@ -119,27 +123,33 @@ impl ChatRequest {
             None => ToolChoice::Auto,
         };
         if tool_choice != ToolChoice::None && tools.is_empty() {
-            return Err(invalid("tool_choice asks for tool calls, but the request has no tools"));
+            return Err(ModelError::invalid_request("tool_choice asks for tool calls, but the request has no tools"));
         }
         if let ToolChoice::Function(name) = &tool_choice {
             if !tools.iter().any(|t| &t.name == name) {
-                return Err(invalid(format!("tool_choice names the function '{name}', which is not in tools")));
+                return Err(ModelError::invalid_request(format!(
+                    "tool_choice names the function '{name}', which is not in tools"
+                )));
             }
         }
         let response_format = get("response_format").map(response_format).transpose()?.flatten();
         if response_format.is_some() && tool_choice != ToolChoice::None {
-            return Err(invalid("response_format with tools is not supported: give one, or tool_choice 'none'"));
+            return Err(ModelError::invalid_request(
+                "response_format with tools is not supported: give one, or tool_choice 'none'",
+            ));
         }
         let number = |key: &str| -> Result<Option<f64>> {
             match get(key) {
                 None => Ok(None),
-                Some(v) => v.as_f64().map(Some).ok_or_else(|| invalid(format!("{key} must be a number"))),
+                Some(v) => {
+                    v.as_f64().map(Some).ok_or_else(|| ModelError::invalid_request(format!("{key} must be a number")))
+                }
             }
         };
         let count = |key: &str| -> Result<Option<usize>> {
             match number(key)? {
                 Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= u32::MAX as f64 => Ok(Some(n as usize)),
-                Some(n) => Err(invalid(format!("{key} must be a whole number ≥ 0, got {n}"))),
+                Some(n) => Err(ModelError::invalid_request(format!("{key} must be a whole number ≥ 0, got {n}"))),
                 None => Ok(None),
             }
         };
@@ -148,17 +158,25 @@ impl ChatRequest {
             Some(Value::String(s)) => vec![s.clone()],
             Some(Value::Array(a)) => a
                 .iter()
-                .map(|s| s.as_str().map(str::to_string).ok_or_else(|| invalid("stop must hold only strings")))
+                .map(|s| {
+                    s.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| ModelError::invalid_request("stop must hold only strings"))
+                })
                 .collect::<Result<_>>()?,
-            Some(_) => return Err(invalid("stop must be a string or an array of strings")),
+            Some(_) => return Err(ModelError::invalid_request("stop must be a string or an array of strings")),
         };
         let parallel_tool_calls = match get("parallel_tool_calls") {
             None => true,
-            Some(v) => v.as_bool().ok_or_else(|| invalid("parallel_tool_calls must be true or false"))?,
+            Some(v) => {
+                v.as_bool().ok_or_else(|| ModelError::invalid_request("parallel_tool_calls must be true or false"))?
+            }
         };
         let chat_template = match get("chat_template") {
             None => None,
-            Some(v) => Some(v.as_str().ok_or_else(|| invalid("chat_template must be a string"))?.to_string()),
+            Some(v) => Some(
+                v.as_str().ok_or_else(|| ModelError::invalid_request("chat_template must be a string"))?.to_string(),
+            ),
         };
         Ok(ChatRequest {
             messages: template_messages(messages)?,
@@ -212,7 +230,7 @@ pub fn prepare_chat<B: Backend>(
     let mut template = match &request.chat_template {
         Some(source) => ChatTemplate::new(source.clone())?,
         None => model.chat_template().cloned().ok_or_else(|| {
-            invalid("this model has no chat template (tokenizer.chat_template): pass chat_template, or generate from plain text")
+            ModelError::invalid_request("this model has no chat template (tokenizer.chat_template): pass chat_template, or generate from plain text")
         })?,
     };
     if let Some(now) = now_unix {
@@ -220,7 +238,7 @@ pub fn prepare_chat<B: Backend>(
     }
     let calls = request.tool_choice != ToolChoice::None;
     if calls && !tools::template_supports_tools(template.source()) {
-        return Err(invalid(format!(
+        return Err(ModelError::invalid_request(format!(
             "this model's chat template does not render tools in the {}…{} format, so the model was not taught to \
              call them: pass a chat_template that does, or leave tools out",
             tools::CALL_OPENER,
@@ -229,7 +247,8 @@ pub fn prepare_chat<B: Backend>(
     }
     let tok = model.tokenizer();
     let text_of = |id: Option<u32>| id.and_then(|i| tok.token_text(i)).unwrap_or("").to_string();
-    let json = |v: &Value| serde_json::to_string(v).map_err(|e| invalid(format!("the request: {e}")));
+    let json =
+        |v: &Value| serde_json::to_string(v).map_err(|e| ModelError::invalid_request(format!("the request: {e}")));
     // tool_choice 'none': the tools are not shown, so the model does not try to call.
     let tools_text = match (&request.tools_json, calls) {
         (Some(t), true) => Some(json(t)?),
@@ -273,27 +292,39 @@ pub fn openai_finish_reason(reason: FinishReason) -> &'static str {
 /// `tool_calls[].function.arguments` (OpenAI's JSON text) parsed into the object that
 /// templates print with `tojson`.
 fn template_messages(messages: &Value) -> Result<Value> {
-    let list = messages.as_array().ok_or_else(|| invalid("messages must be an array of { role, content }"))?;
+    let list = messages
+        .as_array()
+        .ok_or_else(|| ModelError::invalid_request("messages must be an array of { role, content }"))?;
     let mut out = Vec::with_capacity(list.len());
     for (i, m) in list.iter().enumerate() {
-        let mut m: Map<String, Value> =
-            m.as_object().cloned().ok_or_else(|| invalid(format!("messages[{i}] must be an object")))?;
+        let mut m: Map<String, Value> = m
+            .as_object()
+            .cloned()
+            .ok_or_else(|| ModelError::invalid_request(format!("messages[{i}] must be an object")))?;
         if !m.get("role").is_some_and(Value::is_string) {
-            return Err(invalid(format!("messages[{i}].role must be a string")));
+            return Err(ModelError::invalid_request(format!("messages[{i}].role must be a string")));
         }
         if let Some(Value::Array(parts)) = m.get("content") {
             let mut text = String::new();
             for part in parts {
                 match (part.get("type").and_then(Value::as_str), part.get("text").and_then(Value::as_str)) {
                     (Some("text"), Some(t)) => text.push_str(t),
-                    _ => return Err(invalid(format!("messages[{i}].content: only text parts are supported"))),
+                    _ => {
+                        return Err(ModelError::invalid_request(format!(
+                            "messages[{i}].content: only text parts are supported"
+                        )))
+                    }
                 }
             }
             m.insert("content".into(), Value::String(text));
         }
         match m.get("content") {
             None | Some(Value::Null) | Some(Value::String(_)) => {}
-            Some(_) => return Err(invalid(format!("messages[{i}].content must be a string or text parts"))),
+            Some(_) => {
+                return Err(ModelError::invalid_request(format!(
+                    "messages[{i}].content must be a string or text parts"
+                )))
+            }
         }
         if let Some(Value::Array(calls)) = m.get_mut("tool_calls") {
             for call in calls.iter_mut() {
@@ -307,10 +338,6 @@ fn template_messages(messages: &Value) -> Result<Value> {
         out.push(Value::Object(m));
     }
     Ok(Value::Array(out))
-}
-
-fn invalid(message: impl Into<String>) -> ModelError {
-    ModelError::InvalidRequest(message.into())
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ impl ToolChoice {
                 "none" => Ok(ToolChoice::None),
                 "auto" => Ok(ToolChoice::Auto),
                 "required" => Ok(ToolChoice::Required),
-                other => Err(invalid(format!(
+                other => Err(ModelError::invalid_request(format!(
                     "tool_choice '{other}' is not one of 'none', 'auto', 'required' or a function"
                 ))),
             },
@@ -65,10 +65,12 @@ impl ToolChoice {
                 let name = o.get("function").and_then(|f| f.get("name")).and_then(Value::as_str);
                 match (o.get("type").and_then(Value::as_str), name) {
                     (Some("function"), Some(name)) => Ok(ToolChoice::Function(name.to_string())),
-                    _ => Err(invalid("tool_choice must be { type: 'function', function: { name } }")),
+                    _ => {
+                        Err(ModelError::invalid_request("tool_choice must be { type: 'function', function: { name } }"))
+                    }
                 }
             }
-            _ => Err(invalid(
+            _ => Err(ModelError::invalid_request(
                 "tool_choice must be 'none', 'auto', 'required' or { type: 'function', function: { name } }",
             )),
         }
@@ -78,32 +80,37 @@ impl ToolChoice {
 /// OpenAI's `tools`: `[{ type: 'function', function: { name, description, parameters } }]`.
 /// Names must be unique and as OpenAI allows them (letters, digits, `_`, `-`; 64 at most).
 pub fn tools_from_openai(v: &Value) -> Result<Vec<Tool>> {
-    let list = v.as_array().ok_or_else(|| invalid("tools must be an array of { type: 'function', function }"))?;
+    let list = v
+        .as_array()
+        .ok_or_else(|| ModelError::invalid_request("tools must be an array of { type: 'function', function }"))?;
     let mut tools: Vec<Tool> = Vec::with_capacity(list.len());
     for (i, t) in list.iter().enumerate() {
         if t.get("type").and_then(Value::as_str) != Some("function") {
-            return Err(invalid(format!("tools[{i}].type must be 'function'")));
+            return Err(ModelError::invalid_request(format!("tools[{i}].type must be 'function'")));
         }
-        let f = t
-            .get("function")
-            .filter(|f| f.is_object())
-            .ok_or_else(|| invalid(format!("tools[{i}].function must be {{ name, description, parameters }}")))?;
+        let f = t.get("function").filter(|f| f.is_object()).ok_or_else(|| {
+            ModelError::invalid_request(format!("tools[{i}].function must be {{ name, description, parameters }}"))
+        })?;
         let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
         let valid_name = !name.is_empty()
             && name.len() <= 64
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
         if !valid_name {
-            return Err(invalid(format!(
+            return Err(ModelError::invalid_request(format!(
                 "tools[{i}].function.name '{name}' must be 1 to 64 letters, digits, '_' or '-'"
             )));
         }
         if tools.iter().any(|t| t.name == name) {
-            return Err(invalid(format!("tools[{i}]: a second function named '{name}'")));
+            return Err(ModelError::invalid_request(format!("tools[{i}]: a second function named '{name}'")));
         }
         let parameters = match f.get("parameters") {
             None | Some(Value::Null) => json!({ "type": "object", "properties": {} }),
             Some(p @ Value::Object(_)) => p.clone(),
-            Some(_) => return Err(invalid(format!("tools[{i}].function.parameters must be a JSON schema object"))),
+            Some(_) => {
+                return Err(ModelError::invalid_request(format!(
+                    "tools[{i}].function.parameters must be a JSON schema object"
+                )))
+            }
         };
         tools.push(Tool { name: name.to_string(), parameters });
     }
@@ -127,17 +134,19 @@ impl ToolCallGrammar {
     /// The grammar for `tools` under `choice` (not `None`), one call or several.
     pub fn new(tools: &[Tool], choice: &ToolChoice, parallel: bool) -> Result<ToolCallGrammar> {
         let callable: Vec<&Tool> = match choice {
-            ToolChoice::None => return Err(invalid("tool_choice 'none' calls no tool")),
+            ToolChoice::None => return Err(ModelError::invalid_request("tool_choice 'none' calls no tool")),
             ToolChoice::Function(name) => {
                 let t = tools.iter().find(|t| &t.name == name).ok_or_else(|| {
-                    invalid(format!("tool_choice names the function '{name}', which is not in tools"))
+                    ModelError::invalid_request(format!(
+                        "tool_choice names the function '{name}', which is not in tools"
+                    ))
                 })?;
                 vec![t]
             }
             ToolChoice::Auto | ToolChoice::Required => tools.iter().collect(),
         };
         if callable.is_empty() {
-            return Err(invalid("tool_choice asks for a call, but tools is empty"));
+            return Err(ModelError::invalid_request("tool_choice asks for a call, but tools is empty"));
         }
         // One object per function, its name fixed and first (the order the template
         // shows the model), its arguments under the function's own schema.
@@ -153,7 +162,8 @@ impl ToolCallGrammar {
             })
             .collect();
         let schema = if calls.len() == 1 { calls[0].clone() } else { json!({ "anyOf": calls }) };
-        let schema = serde_json::to_string(&bounded_whitespace(schema)).map_err(|e| invalid(format!("tools: {e}")))?;
+        let schema = serde_json::to_string(&bounded_whitespace(schema))
+            .map_err(|e| ModelError::invalid_request(format!("tools: {e}")))?;
         let more = if parallel { format!(" (\"\\n\"? \"{CALL_OPENER}\" call)*") } else { String::new() };
         let rules = format!("call: \"\\n\"? json \"\\n\"? \"{CALL_CLOSER}\"\njson: %json {schema}\n");
         let after_opener = ConstraintSpec::Grammar(format!("start: call{more}\n{rules}"));
@@ -207,10 +217,6 @@ pub fn parse_calls(text: &str) -> Vec<ToolCall> {
 /// Whether a chat template renders a `tools` list (else the model was not taught to call).
 pub fn template_supports_tools(source: &str) -> bool {
     source.contains("tools") && source.contains(CALL_OPENER)
-}
-
-fn invalid(message: impl Into<String>) -> ModelError {
-    ModelError::InvalidRequest(message.into())
 }
 
 #[cfg(test)]

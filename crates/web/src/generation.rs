@@ -156,7 +156,8 @@ impl WebGeneration {
     /// The tool calls complete so far: `[{ name, arguments }]`, `arguments` as JSON text.
     #[wasm_bindgen(js_name = toolCalls)]
     pub fn tool_calls(&self) -> js_sys::Array {
-        let calls = self.state.try_borrow().map(|s| s.generation.tool_calls()).unwrap_or_default();
-        calls.into_iter().map(|c| object(&[("name", c.name.into()), ("arguments", c.arguments.into())])).collect()
+        let Ok(state) = self.state.try_borrow() else { return js_sys::Array::new() };
+        let calls = state.generation.tool_calls().iter();
+        calls.map(|c| object(&[("name", c.name.as_str().into()), ("arguments", c.arguments.as_str().into())])).collect()
     }
 }
