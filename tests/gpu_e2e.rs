@@ -582,6 +582,7 @@ fn bad_ops_fail_cleanly_at_the_next_read() {
         scale: 1.0,
         sliding_window: None,
         softcap: None,
+        causal: true,
     };
     b.attention(x, x, x, &mut cache, &p, out); // 2 positions into a cache of 1
     let e = pollster::block_on(b.read_rows(out, 2)).expect_err("must fail");

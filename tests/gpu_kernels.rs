@@ -877,6 +877,7 @@ fn qk_script<B: Backend>(b: &mut B, t: &QkCase, x: &QkData) -> (Vec<f32>, Vec<f3
         scale: 0.125,
         sliding_window: None,
         softcap: None,
+        causal: true,
     };
     if t.attend {
         b.attention(qa, ka, va, &mut cache, &ap, out);
@@ -1063,6 +1064,7 @@ fn attention_dispatches(b: &mut GpuBackend, c: &RopeCase, heads_k: usize) -> u64
         scale: 0.125,
         sliding_window: None,
         softcap: None,
+        causal: true,
     };
     b.begin_batch(&ids(c.n), c.start).expect("batch");
     let d0 = b.counters().dispatches;
@@ -1171,6 +1173,7 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
             scale: 1.0 / (hd as f32).sqrt(),
             sliding_window: window,
             softcap,
+            causal: true,
         };
         let data: Vec<_> = batches
             .iter()
@@ -1206,6 +1209,7 @@ fn attention_over_histories_longer_than_one_chunk() {
             scale: 1.0 / (hd as f32).sqrt(),
             sliding_window: window,
             softcap: None,
+            causal: true,
         };
         let data: Vec<_> = batches
             .iter()

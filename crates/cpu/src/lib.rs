@@ -250,7 +250,8 @@ impl Backend for CpuBackend {
         let qs = self.take(q);
         let mut o = self.take(out);
         let q_cols = p.head_count * p.head_dim;
-        kernels::attention(&qs[..n * q_cols], &cache.k, &cache.v, width, self.start_pos, n, p, &mut o[..n * q_cols]);
+        let (ks, vs) = (&cache.k[..end], &cache.v[..end]);
+        kernels::attention(&qs[..n * q_cols], ks, vs, width, self.start_pos, n, p, &mut o[..n * q_cols]);
         self.put(out, o);
         self.put(q, qs);
     }
@@ -292,6 +293,46 @@ impl Backend for CpuBackend {
     fn softcap(&mut self, x: CpuActivation, cap: f32) {
         let len = self.rows(x) * self.cols(x);
         self.acts[x.0].data[..len].iter_mut().for_each(|v| *v = cap * (*v / cap).tanh());
+    }
+
+    fn supports_encoders(&self) -> bool {
+        true
+    }
+
+    fn layer_norm(&mut self, x: CpuActivation, weight: &CpuWeight, bias: &CpuWeight, eps: f32, out: CpuActivation) {
+        let n = self.rows(x);
+        let cols = self.cols(x);
+        let src = if x == out { None } else { Some(self.take(x)) };
+        let mut o = self.take(out);
+        if let Some(s) = &src {
+            o[..n * cols].copy_from_slice(&s[..n * cols]);
+        }
+        kernels::layer_norm(&mut o[..n * cols], weight.dense(), bias.dense(), eps);
+        self.put(out, o);
+        if let Some(s) = src {
+            self.put(x, s);
+        }
+    }
+
+    fn add_position_embedding(&mut self, x: CpuActivation, table: &CpuWeight) {
+        let (n, cols) = (self.rows(x), self.cols(x));
+        let start = self.start_pos;
+        let mut row = vec![0.0f32; table.cols];
+        for r in 0..n {
+            let pos = start + r;
+            // The encoder refuses inputs past the table (the context length) before
+            // running; a row past it adds nothing rather than panicking.
+            if pos >= table.rows || kindling_gguf::dequantize(table.ty, table.row(pos), &mut row).is_err() {
+                continue;
+            }
+            let xr = &mut self.acts[x.0].data[r * cols..(r + 1) * cols];
+            xr.iter_mut().zip(&row).for_each(|(v, p)| *v += p);
+        }
+    }
+
+    fn activation(&mut self, x: CpuActivation, act: Activation) {
+        let len = self.rows(x) * self.cols(x);
+        kernels::activation(&mut self.acts[x.0].data[..len], act);
     }
 
     async fn read_rows(&mut self, x: CpuActivation, rows: usize) -> Result<Vec<f32>> {

@@ -138,6 +138,7 @@ fn main() {
             scale: 0.125,
             sliding_window: None,
             softcap: None,
+            causal: true,
         };
         for (start, n) in [(0usize, m), (0, 1), (136, 1), (m, 1), (2 * m, 1)] {
             time(&mut b, &format!("attention {heads}/{kv}x{hd}"), n, start, sink, |b| {
@@ -252,6 +253,7 @@ fn qwen15_decode(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation) {
         scale: 0.088,
         sliding_window: None,
         softcap: None,
+        causal: true,
     };
     for start in [8usize, 512] {
         let us = time_at(b, sink, start, &mut |b| b.attention(q, k, v, &mut cache, &p, att));
@@ -311,6 +313,7 @@ fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usiz
             scale: 0.088,
             sliding_window: None,
             softcap: None,
+            causal: true,
         };
         time(b, &format!("prefill attention {heads}/{kv}x{hd}"), m, 0, sink, |b| {
             b.attention(q, k, k, &mut cache, &p, o)

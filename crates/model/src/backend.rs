@@ -75,6 +75,10 @@ pub struct AttentionParams {
     pub sliding_window: Option<usize>,
     /// Soft-cap the scaled scores, `cap * tanh(s / cap)`, before the softmax (Gemma 2).
     pub softcap: Option<f32>,
+    /// Decoders: row r attends to positions `..=start_pos + r`. Encoders (`false`):
+    /// every row of the batch attends to every position `0..start_pos + rows` written
+    /// for this batch, so an encoder runs a whole input as one batch.
+    pub causal: bool,
 }
 
 /// The preparation of a batch's queries, keys and values for attention
@@ -238,6 +242,30 @@ pub trait Backend {
     fn select_row(&mut self, src: Self::Activation, src_row: usize, dst: Self::Activation);
     /// `x = cap * tanh(x / cap)` elementwise.
     fn softcap(&mut self, x: Self::Activation, cap: f32);
+
+    // ---- encoder ops (`forward/encoder.rs`) ---------------------------------------
+
+    /// Whether the backend implements the encoder ops below (`layer_norm`,
+    /// `add_position_embedding`, `activation`, and `AttentionParams::causal == false`).
+    /// Their defaults record nothing, so that a backend builds before it has them;
+    /// `Model::embed` refuses a backend that says `false` rather than run them.
+    fn supports_encoders(&self) -> bool {
+        false
+    }
+    /// Per row: out = (x - mean) / sqrt(var + eps) * weight + bias over the whole row (`weight`, `bias`: `cols` f32). `out` may be `x`.
+    fn layer_norm(
+        &mut self,
+        _x: Self::Activation,
+        _weight: &Self::Weight,
+        _bias: &Self::Weight,
+        _eps: f32,
+        _out: Self::Activation,
+    ) {
+    }
+    /// `x[r] += table[start_pos + r]` for each row r of the batch (learned absolute positions; `start_pos` from begin_batch).
+    fn add_position_embedding(&mut self, _x: Self::Activation, _table: &Self::Weight) {}
+    /// In place, element-wise (non-gated FFN: BERT's GELU).
+    fn activation(&mut self, _x: Self::Activation, _act: Activation) {}
 
     // ---- reads: run everything recorded so far, then read back -------------------
 

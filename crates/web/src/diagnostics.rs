@@ -344,6 +344,7 @@ fn make_case(name: &str) -> JsResult<Case> {
                 scale: 1.0 / (hd as f32).sqrt(),
                 sliding_window: window,
                 softcap,
+                causal: true,
             };
             // A prompt chunk crossing the kernel's 64-position chunk, then decode steps;
             // "rope-norm-long" decodes after 300 positions, where decode attention is

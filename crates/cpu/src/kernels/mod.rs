@@ -8,5 +8,5 @@ mod rope;
 
 pub use attention::attention;
 pub use matmul::{dot, matmul, Scratch};
-pub use norm::{gated, rms_norm};
+pub use norm::{activation, gated, layer_norm, rms_norm};
 pub use rope::rope_row;

@@ -42,6 +42,7 @@ pub fn attention<B: Backend>(
         scale: cfg.attention_scale,
         sliding_window: layer.sliding_window,
         softcap: cfg.attn_logit_softcap,
+        causal: true,
     };
     b.attention(ws.q, ws.k, ws.v, cache, &params, ws.attn);
     b.matmul(ws.attn, &w.attn_output, ws.proj);
