@@ -40,6 +40,24 @@ Writes (deterministic: fixed seeds, no timestamps, same bytes every run):
   tiny-gemma2.gguf     gemma2, 4 layers (0, 2 sliding; 1, 3 global), 4 heads / 2 kv, sliding
                        window 4, attention soft-cap 5, final soft-cap 10, post norms, the
                        tiny-gemma3 vocab, BOS, tied.
+  tiny-bert.gguf       bert (classic encoder), 2 layers, dim 128, ffn 512, 4 heads x 32, learned
+                       absolute positions (position_embd, context 512), token_types [128 x 2]
+                       (row 0 added), token_embd_norm, separate attn_q/k/v with F32 biases,
+                       attn_output + bias, post-LayerNorms attn_output_norm / layer_output_norm
+                       (weight + bias, eps 1e-12), GELU FFN ffn_up / ffn_down with biases;
+                       non-causal, CLS pooling (pooling_type 2). Layer 0's matmuls F16, layer 1's
+                       Q8_0. WordPiece vocab (tokenizer.ggml.model "bert") in the converter's
+                       phantom-space form, laid out like bert-base-uncased's front: [PAD] 0,
+                       [unused0..98], [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103, then pieces.
+                       The special-id keys are those gguf-py's SpecialVocab writes for a BERT
+                       tokenizer.json ([CLS] $A [SEP]): cls / seperator / eos (= [SEP]) / unknown /
+                       padding / mask ids, add_bos_token and add_eos_token true, no bos_token_id
+                       (llama.cpp's WPM default BOS is 101 = [CLS]). llama.cpp loads and runs it.
+  tiny-nomic-bert.gguf nomic-bert, 2 layers, dim 128, ffn 256, 4 heads x 32, fused attn_qkv
+                       [128 -> 384] without biases, NEOX rope (base 1000), SwiGLU FFN ffn_up /
+                       ffn_gate / ffn_down without biases, the same post-LayerNorms, token_types,
+                       no position_embd; non-causal, mean pooling (pooling_type 1); F16 matmuls;
+                       the tiny-bert vocab. llama.cpp loads and runs it.
   tiny-*.json          sidecar per model: hyperparameters (as written and as effective), what the
                        forward pass needs ("forward", architecture models), the tokenizer's
                        special ids, and every tensor's type / shape / byte size.
@@ -983,6 +1001,199 @@ def write_tiny_gemma2(out_dir):
     finish(w, m, path, sidecar)
 
 
+# ----------------------------------------------------------------------------------------
+# tiny-bert / tiny-nomic-bert (encoders, WordPiece vocab)
+
+BERT_SPECIALS = {"[PAD]": 0, "[UNK]": 100, "[CLS]": 101, "[SEP]": 102, "[MASK]": 103}
+# Non-ASCII characters given tokens, so the non-ASCII embedding cases tokenize to more than
+# [UNK]: Cyrillic and Greek lower-case letters and a few CJK characters (each CJK character
+# is a word of its own for WordPiece). Anything else non-ASCII (emoji, other scripts) is
+# [UNK], which the cases exercise too.
+BERT_EXTRA_CHARS = ("абвгдежзийклмнопрстуфхцчшщъыьэюяё" "αβγδεζηθικλμνξοπρστυφχψω"
+                    "你好世界中文日本語東京北京人大")
+BERT_SUFFIXES = ["ing", "ed", "er", "es", "s", "ly", "tion", "ion", "th", "st", "re", "an", "on", "en",
+                 "al", "le", "ize", "iz", "at", "ter", "est", "ness", "ment"]
+
+
+def wordpiece_vocab():
+    """A bert-base-uncased-shaped WordPiece vocab in llama.cpp's phantom-space form (what
+    convert_hf_to_gguf.py's BertModel.set_vocab writes): a word-start piece `w` becomes
+    "\u2581w", a continuation `##w` becomes "w", CONTROL tokens stay as they are."""
+    words = Counter(re.findall(r"[a-z]+", CORPUS.lower()))
+    hf = [None] * 104
+    for i in range(104):
+        hf[i] = f"[unused{i - 1}]" if 1 <= i <= 99 else None
+    for t, i in BERT_SPECIALS.items():
+        hf[i] = t
+    seen = set(hf)
+
+    def push(t):
+        if t not in seen:
+            seen.add(t)
+            hf.append(t)
+
+    chars = [chr(c) for c in range(0x21, 0x7F) if not chr(c).isupper()] + list(BERT_EXTRA_CHARS)
+    for c in chars:
+        push(c)
+        push("##" + c)
+    for w, _ in sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:150]:
+        push(w)
+    for suf in BERT_SUFFIXES:
+        push("##" + suf)
+    types = [TokenType.CONTROL if t in BERT_SPECIALS else TokenType.NORMAL for t in hf]
+    tokens = [t if ty == TokenType.CONTROL else (t[2:] if t.startswith("##") else "\u2581" + t)
+              for t, ty in zip(hf, types)]
+    assert len(set(tokens)) == len(tokens), "duplicate token"
+    return tokens, types
+
+
+def add_wordpiece_tokenizer(w, tokens, types):
+    """The tokenizer keys the converter writes for a BERT (see wordpiece_vocab)."""
+    w.add_tokenizer_model("bert")
+    w.add_tokenizer_pre("default")
+    w.add_token_list(tokens)
+    w.add_token_types(types)
+    w.add_token_type_count(2)
+    w.add_eos_token_id(BERT_SPECIALS["[SEP]"])
+    w.add_unk_token_id(BERT_SPECIALS["[UNK]"])
+    w.add_sep_token_id(BERT_SPECIALS["[SEP]"])
+    w.add_pad_token_id(BERT_SPECIALS["[PAD]"])
+    w.add_uint32("tokenizer.ggml.cls_token_id", BERT_SPECIALS["[CLS]"])
+    w.add_mask_token_id(BERT_SPECIALS["[MASK]"])
+    w.add_add_bos_token(True)
+    w.add_add_eos_token(True)
+
+
+def wordpiece_sidecar(tokens):
+    return {"model": "bert", "pre": "default", "n_tokens": len(tokens), "token_type_count": 2,
+            "specials": BERT_SPECIALS, "bos_token_id": "absent (llama.cpp's WPM default: 101 = [CLS])",
+            "cls_token_id": BERT_SPECIALS["[CLS]"], "seperator_token_id": BERT_SPECIALS["[SEP]"],
+            "eos_token_id": BERT_SPECIALS["[SEP]"], "unknown_token_id": BERT_SPECIALS["[UNK]"],
+            "add_bos_token": True, "add_eos_token": True,
+            "normalizer": "no tokenizer.ggml.normalizer.* keys: llama.cpp lower-cases and strips accents",
+            "encode": "[CLS] + WordPiece(text) + [SEP]"}
+
+
+def add_encoder_block(m, rng, il, hp, qtype, *, nomic):
+    """One post-LayerNorm encoder block in llama.cpp's names (models/bert.cpp)."""
+    d, ff = hp["n_embd"], hp["n_ff"]
+    p = f"blk.{il}."
+    if nomic:
+        m.add(rng, p + "attn_qkv.weight", qtype, 3 * d, d, d ** -0.5)
+    else:
+        for name, std in (("attn_q", d ** -0.5), ("attn_k", d ** -0.5), ("attn_v", d ** -0.5)):
+            m.add(rng, p + name + ".weight", qtype, d, d, std)
+            m.add_vec(rng, p + name + ".bias", d, 0.1)
+    m.add(rng, p + "attn_output.weight", qtype, d, d, d ** -0.5)
+    if not nomic:
+        m.add_vec(rng, p + "attn_output.bias", d, 0.1)
+    m.add_norm(rng, p + "attn_output_norm.weight", d)
+    m.add_vec(rng, p + "attn_output_norm.bias", d, 0.1)
+    m.add(rng, p + "ffn_up.weight", qtype, ff, d, d ** -0.5)
+    if nomic:
+        m.add(rng, p + "ffn_gate.weight", qtype, ff, d, d ** -0.5)
+    else:
+        m.add_vec(rng, p + "ffn_up.bias", ff, 0.1)
+    m.add(rng, p + "ffn_down.weight", qtype, d, ff, ff ** -0.5)
+    if not nomic:
+        m.add_vec(rng, p + "ffn_down.bias", d, 0.1)
+    m.add_norm(rng, p + "layer_output_norm.weight", d)
+    m.add_vec(rng, p + "layer_output_norm.bias", d, 0.1)
+
+
+def add_encoder_hparams(w, hp, pooling):
+    # TextModel.set_gguf_parameters + BertModel's causal / pooling keys
+    w.add_context_length(hp["n_ctx_train"])
+    w.add_embedding_length(hp["n_embd"])
+    w.add_feed_forward_length(hp["n_ff"])
+    w.add_head_count(hp["n_head"])
+    w.add_layer_norm_eps(hp["norm_eps"])
+    w.add_block_count(hp["n_layer"])
+    w.add_causal_attention(False)
+    w.add_pooling_type(pooling)
+
+
+def write_tiny_bert(out_dir):
+    hp = dict(n_layer=2, n_embd=128, n_ff=512, n_head=4, head_dim=32, n_ctx_train=512, norm_eps=1e-12)
+    tokens, types = wordpiece_vocab()
+    path = os.path.join(out_dir, "tiny-bert.gguf")
+    w = GGUFWriter(path=None, arch="bert")
+    w.add_name("tiny-bert (synthetic, random weights)")
+    add_encoder_hparams(w, hp, gguf.PoolingType.CLS)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    add_wordpiece_tokenizer(w, tokens, types)
+
+    rng = np.random.default_rng(7007)
+    m = Model(w)
+    d = hp["n_embd"]
+    m.add(rng, "token_embd.weight", T.F16, len(tokens), d, 0.5)
+    m.add(rng, "position_embd.weight", T.F16, hp["n_ctx_train"], d, 0.5)
+    m.add(rng, "token_types.weight", T.F32, 2, d, 0.5)
+    m.add_norm(rng, "token_embd_norm.weight", d)
+    m.add_vec(rng, "token_embd_norm.bias", d, 0.1)
+    for il, qtype in enumerate((T.F16, T.Q8_0)):
+        add_encoder_block(m, rng, il, hp, qtype, nomic=False)
+
+    sidecar = {
+        "arch": "bert",
+        "hparams": {**hp, "n_vocab": len(tokens), "n_head_kv": hp["n_head"], "causal": False,
+                    "pooling_type": "cls (2)", "token_type_count": 2, "attention_scale": hp["head_dim"] ** -0.5},
+        "forward": {
+            "embeddings": "x = token_embd[id] + token_types[0] + position_embd[pos] (pos 0.. per input), then "
+                          "LayerNorm(token_embd_norm weight/bias, eps 1e-12)",
+            "block": "a = attn_output(attention(q, k, v)) + bias; x = LayerNorm_attn_output_norm(a + x); "
+                     "f = ffn_down(gelu(ffn_up(x) + up bias)) + down bias; x = LayerNorm_layer_output_norm(f + x) "
+                     "(llama.cpp LLM_FFN_GELU, sequential)",
+            "attention": "non-causal over the input's own tokens, q/k/v = W x + b, scale 1/sqrt(32), no rope",
+            "pooling": "CLS: the final hidden state of position 0 ([CLS]); then L2-normalised by the caller "
+                       "(llama-embedding --embd-normalize 2)",
+            "output": "no output_norm / output tensors: the last layer_output_norm is the final state",
+        },
+        "tokenizer": wordpiece_sidecar(tokens),
+    }
+    finish(w, m, path, sidecar)
+
+
+def write_tiny_nomic_bert(out_dir):
+    hp = dict(n_layer=2, n_embd=128, n_ff=256, n_head=4, head_dim=32, n_ctx_train=2048, norm_eps=1e-12,
+              rope_freq_base=1000.0)
+    tokens, types = wordpiece_vocab()
+    path = os.path.join(out_dir, "tiny-nomic-bert.gguf")
+    w = GGUFWriter(path=None, arch="nomic-bert")
+    w.add_name("tiny-nomic-bert (synthetic, random weights)")
+    add_encoder_hparams(w, hp, gguf.PoolingType.MEAN)
+    w.add_rope_freq_base(hp["rope_freq_base"])
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    add_wordpiece_tokenizer(w, tokens, types)
+
+    rng = np.random.default_rng(8008)
+    m = Model(w)
+    d = hp["n_embd"]
+    m.add(rng, "token_embd.weight", T.F16, len(tokens), d, 0.5)
+    m.add(rng, "token_types.weight", T.F32, 2, d, 0.5)
+    m.add_norm(rng, "token_embd_norm.weight", d)
+    m.add_vec(rng, "token_embd_norm.bias", d, 0.1)
+    for il in range(hp["n_layer"]):
+        add_encoder_block(m, rng, il, hp, T.F16, nomic=True)
+
+    sidecar = {
+        "arch": "nomic-bert",
+        "hparams": {**hp, "n_vocab": len(tokens), "n_head_kv": hp["n_head"], "causal": False,
+                    "pooling_type": "mean (1)", "token_type_count": 2, "rope_dimension_count": hp["head_dim"],
+                    "attention_scale": hp["head_dim"] ** -0.5},
+        "forward": {
+            "embeddings": "x = token_embd[id] + token_types[0], then LayerNorm(token_embd_norm, eps 1e-12); "
+                          "no position embeddings",
+            "block": "qkv = attn_qkv x (rows 0..128 q, 128..256 k, 256..384 v; no biases); rope q and k (NEOX, "
+                     "base 1000, all 32 dims); a = attn_output(attention); x = LayerNorm_attn_output_norm(a + x); "
+                     "f = ffn_down(silu(ffn_gate x) * ffn_up x); x = LayerNorm_layer_output_norm(f + x)",
+            "pooling": "mean over the input's tokens ([CLS] and [SEP] included); then L2-normalised by the caller",
+        },
+        "tokenizer": wordpiece_sidecar(tokens),
+    }
+    finish(w, m, path, sidecar)
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
@@ -997,6 +1208,8 @@ def main():
     write_tiny_llama3(out_dir)
     write_tiny_phi3(out_dir)
     write_tiny_gemma2(out_dir)
+    write_tiny_bert(out_dir)
+    write_tiny_nomic_bert(out_dir)
 
 
 if __name__ == "__main__":
