@@ -1,7 +1,8 @@
 // Attention over the KV cache (f32), in two entry points recorded back to back:
 //   kv_store   copies the batch's k and v rows into the cache at start..start+n
 //   attention  causal grouped-query attention of each (row, head), optionally windowed:
-//              row r (position start + r) attends to positions lo..=start+r; with
+//              row r (position start + r) attends to positions lo..=start+r (with
+//              non_causal, encoders: to every position 0..start+n, `row_end`); with
 //              splits > 1 (decode over a long context) each (row, head) is spread over
 //              `splits` workgroups, each taking a contiguous share of the positions
 //   attention_rope  decode (one row): `attention` with the q/k preparation and the KV
@@ -17,8 +18,9 @@
 // q_cols (heads × head_dim: row stride of q and out), heads, kv_heads, head_dim,
 // window (0: none), scale, k_stride / v_stride (row strides of the k and v batches),
 // splits (workgroups per (row, head)), softcap (> 0: scores become
-// softcap * tanh(score / softcap) before the softmax, Gemma 2); attention_rope also
-// half, neox, norm, eps, bias (as qk_rope's).
+// softcap * tanh(score / softcap) before the softmax, Gemma 2), non_causal (1: every
+// row attends to the whole batch's positions); attention_rope also half, neox, norm,
+// eps, bias (as qk_rope's).
 @group(0) @binding(0) var<uniform> p: Params;
 // q: [n, q_cols] queries (attention), read as vec4s by the batch kernel (its head_dim
 // is a multiple of 4) and through q1() by the others.
@@ -142,6 +144,22 @@ fn window_start(pos: u32) -> u32 {
     return 0u;
 }
 
+// The end (exclusive) of the positions row r attends to: its own position's next
+// (causal), or with non_causal (encoders) the batch's end, every row seeing every
+// position 0..start + n (the host refuses a window there).
+fn row_end(r: u32) -> u32 {
+    if (p.non_causal != 0u) {
+        return p.start + p.n;
+    }
+    return p.start + r + 1u;
+}
+
+// The end (exclusive) of the positions a block of `rows` rows from r0 attends to (the
+// batch kernels): its last row's.
+fn block_end(r0: u32, rows: u32) -> u32 {
+    return row_end(min(r0 + rows, p.n) - 1u);
+}
+
 // The split-th of p.splits shares of positions lo..end (exclusive): first..end of the
 // share (may be empty). The batch kernels share a block's positions this way too.
 fn split_share(lo: u32, end: u32, split: u32) -> vec2<u32> {
@@ -153,8 +171,7 @@ fn split_share(lo: u32, end: u32, split: u32) -> vec2<u32> {
 // Row r's positions this workgroup takes (the split-th share): first..end (exclusive;
 // may be empty).
 fn share(r: u32, split: u32) -> vec2<u32> {
-    let pos = p.start + r;
-    return split_share(window_start(pos), pos + 1u, split);
+    return split_share(window_start(p.start + r), row_end(r), split);
 }
 
 @compute @workgroup_size(256)

@@ -5,12 +5,13 @@
 // the `enable`s.
 //
 // `attention_tiled` on cooperative matrices: a batch's (prefill's) causal grouped-query
-// attention, one workgroup of four subgroups per (block of rows, head[, split]). The
-// block's positions pass through workgroup memory a tile at a time as f16 (keys, then
-// values); the q·k scores and the weights × V products are cooperative-matrix
-// multiplies, the softmax is per invocation (several per row, each taking every
-// few positions of a tile). A subgroup holds 16 rows' queries and sums over up to 128
-// values of head_dim in registers (named matrices), so:
+// attention (or, with non_causal, an encoder's over the whole batch), one workgroup of
+// four subgroups per (block of rows, head[, split]). The block's positions pass
+// through workgroup memory a tile at a time as f16 (keys, then values); the q·k
+// scores and the weights × V products are cooperative-matrix multiplies, the softmax
+// is per invocation (several per row, each taking every few positions of a tile). A
+// subgroup holds 16 rows' queries and sums over up to 128 values of head_dim in
+// registers (named matrices), so:
 //   head_dim ≤ 128: blocks of 64 rows, tiles of 64 positions, a subgroup per 16 rows;
 //   129..256 (Gemma): blocks of 32 rows, tiles of 32, two subgroups per 16 rows, each
 //     taking one half of head_dim: their partial q·k scores are added when read, and
@@ -173,10 +174,10 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let pos = p.start + r;
     let lo = window_start(pos);
     // This workgroup's share of the block's positions.
-    let positions = split_share(window_start(p.start + r0), p.start + min(r0 + g.rows, p.n), split);
+    let positions = split_share(window_start(p.start + r0), block_end(r0, g.rows), split);
     let first = positions.x;
     let end = select(positions.y, first, dead);
-    let stop = min(pos + 1u, end);
+    let stop = min(row_end(r), end);
 
     // The subgroup's queries, 16 rows × dw, as up to eight A matrices held throughout
     // (named, not an array: they stay in registers).

@@ -64,11 +64,11 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let r = r0 + i;
     let live = r < p.n;
     let pos = p.start + r;
-    // This row's positions lo..=pos; this workgroup's share of the block's positions
-    // first..end (exclusive; splits > 1: the attention of a long prompt, spread over
-    // more workgroups; attn_combine merges).
+    // This row's positions lo..row_end(r) (lo..=pos where causal); this workgroup's
+    // share of the block's positions first..end (exclusive; splits > 1: the attention
+    // of a long prompt, spread over more workgroups; attn_combine merges).
     let lo = window_start(pos);
-    let positions = split_share(window_start(p.start + r0), p.start + min(r0 + TQ, p.n), split);
+    let positions = split_share(window_start(p.start + r0), block_end(r0, TQ), split);
     let first = positions.x;
     let end = positions.y;
     let qb = r * p.q_cols + h * hd;
@@ -112,7 +112,7 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         // Masked scores (NEG_BIG past the tile or this share, or outside the row's
         // positions), this invocation's max among them, then the row's max from its 8
         // invocations.
-        let stop = min(pos + 1u, end);
+        let stop = min(row_end(r), end);
         let sm = vec4<f32>(score(sub, t0, tp, s.x, live, lo, stop), score(sub + 8u, t0, tp, s.y, live, lo, stop),
                            score(sub + 16u, t0, tp, s.z, live, lo, stop), score(sub + 24u, t0, tp, s.w, live, lo, stop));
         rowmax[lid] = max(max(sm.x, sm.y), max(sm.z, sm.w));

@@ -2,10 +2,10 @@
 // invocation per value (select_row: per column). Params: EwParams.
 
 // Params: len (values), cols (row width; add: y's length, which repeats along x),
-// src_row (select_row), act (gated: 0 SiLU, 1 GELU-tanh), cap (softcap); mask_logits: len
+// src_row (select_row), act (gated, activation: 0 SiLU, 1 GELU-tanh), cap (softcap); mask_logits: len
 // (the row's values), cols (ids the mask covers; ids past them are not allowed).
 @group(0) @binding(0) var<uniform> p: Params;
-// x: [len] updated in place (add, softcap).
+// x: [len] updated in place (add, softcap, activation).
 @group(0) @binding(1) var<storage, read_write> x: array<f32>;
 // y: [cols] (add; cols = len for an elementwise add, one row for a bias).
 @group(0) @binding(2) var<storage, read> y: array<f32>;
@@ -40,6 +40,17 @@ fn gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
         return;
     }
     out[i] = gated_act(gate[i], up[i], p.act);
+}
+
+// A non-gated feed-forward's activation, in place (BERT's GELU): act(x) as `gated`
+// computes it, times 1.
+@compute @workgroup_size(ITEMS_WG)
+fn activation(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let i = index(wid, nwg, lid);
+    if (i < p.len) {
+        x[i] = gated_act(x[i], 1.0, p.act);
+    }
 }
 
 @compute @workgroup_size(ITEMS_WG)

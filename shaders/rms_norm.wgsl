@@ -1,6 +1,12 @@
 // RMS norm over consecutive groups of `group` columns (a whole row, or one head):
 // y = x * (1 / sqrt(mean(x²) + eps)) * weight. One workgroup per (row, group).
 // `rms_norm_add` also adds y into a residual stream (Gemma 3's post-norms: x += norm(o)).
+// `layer_norm` / `layer_norm_in_place` (encoders): the group centred on its mean first,
+// then a bias added: y = (x - mean) / sqrt(var + eps) * weight + bias, the variance
+// summed over the centred values (a second pass: with BERT's eps of 1e-12 a one-pass
+// E[x²] - mean² would lose the small variances to cancellation). The sums are taken
+// relative to the group's first value (`pivot`), so a row far from zero (a residual
+// stream's large offset) keeps its precision: `mean` is the mean of x - pivot.
 // Params: NormParams.
 
 // Params: n (rows), cols (row stride), group, eps.
@@ -15,6 +21,8 @@
 @group(0) @binding(4) var<storage, read> weight: array<f32>;
 // res: [n, cols] a residual stream, res += out (entry `rms_norm_add`).
 @group(0) @binding(5) var<storage, read_write> res: array<f32>;
+// bias: [group] f32 (entries `layer_norm*`).
+@group(0) @binding(6) var<storage, read> bias: array<f32>;
 
 const WG: u32 = 128u;
 var<workgroup> partial: array<f32, WG>;
@@ -40,7 +48,18 @@ fn group_base(id: u32) -> u32 {
     return (id / groups) * p.cols + (id % groups) * p.group;
 }
 
-// 1 / rms of the group, from each invocation's partial sum of squares.
+// The sum over the workgroup of each invocation's `v`, in every invocation; partial
+// may be reused after it (a barrier follows the read).
+fn group_sum(v: f32, lid: u32) -> f32 {
+    partial[lid] = v;
+    reduce_sum(lid);
+    let t = partial[0];
+    workgroupBarrier();
+    return t;
+}
+
+// 1 / rms of the group, from each invocation's partial sum of squares (of the centred
+// values for layer norm: then 1 / sqrt(var + eps)).
 fn inv_rms(ss: f32, lid: u32) -> f32 {
     partial[lid] = ss;
     reduce_sum(lid);
@@ -102,5 +121,55 @@ fn rms_norm_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         let y = x[base + i] * scale * weight[i];
         out[base + i] = y;
         res[base + i] = res[base + i] + y;
+    }
+}
+
+// Layer norm, x → out (`layer_norm_in_place` is its twin over `xo`, as above).
+@compute @workgroup_size(128)
+fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let base = group_base(wg_linear(wid, nwg));
+    if (base == NONE) {
+        return;
+    }
+    let pivot = x[base];
+    var s = 0.0;
+    for (var i = lid; i < p.group; i += WG) {
+        s += x[base + i] - pivot;
+    }
+    let mean = group_sum(s, lid) / f32(p.group);
+    var ss = 0.0;
+    for (var i = lid; i < p.group; i += WG) {
+        let d = x[base + i] - pivot - mean;
+        ss += d * d;
+    }
+    let scale = inv_rms(ss, lid);
+    for (var i = lid; i < p.group; i += WG) {
+        out[base + i] = (x[base + i] - pivot - mean) * scale * weight[i] + bias[i];
+    }
+}
+
+// Layer norm in place (`xo`): every value is read into the sums before any is written.
+@compute @workgroup_size(128)
+fn layer_norm_in_place(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                       @builtin(local_invocation_index) lid: u32) {
+    let base = group_base(wg_linear(wid, nwg));
+    if (base == NONE) {
+        return;
+    }
+    let pivot = xo[base];
+    var s = 0.0;
+    for (var i = lid; i < p.group; i += WG) {
+        s += xo[base + i] - pivot;
+    }
+    let mean = group_sum(s, lid) / f32(p.group);
+    var ss = 0.0;
+    for (var i = lid; i < p.group; i += WG) {
+        let d = xo[base + i] - pivot - mean;
+        ss += d * d;
+    }
+    let scale = inv_rms(ss, lid);
+    for (var i = lid; i < p.group; i += WG) {
+        xo[base + i] = (xo[base + i] - pivot - mean) * scale * weight[i] + bias[i];
     }
 }

@@ -12,7 +12,11 @@
 //! - rms_norm: 2e-6 × |value| + 1e-6 (f32 sum of squares vs the CPU's f64)
 //! - rope: 2e-6 (same host-computed angles; products may fuse)
 //! - attention: 2e-5 (online softmax in chunks of 64 vs the CPU's two-pass softmax)
-//! - gated / add / softcap / select_row: 2e-6 × |value| + 1e-6 (exp/tanh of the GPU)
+//! - gated / add / softcap / select_row / activation: 2e-6 × |value| + 1e-6 (exp/tanh
+//!   of the GPU)
+//! - layer_norm: 2e-6 × (1 + |value|) (f32 sums relative to the row's first value vs
+//!   the CPU's f64)
+//! - add_position_embedding: 1e-6 × |value| + 1e-7 (as embed, plus one addition)
 //! - argmax: exact
 
 #[path = "gpu_common.rs"]
@@ -1363,6 +1367,194 @@ fn top_k_matches_cpu_with_ties_infinities_nans_and_short_rows() {
             }
         }
     }
+}
+
+// ---- encoder ops: layer norm, learned positions, a non-gated activation, non-causal attention
+
+fn layer_norm_script<B: Backend>(b: &mut B, n: usize, cols: usize, x: &[f32], wb: &[f32], in_place: bool) -> Vec<f32> {
+    let wt = weight(b, "norm", GgmlType::F32, 1, cols, &f32_bytes(&wb[..cols]));
+    let bt = weight(b, "norm_bias", GgmlType::F32, 1, cols, &f32_bytes(&wb[cols..]));
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(n + 2, cols).expect("alloc");
+    let out = if in_place { xa } else { b.alloc_activation(n + 2, cols).expect("alloc") };
+    b.begin_batch(&ids(n), 0).expect("batch");
+    b.embed(&xt, 1.0, xa);
+    b.layer_norm(xa, &wt, &bt, 1e-12, out);
+    read(b, out, n)
+}
+
+#[test]
+fn layer_norm_matches_cpu_in_and_out_of_place_on_rows_far_from_zero_mean() {
+    let mut rng = Rng(31);
+    let mut b = gpu();
+    // nomic-embed's 768-wide rows; rows wider than the workgroup's 128 invocations by an
+    // odd amount; one short row. Values offset by up to 1000 (a residual stream's
+    // outliers) with a spread of 3: f32 sums of the raw values lost 2e-5 there.
+    for (n, cols, offset) in [(5, 768, 40.0), (3, 333, -7.0), (2, 50, 0.0), (1, 1000, 1e3)] {
+        let x: Vec<f32> = rng.vec(n * cols, -3.0, 3.0).iter().map(|v| v + offset).collect();
+        let mut wb = rng.vec(cols, 0.5, 1.5);
+        wb.extend(rng.vec(cols, -1.0, 1.0));
+        for in_place in [false, true] {
+            let want = layer_norm_script(&mut CpuBackend::new(), n, cols, &x, &wb, in_place);
+            let got = layer_norm_script(&mut b, n, cols, &x, &wb, in_place);
+            // f32 sums (relative to the row's first value, so the offset costs nothing)
+            // against the CPU's f64.
+            for (i, (g, c)) in got.iter().zip(&want).enumerate() {
+                let tol = 2e-6 * (1.0 + c.abs());
+                assert!((g - c).abs() <= tol, "layer_norm {n}x{cols} in_place={in_place} [{i}]: {g} vs {c}");
+            }
+            eprintln!(
+                "layer_norm {n}x{cols} +{offset} in_place={in_place}: max |Δ| {:.2e}",
+                max_abs_diff(&got, &want).0
+            );
+        }
+    }
+}
+
+fn positions_script<B: Backend>(
+    b: &mut B,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    w: &[u8],
+    x: &[f32],
+    batches: &[(usize, usize)],
+) -> Vec<f32> {
+    let wt = weight(b, "position_embd", ty, rows, cols, w);
+    let xt = table(b, x, cols);
+    let cap = batches.iter().map(|b| b.1).max().unwrap_or(1);
+    let xa = b.alloc_activation(cap, cols).expect("alloc");
+    let mut all = Vec::new();
+    for &(start, n) in batches {
+        b.begin_batch(&ids(n), start).expect("batch");
+        b.embed(&xt, 1.0, xa);
+        b.add_position_embedding(xa, &wt);
+        all.extend(read(b, xa, n));
+    }
+    all
+}
+
+#[test]
+fn position_embedding_add_matches_cpu_from_any_start_including_split_tables() {
+    let mut rng = Rng(37);
+    // F32 and F16 (BERT files), a quantized table, and a table split across buffers.
+    for ty in [GgmlType::F32, GgmlType::F16, GgmlType::Q8_0] {
+        let (rows, cols) = (40, awkward_cols(ty));
+        let w = random_weight(&mut rng, ty, rows, cols);
+        let batches = [(0, 9), (9, 1), (31, 9), (3, 4)];
+        let x = rng.vec(9 * cols, -2.0, 2.0);
+        let want = positions_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &batches);
+        let row_bytes = (cols / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
+        for max_part in [None, Some(row_bytes * 7)] {
+            let mut b = gpu_with(GpuOptions { max_part_bytes: max_part, ..Default::default() });
+            let got = positions_script(&mut b, ty, rows, cols, &w, &x, &batches);
+            for (i, (g, c)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (g - c).abs() <= 1e-6 * c.abs() + 1e-7,
+                    "{ty:?} positions (parts {max_part:?}) value {i}: gpu {g} cpu {c}"
+                );
+            }
+            eprintln!(
+                "add_position_embedding {ty:?} (parts {max_part:?}): max |Δ| {:.2e}",
+                max_abs_diff(&got, &want).0
+            );
+        }
+    }
+    // Positions past the table: an error at the next read, not a panic.
+    let mut b = gpu();
+    let wt = weight(&mut b, "position_embd", GgmlType::F32, 4, 8, &f32_bytes(&[0.5; 32]));
+    let xa = b.alloc_activation(3, 8).expect("alloc");
+    b.begin_batch(&ids(3), 2).expect("batch");
+    b.add_position_embedding(xa, &wt);
+    let e = pollster::block_on(b.read_rows(xa, 3)).expect_err("positions 2..5 of a 4-row table");
+    assert!(e.to_string().contains("position"), "{e}");
+}
+
+fn activation_script<B: Backend>(b: &mut B, n: usize, cols: usize, x: &[f32], act: Activation) -> Vec<f32> {
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(n, cols).expect("alloc");
+    b.begin_batch(&ids(n), 0).expect("batch");
+    b.embed(&xt, 1.0, xa);
+    b.activation(xa, act);
+    read(b, xa, n)
+}
+
+#[test]
+fn non_gated_activations_match_cpu_into_saturation() {
+    let mut rng = Rng(41);
+    let mut b = gpu();
+    let (n, cols) = (5, 3072 / 4 + 1);
+    let mut x = rng.vec(n * cols, -8.0, 8.0);
+    x[..5].copy_from_slice(&[95.0, -95.0, 0.0, 1e-4, -1e-4]);
+    for act in [Activation::GeluTanh, Activation::Silu] {
+        let want = activation_script(&mut CpuBackend::new(), n, cols, &x, act);
+        let got = activation_script(&mut b, n, cols, &x, act);
+        for (i, (g, c)) in got.iter().zip(&want).enumerate() {
+            assert!((g - c).abs() <= 2e-6 * c.abs() + 1e-6, "{act:?} [{i}] (x {}): gpu {g} cpu {c}", x[i]);
+        }
+        eprintln!("activation {act:?}: max |Δ| {:.2e}", max_abs_diff(&got, &want).0);
+    }
+}
+
+#[test]
+fn non_causal_attention_matches_cpu_in_every_kernel() {
+    let mut rng = Rng(43);
+    let mut b = gpu();
+    // (heads, kv heads, head_dim): nomic-embed's 12 × 64; GQA; a head_dim that is not a
+    // multiple of 4 (the per-row kernel for every batch); Gemma-wide heads.
+    let cases = [(12, 12, 64), (6, 2, 72), (2, 1, 18), (4, 1, 256)];
+    // One input per batch from position 0 (as an encoder runs): a short one (the per-row
+    // kernel), 9 rows (the batch kernel's first size), 70 (several blocks), 300 (blocks
+    // sharing their positions among workgroups, merged by attn_combine); then rows
+    // after a history (start > 0: every row still sees the whole batch), over
+    // 256 positions so that the per-row kernel splits.
+    let batches = [(0, 5), (0, 9), (0, 70), (0, 300), (300, 3)];
+    for (heads, kv, hd) in cases {
+        let p = AttentionParams {
+            head_count: heads,
+            head_count_kv: kv,
+            head_dim: hd,
+            scale: 1.0 / (hd as f32).sqrt(),
+            sliding_window: None,
+            softcap: None,
+            causal: false,
+        };
+        let data: Vec<_> = batches
+            .iter()
+            .map(|&(_, n)| {
+                (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0))
+            })
+            .collect();
+        let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
+        let got = attention_script(&mut b, &p, &batches, &data);
+        let what = format!("non-causal attention heads {heads}/{kv} × {hd}");
+        let d = check_attention(&b, &what, &batches, &p, &got, &want);
+        // And not the causal result: the last row of a batch is the only one alike.
+        let causal =
+            attention_script(&mut CpuBackend::new(), &AttentionParams { causal: true, ..p }, &batches[..1], &data[..1]);
+        assert!(max_abs_diff(&causal, &want[..causal.len()]).0 > 1e-2, "{what}: same as causal");
+        eprintln!("{what}: max |Δ| {d:.2e}");
+    }
+    // A window needs causal attention: refused at the next read.
+    let p = AttentionParams {
+        head_count: 2,
+        head_count_kv: 1,
+        head_dim: 8,
+        scale: 0.3,
+        sliding_window: Some(4),
+        softcap: None,
+        causal: false,
+    };
+    let mut cache = b.alloc_kv_cache(KvSpec { capacity: 4, width: 8 }).expect("cache");
+    let (q, k, v, out) = (
+        b.alloc_activation(2, 16).expect("alloc"),
+        b.alloc_activation(2, 8).expect("alloc"),
+        b.alloc_activation(2, 8).expect("alloc"),
+        b.alloc_activation(2, 16).expect("alloc"),
+    );
+    b.begin_batch(&ids(2), 0).expect("batch");
+    b.attention(q, k, v, &mut cache, &p, out);
+    assert!(pollster::block_on(b.read_rows(out, 2)).is_err(), "a window over non-causal attention");
 }
 
 // ---- shaders -------------------------------------------------------------------------------

@@ -59,6 +59,8 @@ impl Family {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     Embed,
+    /// Learned absolute positions added to the batch's rows (BERT).
+    AddPositions,
     Matvec,
     /// A matvec over a vocabulary-sized weight (several rows per invocation).
     MatvecTall,
@@ -74,6 +76,9 @@ pub enum Op {
     RmsNorm,
     RmsNormInPlace,
     RmsNormAdd,
+    /// Encoders' norm: centred, scaled, a bias added (shaders/rms_norm.wgsl).
+    LayerNorm,
+    LayerNormInPlace,
     Rope,
     QkRope,
     /// `qk_rope` adding the q/k/v projection biases first (Qwen2).
@@ -88,6 +93,8 @@ pub enum Op {
     AttnCombine,
     Add,
     Gated,
+    /// A non-gated activation in place (BERT's GELU).
+    Activation,
     Softcap,
     SelectRow,
     /// Constrained decoding: the ids a token mask forbids set to the lowest finite
@@ -196,7 +203,7 @@ const MATMUL: Forms = Forms { subgroups: true, ..NO_FORMS };
 const KV: Forms = Forms { kv_f16: true, ..NO_FORMS };
 
 /// Every op, in `Op` order (`Op::spec` indexes it; a test checks the order).
-pub const OPS: [OpSpec; 29] = [
+pub const OPS: [OpSpec; 33] = [
     OpSpec {
         op: Op::Embed,
         name: "embed",
@@ -204,6 +211,19 @@ pub const OPS: [OpSpec; 29] = [
         family: Family::Embed,
         // tokens, table part, out
         bindings: &[(0, Params), (1, Read), (2, Read), (3, Write)],
+        shares_layout_of: None,
+        reads_weight: true,
+        module: Module::Shared,
+        forms: NO_FORMS,
+        tuning: Tuning::PerRow,
+    },
+    OpSpec {
+        op: Op::AddPositions,
+        name: "add_positions",
+        entry_point: "add_positions",
+        family: Family::Embed,
+        // table part, x (added into)
+        bindings: &[(0, Params), (2, Read), (3, Write)],
         shares_layout_of: None,
         reads_weight: true,
         module: Module::Shared,
@@ -378,6 +398,32 @@ pub const OPS: [OpSpec; 29] = [
         tuning: Tuning::PerNormGroup,
     },
     OpSpec {
+        op: Op::LayerNorm,
+        name: "layer_norm",
+        entry_point: "layer_norm",
+        family: Family::RmsNorm,
+        // x, out, weight, bias
+        bindings: &[(0, Params), (1, Read), (2, Write), (4, Read), (6, Read)],
+        shares_layout_of: None,
+        reads_weight: false,
+        module: Module::Shared,
+        forms: NO_FORMS,
+        tuning: Tuning::PerNormGroup,
+    },
+    OpSpec {
+        op: Op::LayerNormInPlace,
+        name: "layer_norm_in_place",
+        entry_point: "layer_norm_in_place",
+        family: Family::RmsNorm,
+        // x (in and out), weight, bias
+        bindings: &[(0, Params), (3, Write), (4, Read), (6, Read)],
+        shares_layout_of: None,
+        reads_weight: false,
+        module: Module::Shared,
+        forms: NO_FORMS,
+        tuning: Tuning::PerNormGroup,
+    },
+    OpSpec {
         op: Op::Rope,
         name: "rope",
         entry_point: "rope",
@@ -538,6 +584,19 @@ pub const OPS: [OpSpec; 29] = [
         // gate, up, out
         bindings: &[(0, Params), (3, Read), (4, Read), (5, Write)],
         shares_layout_of: None,
+        reads_weight: false,
+        module: Module::Shared,
+        forms: NO_FORMS,
+        tuning: Tuning::PerItem,
+    },
+    OpSpec {
+        op: Op::Activation,
+        name: "activation",
+        entry_point: "activation",
+        family: Family::Elementwise,
+        // x
+        bindings: &[(0, Params), (1, Write)],
+        shares_layout_of: Some(Op::Softcap),
         reads_weight: false,
         module: Module::Shared,
         forms: NO_FORMS,

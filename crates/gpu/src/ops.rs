@@ -193,6 +193,7 @@ impl Backend for GpuBackend {
                 total_rows: table.rows as u32,
                 out_stride: out_cols as u32,
                 scale,
+                start: 0,
             };
             self.record(Op::Embed, Some(table.ty), &[self.tokens, part.buf, out_buf], &p, None, n as u32);
         }
@@ -395,6 +396,9 @@ impl Backend for GpuBackend {
         if params.head_count_kv * hd != width || self.act(q).cols < q_cols || self.act(out).cols < q_cols {
             return self.defer(err("attention: activation widths do not match the heads"));
         }
+        if !params.causal && params.sliding_window.is_some() {
+            return self.defer(err("attention: a sliding window needs causal attention"));
+        }
         // Decode over a long context: spread each (row, head) over several workgroups so
         // the GPU is filled, then merge their partial softmax sums (one more dispatch).
         let span = match params.sliding_window {
@@ -453,6 +457,7 @@ impl Backend for GpuBackend {
             v_stride: width as u32,
             splits: splits as u32,
             softcap: params.softcap.unwrap_or(0.0),
+            non_causal: u32::from(!params.causal),
             ..Default::default()
         };
         // q and k just prepared by `rope_qk`: the store joins that dispatch.
@@ -499,10 +504,7 @@ impl Backend for GpuBackend {
 
     fn gated_activation(&mut self, gate: GpuActivation, up: GpuActivation, act: Activation, out: GpuActivation) {
         let len = self.rows(gate) * self.act(gate).cols;
-        let act = match act {
-            Activation::Silu => 0,
-            Activation::GeluTanh => 1,
-        };
+        let act = act_code(act);
         // gate = Wg·x, up = Wu·x just held as a pair: one dispatch for all three (per
         // weight part in decode; a batch's on cooperative matrices, where the pair was
         // held only if it fits that kernel). Not when out is x (other workgroups still
@@ -600,6 +602,60 @@ impl Backend for GpuBackend {
         self.elementwise(Op::Softcap, &bufs, p, len);
     }
 
+    fn supports_encoders(&self) -> bool {
+        true
+    }
+
+    fn layer_norm(&mut self, x: GpuActivation, weight: &GpuWeight, bias: &GpuWeight, eps: f32, out: GpuActivation) {
+        let n = self.rows(x);
+        let cols = self.act(x).cols;
+        if self.act(out).cols != cols || self.rows(out) != n {
+            return self.defer(err(format!("layer_norm: rows of {cols} into rows of {}", self.act(out).cols)));
+        }
+        let Some(w) = self.dense_f32(weight, "layer_norm", cols) else { return };
+        let Some(b) = self.dense_f32(bias, "layer_norm bias", cols) else { return };
+        let p = NormParams { n: n as u32, cols: cols as u32, group: cols as u32, eps };
+        if x == out {
+            self.record(Op::LayerNormInPlace, None, &[self.act(x).buf, w, b], &p, None, n as u32);
+        } else {
+            self.record(Op::LayerNorm, None, &[self.act(x).buf, self.act(out).buf, w, b], &p, None, n as u32);
+        }
+    }
+
+    fn add_position_embedding(&mut self, x: GpuActivation, table: &GpuWeight) {
+        let n = self.rows(x);
+        let cols = self.act(x).cols;
+        let rows = self.start_pos..self.start_pos + n;
+        if table.cols != cols || rows.end > table.rows {
+            return self.defer(err(format!(
+                "add_position_embedding: '{}' holds {} positions of {} values; the batch needs positions {rows:?} of {cols}",
+                table.name, table.rows, table.cols
+            )));
+        }
+        let xb = self.act(x).buf;
+        // Only the parts holding the batch's positions.
+        for part in table.parts.iter().copied().filter(|p| p.row0 < rows.end && rows.start < p.row0 + p.rows) {
+            let p = EmbedParams {
+                n: n as u32,
+                cols: cols as u32,
+                row_words: table.row_words as u32,
+                row0: part.row0 as u32,
+                part_rows: part.rows as u32,
+                total_rows: table.rows as u32,
+                out_stride: cols as u32,
+                scale: 1.0,
+                start: self.start_pos as u32,
+            };
+            self.record(Op::AddPositions, Some(table.ty), &[part.buf, xb], &p, None, n as u32);
+        }
+    }
+
+    fn activation(&mut self, x: GpuActivation, act: Activation) {
+        let len = self.rows(x) * self.act(x).cols;
+        let p = EwParams { len: len as u32, act: act_code(act), ..Default::default() };
+        self.elementwise(Op::Activation, &[self.act(x).buf], p, len);
+    }
+
     async fn read_rows(&mut self, x: GpuActivation, rows: usize) -> Result<Vec<f32>> {
         let a = self.act(x);
         let rows = rows.min(a.capacity);
@@ -677,5 +733,13 @@ impl Backend for GpuBackend {
 
     fn submit_recorded(&mut self) -> Result<()> {
         GpuBackend::submit_recorded(self)
+    }
+}
+
+/// An activation as the kernels' `act` parameter (prelude.wgsl `gated_act`).
+fn act_code(act: Activation) -> u32 {
+    match act {
+        Activation::Silu => 0,
+        Activation::GeluTanh => 1,
     }
 }

@@ -39,11 +39,13 @@ params!(
         /// Row stride of the output.
         out_stride: u32,
         scale: f32,
+        /// add_positions: the table row of batch row 0 (the batch's first position).
+        start: u32,
     }
 );
 
 params!(
-    /// `rms_norm.wgsl`.
+    /// `rms_norm.wgsl` (its layer norms too).
     NormParams {
         n: u32,
         /// Row stride (and width) of x and out.
@@ -168,6 +170,8 @@ params!(
         norm: u32,
         eps: f32,
         bias: u32,
+        /// 1: every row attends to every position `0..start + n` (encoders); 0: causal.
+        non_causal: u32,
     }
 );
 
@@ -179,7 +183,7 @@ params!(
         /// Row width (select_row).
         cols: u32,
         src_row: u32,
-        /// 0: SiLU, 1: GELU-tanh.
+        /// gated, activation: 0 SiLU, 1 GELU-tanh.
         act: u32,
         cap: f32,
     }
@@ -213,6 +217,6 @@ mod tests {
     #[test]
     fn wgsl_struct_lists_the_fields_in_order() {
         assert_eq!(ArgmaxParams::WGSL, "struct Params {\n    n: u32,\n    cols: u32,\n}\n");
-        assert_eq!(std::mem::size_of::<AttnParams>(), 18 * 4);
+        assert_eq!(std::mem::size_of::<AttnParams>(), 19 * 4);
     }
 }
