@@ -1557,6 +1557,75 @@ fn non_causal_attention_matches_cpu_in_every_kernel() {
     assert!(pollster::block_on(b.read_rows(out, 2)).is_err(), "a window over non-causal attention");
 }
 
+/// An encoder layer's attention as `forward/encoder.rs` records it for a rotary model
+/// (nomic-bert): `rope_qk`, then `attention` with `causal: false`, over one input of
+/// `n` rows from position 0. Returns the attention output and the dispatches of the two.
+fn encoder_attention_script<B: Backend>(
+    b: &mut B,
+    n: usize,
+    p: &AttentionParams,
+    rope: &RopeConfig,
+    x: &[Vec<f32>; 3],
+) -> (Vec<f32>, u64) {
+    let (q_cols, width) = (p.head_count * p.head_dim, p.head_count_kv * p.head_dim);
+    let (qt, kt, vt) = (table(b, &x[0], q_cols), table(b, &x[1], width), table(b, &x[2], width));
+    let (q, k, v) = (
+        b.alloc_activation(n, q_cols).expect("alloc"),
+        b.alloc_activation(n, width).expect("alloc"),
+        b.alloc_activation(n, width).expect("alloc"),
+    );
+    let out = b.alloc_activation(n, q_cols).expect("alloc");
+    let mut cache = b.alloc_kv_cache(KvSpec { capacity: n, width }).expect("cache");
+    b.begin_batch(&ids(n), 0).expect("batch");
+    b.embed(&qt, 1.0, q);
+    b.embed(&kt, 1.0, k);
+    b.embed(&vt, 1.0, v);
+    let d0 = b.counters().dispatches;
+    let qk = QkRope {
+        bias: None,
+        heads: p.head_count,
+        kv_heads: p.head_count_kv,
+        head_dim: p.head_dim,
+        rope,
+        freq_factors: None,
+        norm: None,
+    };
+    b.rope_qk(q, k, v, &qk);
+    b.attention(q, k, v, &mut cache, p, out);
+    let o = read(b, out, n);
+    (o, b.counters().dispatches - d0)
+}
+
+#[test]
+fn encoder_rope_and_non_causal_attention_fuse_as_a_decoders_and_match_cpu() {
+    let mut rng = Rng(47);
+    let mut b = gpu();
+    // nomic-embed-text-v1.5: 12 heads of 64, NeoX rotation over the whole head, base 1000.
+    let rope = RopeConfig { style: RopeStyle::Neox, n_rot: 64, base: 1000.0, freq_scale: 1.0, attn_factor: 1.0 };
+    let p = AttentionParams {
+        head_count: 12,
+        head_count_kv: 12,
+        head_dim: 64,
+        scale: 0.125,
+        sliding_window: None,
+        softcap: None,
+        causal: false,
+    };
+    // One token (the rope taken into the attention: attention_rope), a short input (the
+    // per-row kernel) and a longer one (the batch kernel): the rope's dispatch stores k
+    // and v, then one attention dispatch, as in a decoder.
+    for (n, dispatches) in [(1, 1), (7, 2), (40, 2)] {
+        let x = [rng.vec(n * 768, -2.0, 2.0), rng.vec(n * 768, -2.0, 2.0), rng.vec(n * 768, -3.0, 3.0)];
+        let (want, _) = encoder_attention_script(&mut CpuBackend::new(), n, &p, &rope, &x);
+        let (got, d) = encoder_attention_script(&mut b, n, &p, &rope, &x);
+        let (diff, i) = max_abs_diff(&got, &want);
+        let tol = attention_tol(&b, n, 64);
+        assert!(diff <= tol, "encoder attention over {n} rows: max |Δ| {diff} at {i} (tolerance {tol})");
+        assert_eq!(d, dispatches, "encoder attention over {n} rows: dispatches");
+        eprintln!("encoder rope + non-causal attention, {n} rows: max |Δ| {diff:.2e}, {d} dispatch(es)");
+    }
+}
+
 // ---- shaders -------------------------------------------------------------------------------
 
 /// Every assembled kernel source passes wgpu's own WGSL front end (naga) and Chrome's
