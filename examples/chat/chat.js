@@ -7,7 +7,7 @@
 import { WorkerModel } from '../../www/worker-model.js';
 import { bytes, loadSourceLine, progressLine } from '../shared/format.js';
 import { CALCULATOR, evaluate, formatNumber } from './calculator.js';
-import { explainBackend, explainError } from './explain.js';
+import { explainBackend, explainError } from '../shared/explain.js';
 
 /**
  * The models the tests use (tests/scripts/fetch_models.sh puts them under .cache/models),

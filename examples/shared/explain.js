@@ -1,9 +1,9 @@
-// What the chat page tells a person about failures and about where the model runs.
+// What the example pages (chat, search) tell a person about failures and about where the model runs.
 // The package's errors (www/errors.js) and info.fallbackReason are written for
 // developers (class names, "bad magic 0x…", "pass backend: 'webgpu'"): the page says
 // what happened in plain words and keeps that text as the technical detail.
 
-import { bytes } from '../shared/format.js';
+import { bytes } from './format.js';
 
 /** Plain words for each of the package's error classes, by `error.name`. */
 const PLAIN = {
