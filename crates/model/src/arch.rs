@@ -26,6 +26,12 @@ pub enum Architecture {
     Gemma2,
     /// Gemma 3 (text): q/k norms, post-norms, 5 sliding-window layers to 1 global.
     Gemma3,
+    /// Nomic Embed (`nomic-bert`): a BERT encoder with fused q/k/v, rotary positions
+    /// and a SwiGLU feed-forward, no biases but the LayerNorms'.
+    NomicBert,
+    /// Classic BERT (`bert`): learned absolute positions, q/k/v and output biases,
+    /// a GELU feed-forward with biases.
+    Bert,
 }
 
 impl Architecture {
@@ -58,6 +64,21 @@ pub enum Block {
     /// optional pieces (biases, q/k norms, post-norms, softcaps) come from the
     /// description and the weights.
     PreNorm,
+    /// BERT's post-norm encoder block (`forward/encoder.rs`): the embeddings plus token
+    /// type (and learned positions) are LayerNormed, then per layer
+    /// `x = LN(x + attn(x)); x = LN(x + ffn(x))`, attention not causal. The model
+    /// embeds text (`Model::embed`); it does not generate.
+    Encoder,
+}
+
+/// Where a model's positions come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Positions {
+    /// RoPE on q and k, in the description's `rope_style`.
+    Rotary,
+    /// A learned table `position_embd` `[context, d_model]` added to the embeddings
+    /// (BERT).
+    Learned,
 }
 
 /// How a group of projections is stored in the file.
@@ -138,6 +159,12 @@ pub struct ArchSpec {
     pub softcaps: bool,
     pub windows: Windows,
     pub rope_factors: RopeFactors,
+    pub positions: Positions,
+    /// `ffn_gate`: a gated feed-forward `down(act(gate(x)) * up(x))`; absent, the
+    /// plain `down(act(up(x)))` (BERT).
+    pub ffn_gate: Presence,
+    /// Biases on `attn_output`, `ffn_up` and `ffn_down` (BERT).
+    pub out_biases: Presence,
 }
 
 const LLAMA: ArchSpec = ArchSpec {
@@ -156,6 +183,9 @@ const LLAMA: ArchSpec = ArchSpec {
     softcaps: false,
     windows: Windows::None,
     rope_factors: RopeFactors::Freqs,
+    positions: Positions::Rotary,
+    ffn_gate: Presence::Required,
+    out_biases: Presence::Absent,
 };
 
 /// Every architecture we run.
@@ -212,6 +242,31 @@ pub const ARCHITECTURES: &[ArchSpec] = &[
         rope_factors: RopeFactors::None,
         ..LLAMA
     },
+    // Encoders: LayerNorms with biases (`attention.layer_norm_epsilon`), token types,
+    // pooling from `pooling_type` (llama.cpp's `build_bert`).
+    ArchSpec {
+        arch: Architecture::NomicBert,
+        name: "nomic-bert",
+        block: Block::Encoder,
+        rope_style: RopeStyle::Neox,
+        qkv: Storage::Fused,
+        rope_factors: RopeFactors::None,
+        ..LLAMA
+    },
+    ArchSpec {
+        arch: Architecture::Bert,
+        name: "bert",
+        block: Block::Encoder,
+        rope_style: RopeStyle::Neox,
+        // llama.cpp runs BERT's GELU with the tanh approximation (ggml_gelu).
+        activation: Activation::GeluTanh,
+        qkv_bias: Presence::Required,
+        rope_factors: RopeFactors::None,
+        positions: Positions::Learned,
+        ffn_gate: Presence::Absent,
+        out_biases: Presence::Required,
+        ..LLAMA
+    },
 ];
 
 #[cfg(test)]
@@ -227,6 +282,8 @@ mod tests {
             Architecture::Phi3,
             Architecture::Gemma2,
             Architecture::Gemma3,
+            Architecture::NomicBert,
+            Architecture::Bert,
         ];
         assert_eq!(ARCHITECTURES.len(), all.len());
         for a in all {

@@ -4,7 +4,8 @@
 use kindling_gguf::{Metadata, Value};
 
 pub use crate::arch::Architecture;
-use crate::arch::{ArchSpec, EmbeddingScale, RopeFactors, Windows};
+use crate::arch::{ArchSpec, Block, EmbeddingScale, RopeFactors, Windows};
+use crate::embed::{ModelKind, Pooling};
 use crate::error::{ModelError, Result};
 
 /// How RoPE pairs up the dimensions of a head.
@@ -85,6 +86,8 @@ pub struct ModelConfig {
     pub head_dim: usize,
     /// Positions the model was trained for.
     pub context_length: usize,
+    /// Epsilon of the block norms: `attention.layer_norm_rms_epsilon` for a decoder's
+    /// RMS norms, `attention.layer_norm_epsilon` for an encoder's LayerNorms.
     pub rms_norm_eps: f32,
     pub activation: Activation,
     /// Multiplies the embedding rows (Gemma: sqrt(d_model)); 1.0 otherwise.
@@ -99,6 +102,14 @@ pub struct ModelConfig {
     pub rope_long_after: Option<usize>,
     /// One entry per block.
     pub layers: Vec<LayerConfig>,
+    /// A decoder generates; an encoder embeds (`arch::Block`).
+    pub kind: ModelKind,
+    /// Encoders: how the last hidden states become one vector (`pooling_type`:
+    /// 1 mean, 2 CLS, 3 last; mean when absent). Decoders: `Last` (unused).
+    pub pooling: Pooling,
+    /// Whether a position attends only to earlier ones (`attention.causal`; decoders
+    /// always, encoders when the file says so).
+    pub causal: bool,
 }
 
 impl ModelConfig {
@@ -150,7 +161,25 @@ impl ModelConfig {
             ),
             _ => (1.0, None),
         };
-        let rms_norm_eps = m.f32("attention.layer_norm_rms_epsilon")?;
+        let encoder = spec.block == Block::Encoder;
+        let rms_norm_eps =
+            m.f32(if encoder { "attention.layer_norm_epsilon" } else { "attention.layer_norm_rms_epsilon" })?;
+        let (kind, pooling, causal) = if encoder {
+            let pooling = match m.opt_usize("pooling_type")? {
+                None | Some(1) => Pooling::Mean,
+                Some(2) => Pooling::Cls,
+                Some(3) => Pooling::Last,
+                Some(p) => {
+                    return Err(m.bad(
+                        "pooling_type",
+                        format!("pooling type {p} is not supported (1 mean, 2 CLS and 3 last are)"),
+                    ))
+                }
+            };
+            (ModelKind::Encoder, pooling, m.opt_bool("attention.causal")?.unwrap_or(false))
+        } else {
+            (ModelKind::Decoder, Pooling::Last, true)
+        };
         let vocab_size = match m.opt_usize("vocab_size")? {
             Some(v) => v,
             None => md
@@ -226,6 +255,9 @@ impl ModelConfig {
             final_logit_softcap: softcap("final_logit_softcapping")?,
             rope_long_after,
             layers,
+            kind,
+            pooling,
+            causal,
         })
     }
 
@@ -307,6 +339,14 @@ impl Keys<'_> {
 
     fn f32(&self, key: &str) -> Result<f32> {
         self.opt_f32(key)?.ok_or_else(|| ModelError::MissingMetadata(self.full(key)))
+    }
+
+    fn opt_bool(&self, key: &str) -> Result<Option<bool>> {
+        match self.md.get(&self.full(key)) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.bad(key, format!("expected a bool, found {}", shown(v)))),
+        }
     }
 
     fn opt_str(&self, key: &str) -> Result<Option<&str>> {

@@ -11,11 +11,12 @@ use kindling_tokenizer::{ChatTemplate, Tokenizer};
 use crate::backend::{Backend, KvSpec};
 use crate::config::ModelConfig;
 use crate::constraint::{Constraint, ConstraintSpec, ConstraintVocab};
+use crate::embed::ModelKind;
 use crate::error::{ModelError, Result};
 use crate::forward::{LogitRows, Pass, Workspace};
 use crate::info::ModelInfo;
 use crate::loader::{LoadedModel, Loader};
-use crate::weights::Weights;
+use crate::weights::{ModelWeights, Weights};
 
 /// Settings fixed when a model is built on a backend.
 #[derive(Clone, Copy, Debug)]
@@ -73,14 +74,16 @@ pub enum Evaluated {
 const UNRESOLVED: u32 = u32::MAX;
 
 pub struct Model<B: Backend> {
-    backend: B,
-    config: ModelConfig,
+    pub(crate) backend: B,
+    pub(crate) config: ModelConfig,
     info: ModelInfo,
     tokenizer: Tokenizer,
     chat_template: Option<ChatTemplate>,
-    weights: Weights<B::Weight>,
-    work: Workspace<B::Activation>,
+    pub(crate) weights: ModelWeights<B::Weight>,
+    pub(crate) work: Workspace<B::Activation>,
     max_batch: usize,
+    /// An encoder's KV caches (`embed.rs`), allocated at the first `embed` and reused.
+    pub(crate) encoder_session: Option<Session<B>>,
     /// The vocabulary as the constraint engine sees it, built at the first constrained
     /// generation (a 152k-token vocabulary takes a while) and kept for the next.
     constraint_vocab: OnceLock<ConstraintVocab>,
@@ -115,6 +118,32 @@ impl<B: Backend> Session<B> {
     pub fn truncate(&mut self, n: usize) {
         self.tokens.truncate(n);
     }
+
+    pub(crate) fn caches_mut(&mut self) -> &mut [B::KvCache] {
+        &mut self.caches
+    }
+}
+
+/// The weights of a model that generates, or the error an encoder gets when asked to.
+fn decoder_weights<'a, W>(weights: &'a ModelWeights<W>, cfg: &ModelConfig) -> Result<&'a Weights<W>> {
+    match weights {
+        ModelWeights::Decoder(w) => Ok(w),
+        ModelWeights::Encoder(_) => Err(ModelError::InvalidRequest(format!(
+            "{} is an embedding model ({}, an encoder): it cannot generate text; ask it for embeddings instead",
+            cfg.name,
+            cfg.architecture.name()
+        ))),
+    }
+}
+
+/// Rows of the activation workspace: `max_batch` for a decoder (prompts run in
+/// chunks); an encoder runs a whole input as one batch, so its context length. The
+/// fits-checks size the workspace with this.
+pub fn workspace_rows(cfg: &ModelConfig, options: &ModelOptions) -> usize {
+    match cfg.kind {
+        ModelKind::Decoder => options.max_batch.max(1),
+        ModelKind::Encoder => cfg.context_length,
+    }
 }
 
 impl<B: Backend> Model<B> {
@@ -131,7 +160,7 @@ impl<B: Backend> Model<B> {
 
     /// Builds the model around weights already loaded onto `backend`.
     pub fn new(mut backend: B, loaded: LoadedModel<B::Weight>, options: ModelOptions) -> Result<Self> {
-        let max_batch = options.max_batch.max(1);
+        let max_batch = workspace_rows(&loaded.config, &options);
         let work = Workspace::alloc(&mut backend, &loaded.config, max_batch)?;
         Ok(Model {
             backend,
@@ -142,6 +171,7 @@ impl<B: Backend> Model<B> {
             weights: loaded.weights,
             work,
             max_batch,
+            encoder_session: None,
             constraint_vocab: OnceLock::new(),
             submitted_logits: None,
             recorded_logits: None,
@@ -154,6 +184,16 @@ impl<B: Backend> Model<B> {
 
     pub fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    /// Whether the model generates or embeds.
+    pub fn kind(&self) -> ModelKind {
+        self.config.kind
+    }
+
+    /// Rows the workspace holds: the longest batch (`workspace_rows`).
+    pub fn max_batch(&self) -> usize {
+        self.max_batch
     }
 
     pub fn tokenizer(&self) -> &Tokenizer {
@@ -203,6 +243,7 @@ impl<B: Backend> Model<B> {
 
     /// Appends `tokens` to the session and returns what `output` asks for.
     pub async fn eval(&mut self, session: &mut Session<B>, tokens: &[u32], output: EvalOutput) -> Result<Evaluated> {
+        let weights = decoder_weights(&self.weights, &self.config)?;
         if tokens.is_empty() {
             return Err(ModelError::InvalidRequest("nothing to evaluate: no tokens".into()));
         }
@@ -242,7 +283,7 @@ impl<B: Backend> Model<B> {
             let mut pass = Pass {
                 b: &mut self.backend,
                 cfg: &self.config,
-                w: &self.weights,
+                w: weights,
                 ws: &self.work,
                 caches: &mut session.caches,
                 capacity: session.capacity,
@@ -337,6 +378,7 @@ impl<B: Backend> Model<B> {
 
     /// The recording part of `eval_chained`; returns the logit row of the step.
     fn record_chained_step(&mut self, session: &mut Session<B>) -> Result<B::Activation> {
+        let weights = decoder_weights(&self.weights, &self.config)?;
         if session.tokens.len() >= session.capacity {
             return Err(ModelError::InvalidRequest(format!(
                 "context full: the session holds {} positions",
@@ -347,7 +389,7 @@ impl<B: Backend> Model<B> {
         let mut pass = Pass {
             b: &mut self.backend,
             cfg: &self.config,
-            w: &self.weights,
+            w: weights,
             ws: &self.work,
             caches: &mut session.caches,
             capacity: session.capacity,

@@ -3,10 +3,13 @@
 use kindling_gguf::Header;
 
 use crate::config::ModelConfig;
+use crate::embed::ModelKind;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelInfo {
     pub architecture: String,
+    /// Generates text (decoder) or embeds it (encoder).
+    pub kind: ModelKind,
     pub name: String,
     /// Total number of weight values in the file.
     pub parameters: u64,
@@ -32,6 +35,7 @@ impl ModelInfo {
         let quantization = named.unwrap_or(dominant).to_string();
         ModelInfo {
             architecture: cfg.architecture.name().to_string(),
+            kind: cfg.kind,
             name: cfg.name.clone(),
             parameters: header.tensors.iter().map(|t| t.n_elems).sum(),
             quantization,

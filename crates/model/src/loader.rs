@@ -21,7 +21,7 @@ use crate::backend::Backend;
 use crate::config::ModelConfig;
 use crate::error::{ModelError, Result};
 use crate::info::ModelInfo;
-use crate::weights::{self, PlannedTensor, Weights};
+use crate::weights::{self, ModelWeights, PlannedTensor};
 
 /// How far a load has got, in bytes of the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub struct LoadedModel<W> {
     pub info: ModelInfo,
     pub tokenizer: Tokenizer,
     pub chat_template: Option<ChatTemplate>,
-    pub weights: Weights<W>,
+    pub weights: ModelWeights<W>,
 }
 
 pub struct Loader<B: Backend> {

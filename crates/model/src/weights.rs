@@ -4,10 +4,18 @@
 
 use kindling_gguf::{Header, TensorInfo};
 
-use crate::arch::{Presence, RopeFactors, Storage};
+use crate::arch::{Block, Presence, RopeFactors, Storage};
 use crate::backend::WeightSpec;
 use crate::config::ModelConfig;
+pub use crate::encoder_weights::{EncoderLayerWeights, EncoderWeights};
 use crate::error::{ModelError, Result};
+
+/// A model's weights: a decoder's or an encoder's, as its block (`arch::Block`) reads them.
+#[derive(Debug)]
+pub enum ModelWeights<W> {
+    Decoder(Weights<W>),
+    Encoder(EncoderWeights<W>),
+}
 
 /// One transformer block's weights. Optional ones exist only in some architectures
 /// (the loader requires exactly those the architecture's description names).
@@ -82,30 +90,44 @@ pub struct PlannedTensor {
 }
 
 /// A tensor the description asks for: name, expected dims in GGUF order (ne0 first),
-/// and the weights it holds (one, or several row runs of a fused tensor).
-struct Wanted {
+/// and the weights it holds (one, several row runs of a fused tensor, or its first
+/// rows only).
+pub(crate) struct Wanted {
     name: String,
     dims: Vec<u64>,
     required: bool,
-    /// (weight name, rows) in row order; a single entry for an unfused tensor.
+    /// (weight name, rows) in row order; a single entry for an unfused tensor. Rows
+    /// past the last entry are not loaded.
     split: Vec<(String, u64)>,
+    /// Only the row width is checked (the file may have any number of rows).
+    any_rows: bool,
 }
 
 impl Wanted {
-    fn one(name: String, dims: Vec<u64>, required: bool) -> Self {
+    pub(crate) fn one(name: String, dims: Vec<u64>, required: bool) -> Self {
         let rows = dims.iter().skip(1).product();
-        Wanted { split: vec![(name.clone(), rows)], name, dims, required }
+        Wanted { split: vec![(name.clone(), rows)], name, dims, required, any_rows: false }
     }
 
-    fn fused(name: String, cols: u64, split: Vec<(String, u64)>) -> Self {
+    pub(crate) fn fused(name: String, cols: u64, split: Vec<(String, u64)>) -> Self {
         let rows = split.iter().map(|s| s.1).sum();
-        Wanted { name, dims: vec![cols, rows], required: true, split }
+        Wanted { name, dims: vec![cols, rows], required: true, split, any_rows: false }
+    }
+
+    /// The first row of a `[cols, any rows]` tensor, loaded as a one-row weight of the
+    /// same name (BERT's token types: every input is type 0; Nomic's file has two rows
+    /// although its `tokenizer.ggml.token_type_count` says 1).
+    pub(crate) fn first_row(name: String, cols: u64) -> Self {
+        Wanted { split: vec![(name.clone(), 1)], name, dims: vec![cols], required: true, any_rows: true }
     }
 }
 
 /// Every tensor the configuration's architecture reads, with its shape.
 fn wanted(cfg: &ModelConfig) -> Vec<Wanted> {
     let spec = cfg.architecture.spec();
+    if spec.block == Block::Encoder {
+        return crate::encoder_weights::wanted(cfg);
+    }
     let d = cfg.embedding_length as u64;
     let q = cfg.q_width() as u64;
     let kv = cfg.kv_width() as u64;
@@ -192,7 +214,12 @@ fn plan_tensors(tensors: &[TensorInfo], cfg: &ModelConfig, require: bool) -> Res
             continue;
         };
         let info = &tensors[index];
-        if trimmed(&info.dims) != trimmed(&want.dims) {
+        let shape_ok = if want.any_rows {
+            info.dims.first() == want.dims.first() && info.n_rows() >= 1
+        } else {
+            trimmed(&info.dims) == trimmed(&want.dims)
+        };
+        if !shape_ok {
             return Err(ModelError::TensorShape { name: want.name, expected: want.dims, found: info.dims.clone() });
         }
         // The header parser checked that the rows are whole blocks: each row is
@@ -220,7 +247,14 @@ fn trimmed(dims: &[u64]) -> &[u64] {
 }
 
 /// Builds the weight table from the loaded handles, by weight name.
-pub fn assemble<W>(cfg: &ModelConfig, mut take: impl FnMut(&str) -> Option<W>) -> Result<Weights<W>> {
+pub fn assemble<W>(cfg: &ModelConfig, take: impl FnMut(&str) -> Option<W>) -> Result<ModelWeights<W>> {
+    Ok(match cfg.architecture.spec().block {
+        Block::PreNorm => ModelWeights::Decoder(assemble_decoder(cfg, take)?),
+        Block::Encoder => ModelWeights::Encoder(crate::encoder_weights::assemble(cfg, take)?),
+    })
+}
+
+fn assemble_decoder<W>(cfg: &ModelConfig, mut take: impl FnMut(&str) -> Option<W>) -> Result<Weights<W>> {
     let spec = cfg.architecture.spec();
     let mut req = |name: String| take(&name).ok_or(ModelError::MissingTensor(name));
     let token_embd = req("token_embd.weight".into())?;

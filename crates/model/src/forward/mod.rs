@@ -6,11 +6,12 @@
 
 mod blocks;
 mod decoder;
+pub mod encoder;
 
 use crate::arch::Block;
 use crate::backend::Backend;
 use crate::config::ModelConfig;
-use crate::error::Result;
+use crate::error::{ModelError, Result};
 use crate::weights::Weights;
 
 /// The activations one batch works in, allocated once per engine.
@@ -148,6 +149,11 @@ impl<B: Backend> Pass<'_, B> {
     pub fn record_body(&mut self) -> Result<()> {
         match self.cfg.architecture.spec().block {
             Block::PreNorm => decoder::record(self),
+            // `Model` refuses to generate with an encoder before it gets here.
+            Block::Encoder => Err(ModelError::InvalidRequest(format!(
+                "{} is an encoder: it embeds text and does not generate",
+                self.cfg.name
+            ))),
         }
     }
 
