@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The pages people open, tested as they use them (tests/pages/): the package's types
 # against its JavaScript (tsc), the packed package in a fresh app (built by Vite and by
-# webpack, served, generating in headless Chromium), and the example pages — the GPU test bench and the
-# chat demo — driven by Playwright with the system Chromium, with WebGPU (SwiftShader)
+# webpack, served, generating in headless Chromium), and the example pages — the GPU test bench, the
+# chat demo and the semantic-search demo — driven by Playwright with the system Chromium, with WebGPU (SwiftShader)
 # and without. Screenshots: tests/pages/artifacts/. Installs what it needs once (apt
 # chromium; the pinned npm devDependencies from package-lock.json; the models).
 #
@@ -23,7 +23,10 @@ fi
 for pkg in typescript vite webpack playwright-core axe-core openai; do
   [ -f "node_modules/$pkg/package.json" ] || { echo "== npm ci"; npm ci --no-audit --no-fund --loglevel=error; break; }
 done
-[ -f .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf ] || bash tests/scripts/fetch_models.sh
+# SmolLM2 (and Qwen2.5-Coder-0.5B) for the chat and bench pages, nomic-embed for the search page.
+for m in SmolLM2-135M-Instruct.Q4_1.gguf nomic-embed-text-v1.5.f16.gguf; do
+  [ -f ".cache/models/$m" ] || { bash tests/scripts/fetch_models.sh; break; }
+done
 echo "== npm run build (wasm-pack, release)"
 npm run --silent build
 

@@ -1,9 +1,11 @@
 // The semantic-search demo: load an embedding model (an encoder, nomic-embed-text-v1.5 by
 // default; `?model=URL` picks another), embed a few documents with
 // `model.embeddings.create({ input })`, embed a query the same way and rank the documents
-// by cosine similarity. Public package API only.
+// by cosine similarity. Public package API only. The model runs in a Web Worker
+// (WorkerModel, as on the chat page): on the CPU path an input is computed without a
+// break, which on the page's own thread would freeze it until each was done.
 
-import { Model } from '../../www/index.js';
+import { WorkerModel as Model } from '../../www/worker-model.js';
 import { explainBackend, explainError } from '../shared/explain.js';
 import { loadSourceLine, progressLine } from '../shared/format.js';
 import { SAMPLES, parseDocuments } from './documents.js';
@@ -221,7 +223,8 @@ async function embedMissing(inputs, label, signal) {
 
 /** "12 documents (310 tokens) in 2.4 s, 130 tokens/s on the GPU". */
 function embeddedLine(what, { count, tokens, seconds }) {
-  const rate = seconds > 0 && tokens ? `, ${Math.round(tokens / seconds)} tokens/s` : '';
+  const perSecond = seconds > 0 && tokens ? tokens / seconds : null;
+  const rate = perSecond ? `, ${perSecond < 10 ? perSecond.toFixed(1) : Math.round(perSecond)} tokens/s` : '';
   const where = model.info.backend === 'webgpu' ? 'the GPU' : 'the CPU';
   return `${what} (${tokens} tokens) in ${seconds.toFixed(1)} s${rate} on ${where}`;
 }
