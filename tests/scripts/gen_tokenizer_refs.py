@@ -5,7 +5,7 @@ tokenizer tests.
     python3 tests/scripts/gen_tokenizer_refs.py [MODELS_DIR [KEY,KEY...]]
 
 Reads tests/fixtures/tokenizer_corpus.json and writes, for each real model,
-tests/fixtures/tokenizer_ref_<smollm2|gemma3|qwen2.5-0.5b|qwen2.5-1.5b>.json:
+tests/fixtures/tokenizer_ref_<smollm2|gemma3|qwen2.5-0.5b|qwen2.5-1.5b|nomic>.json:
 
 - `ids`: llama_tokenize(text, add_special=true, parse_special=false) per corpus string;
 - `ids_special`: the same with parse_special=true, `null` where it equals `ids`;
@@ -34,20 +34,34 @@ tests/fixtures/tokenizer_ref_<smollm2|gemma3|qwen2.5-0.5b|qwen2.5-1.5b>.json:
   "qwen2.5-0.5b"` (the fixture whose ids it shares) and its own chat renderings (its
   template differs from the 0.5B's by one string literal).
 
+- `nomic` (nomic-embed-text-v1.5, the WordPiece `bert` tokenizer) is made without
+  llama-cpp-python: tests/scripts/llama_vocab_ref.cpp calls llama.cpp's C API directly
+  (same functions, same fields as above, plus `sep`; no chat template, no variants).
+  It needs a llama.cpp source tree and its CMake build (the llama.cpp vendored in the
+  `llama-cpp-python==0.3.35` sdist, built as tests/scripts/gen_embed_refs.py says):
+
+      LLAMA_CPP_SRC=.../vendor/llama.cpp LLAMA_CPP_BUILD=.../build \
+          python3 tests/scripts/gen_tokenizer_refs.py .cache/models nomic
+
 Only ids and short strings are stored, so the fixtures stay small.
 """
 import ctypes
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
 import gguf
-import jinja2
-import jinja2.ext
-import jinja2.sandbox
-import llama_cpp
-from llama_cpp import Llama
+
+try:  # not needed for the nomic vocabulary (see the docstring)
+    import jinja2
+    import jinja2.ext
+    import jinja2.sandbox
+    import llama_cpp
+    from llama_cpp import Llama
+except ImportError:
+    llama_cpp = None
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -56,6 +70,7 @@ MODELS = {
     "gemma3": "gemma-3-270m-q4_k_m.gguf",
     "qwen2.5-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     "qwen2.5-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    "nomic": "nomic-embed-text-v1.5.f16.gguf",
 }
 QWEN = ("qwen2.5-0.5b", "qwen2.5-1.5b")
 # The GGUF keys that define a tokenizer: equal across two files means equal tokenization.
@@ -378,17 +393,52 @@ def write_fixture(key, ref, corpus):
     print(f"{out}: {os.path.getsize(out)} bytes")
 
 
+def nomic_ref(path, file_name, corpus_path, n_corpus):
+    """The reference for a vocabulary through llama.cpp's C API (llama_vocab_ref.cpp)."""
+    src, build = os.environ.get("LLAMA_CPP_SRC"), os.environ.get("LLAMA_CPP_BUILD")
+    if not src or not build:
+        raise SystemExit("nomic: set LLAMA_CPP_SRC (llama.cpp tree) and LLAMA_CPP_BUILD (its CMake build)")
+    lib = os.path.join(build, "bin")
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "llama_vocab_ref")
+        subprocess.run(["g++", "-std=c++17", "-O1", "-I", os.path.join(src, "include"), "-I",
+                        os.path.join(src, "ggml", "include"), "-I", os.path.join(src, "vendor"),
+                        os.path.join(ROOT, "tests", "scripts", "llama_vocab_ref.cpp"), "-L", lib, "-lllama",
+                        f"-Wl,-rpath,{lib}", "-o", exe], check=True)
+        out = subprocess.run([exe, path, corpus_path], check=True, capture_output=True).stdout
+    got = json.loads(out)
+    version = subprocess.run([os.path.join(lib, "llama-tokenize"), "--version"], capture_output=True, text=True)
+    ver = (version.stdout + version.stderr).strip().splitlines()[0]
+    ref = {"llama_cpp": f"llama.cpp {ver} (vendored in llama-cpp-python 0.3.35), C API",
+           "model": file_name, "corpus_size": n_corpus}
+    for k in ("n_tokens", "bos", "eos", "eot", "sep", "add_bos", "eog", "pieces_fnv1a"):
+        ref[k] = got[k]
+    with open(corpus_path, encoding="utf-8") as f:
+        corpus = json.load(f)["strings"]
+    ref["ids"] = got["ids"]
+    ref["ids_special"] = [None if b == a else b for a, b in zip(got["ids"], got["ids_special"])]
+    for k in ("decoded", "decoded_special"):
+        texts = [bytes(d["bytes"]).decode("utf-8", errors="replace") for d in got[k]]
+        ref[k] = [None if t == c else t for t, c in zip(texts, corpus)]
+    return ref
+
+
 def main():
     models_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".cache", "models")
-    only = sys.argv[2].split(",") if len(sys.argv) > 2 else list(MODELS)
+    only = sys.argv[2].split(",") if len(sys.argv) > 2 else [
+        k for k in MODELS if k != "nomic" or os.environ.get("LLAMA_CPP_SRC")]
     with open(os.path.join(FIXTURES, "tokenizer_corpus.json"), encoding="utf-8") as f:
         corpus = json.load(f)["strings"]
-    version = llama_version()
     tokenized = {}
     for key, file_name in MODELS.items():
         if key not in only:
             continue
         path = os.path.join(models_dir, file_name)
+        if key == "nomic":
+            corpus_path = os.path.join(FIXTURES, "tokenizer_corpus.json")
+            write_fixture(key, nomic_ref(path, file_name, corpus_path, len(corpus)), corpus)
+            continue
+        version = llama_version()
         llm = Llama(model_path=path, vocab_only=True, verbose=False)
         ref = {"llama_cpp": version, "model": file_name, "corpus_size": len(corpus)}
         ref.update(vocab_facts(llm))

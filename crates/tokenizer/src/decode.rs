@@ -39,7 +39,7 @@ fn piece_of(vocab: &Vocab, id: u32, out: &mut Vec<u8>) {
         out.extend_from_slice(text);
     } else if a & attr::NORMAL != 0 {
         match vocab.model {
-            ModelType::Spm => unescape_whitespace(text, out),
+            ModelType::Spm | ModelType::Wpm => unescape_whitespace(text, out),
             ModelType::Bpe => decode_byte_level(text, out),
         }
     } else if a & attr::BYTE != 0 {

@@ -2,7 +2,9 @@
 //!
 //! - [`Tokenizer`]: byte-level BPE (`tokenizer.ggml.model = gpt2`, with the
 //!   pre-tokenizer named by `tokenizer.ggml.pre`) and SentencePiece-style
-//!   (`tokenizer.ggml.model = llama`, merges by score with byte fallback). `encode` is
+//!   (`tokenizer.ggml.model = llama`, merges by score with byte fallback) and WordPiece
+//!   (`tokenizer.ggml.model = bert`, llama.cpp's WPM: normalised words, greedy longest
+//!   match over the converter's phantom-space vocabulary, `[CLS]` … `[SEP]`). `encode` is
 //!   llama.cpp's `llama_tokenize(text, add_special, parse_special)`; `decode` is its
 //!   `llama_detokenize(remove_special = false)`.
 //! - [`StreamDecoder`]: ids to text one at a time, never splitting a UTF-8 character.
@@ -70,8 +72,10 @@ mod special;
 mod spm;
 mod stream;
 mod unicode;
+mod unicode_norm_table;
 mod unicode_table;
 mod vocab;
+mod wordpiece;
 
 use kindling_gguf::Metadata;
 
@@ -84,6 +88,7 @@ use decode::Pieces;
 use special::{Fragment, SpecialMatcher};
 use spm::Spm;
 use vocab::{ModelType, Vocab};
+use wordpiece::WordPiece;
 
 /// Which tokenization algorithm a vocabulary uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,11 +98,14 @@ pub enum TokenizerKind {
     Bpe { pre: String },
     /// SentencePiece-style merges by score with byte fallback.
     SentencePiece,
+    /// WordPiece (`bert`): normalised, split into words, greedy longest match.
+    WordPiece,
 }
 
 enum Algorithm {
     Bpe(Box<Bpe>),
     Spm(Box<Spm>),
+    Wpm(WordPiece),
 }
 
 /// A tokenizer built from GGUF metadata.
@@ -127,6 +135,10 @@ impl Tokenizer {
         let algorithm = match vocab.model {
             ModelType::Bpe => Algorithm::Bpe(Box::new(Bpe::new(md, &vocab)?)),
             ModelType::Spm => Algorithm::Spm(Box::new(Spm::new(&vocab))),
+            ModelType::Wpm => {
+                let unk = vocab.ids.unk.ok_or_else(|| TokenizerError::MissingToken("UNK".into()))?;
+                Algorithm::Wpm(WordPiece::new(&vocab, unk))
+            }
         };
         let special = SpecialMatcher::new(&vocab);
         let pieces = Pieces::new(&vocab);
@@ -137,6 +149,7 @@ impl Tokenizer {
         match self.vocab.model {
             ModelType::Bpe => TokenizerKind::Bpe { pre: self.vocab.pre.clone() },
             ModelType::Spm => TokenizerKind::SentencePiece,
+            ModelType::Wpm => TokenizerKind::WordPiece,
         }
     }
 
@@ -147,14 +160,19 @@ impl Tokenizer {
     /// Exactly llama.cpp's `llama_tokenize(text, add_special, parse_special)`:
     /// special tokens are split out first (user-defined ones always, control ones only
     /// with `parse_special`), the rest is tokenized, and BOS/EOS are added per
-    /// `tokenizer.ggml.add_bos_token`/`add_eos_token` when `add_special`.
+    /// `tokenizer.ggml.add_bos_token`/`add_eos_token` when `add_special`. WordPiece
+    /// (`bert`) vocabularies always get BOS (`[CLS]`) first and SEP (`[SEP]`) last when
+    /// `add_special`, whatever those keys say, as llama.cpp does.
     pub fn encode(&self, text: &str, add_special: bool, parse_special: bool) -> Vec<u32> {
         let v = &self.vocab;
         let fragments = self.special.partition(v, text, parse_special);
         let mut out = Vec::with_capacity(text.len() / 3 + 2);
-        if add_special && v.add_bos {
-            out.extend(v.ids.bos);
-        }
+        let (first, last) = match (&self.algorithm, add_special) {
+            (_, false) => (None, None),
+            (Algorithm::Wpm(_), true) => (v.ids.bos, v.ids.sep),
+            (_, true) => (v.ids.bos.filter(|_| v.add_bos), v.ids.eos.filter(|_| v.add_eos)),
+        };
+        out.extend(first);
         let mut prev_special = true;
         let mut buf = String::new();
         for f in fragments {
@@ -175,6 +193,7 @@ impl Tokenizer {
                             let escaped = buf.replace(' ', "\u{2581}");
                             spm.encode(v, &escaped, &mut out);
                         }
+                        Algorithm::Wpm(wpm) => wpm.encode(v, raw, &mut out),
                         Algorithm::Bpe(bpe) => {
                             if v.escape_whitespaces {
                                 bpe.encode(v, &raw.replace(' ', "\u{2581}"), &mut out);
@@ -187,9 +206,7 @@ impl Tokenizer {
                 }
             }
         }
-        if add_special && v.add_eos {
-            out.extend(v.ids.eos);
-        }
+        out.extend(last);
         out
     }
 
@@ -233,7 +250,23 @@ impl Tokenizer {
         self.vocab.ids.eot
     }
 
-    /// Whether encoding with `add_special` prepends BOS / appends EOS.
+    /// The separator token (`[SEP]`), which WordPiece vocabularies end an input with.
+    pub fn sep(&self) -> Option<u32> {
+        self.vocab.ids.sep
+    }
+
+    /// The unknown token (`[UNK]`, `<unk>`).
+    pub fn unk(&self) -> Option<u32> {
+        self.vocab.ids.unk
+    }
+
+    /// The padding token (`[PAD]`), where the file names one.
+    pub fn pad(&self) -> Option<u32> {
+        self.vocab.ids.pad
+    }
+
+    /// Whether encoding with `add_special` prepends BOS / appends EOS. (A WordPiece
+    /// vocabulary prepends BOS and appends SEP whatever these say; see [`Tokenizer::encode`].)
     pub fn add_bos(&self) -> bool {
         self.vocab.add_bos
     }

@@ -1,6 +1,7 @@
 //! Code point classes as llama.cpp's pre-tokenizer sees them (Unicode 15.1 general
 //! categories folded into eight classes, plus the White_Space property).
 
+use crate::unicode_norm_table::{LOWER, NFD_FIRST};
 use crate::unicode_table::RANGES;
 
 /// A code point's general-category class. `Undefined` is an unassigned code point
@@ -61,6 +62,26 @@ impl Flags {
     }
 }
 
+/// llama.cpp's `unicode_tolower`: the simple (one code point) lower-case mapping.
+pub(crate) fn to_lower(c: char) -> char {
+    let cp = c as u32;
+    match LOWER.binary_search_by_key(&cp, |&(from, _)| from) {
+        Ok(i) => char::from_u32(LOWER[i].1).unwrap_or(c),
+        Err(_) => c,
+    }
+}
+
+/// llama.cpp's `unicode_cpts_normalize_nfd` for one code point: the first code point of
+/// its canonical decomposition (the marks after it are dropped, not kept).
+pub(crate) fn nfd_first(c: char) -> char {
+    let cp = c as u32;
+    let i = NFD_FIRST.partition_point(|&(first, _, _)| first <= cp);
+    match i.checked_sub(1).map(|i| NFD_FIRST[i]) {
+        Some((_, last, to)) if cp <= last => char::from_u32(to).unwrap_or(c),
+        _ => c,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +103,22 @@ mod tests {
         assert_eq!(class('\u{1FADC}'), Class::Undefined);
         assert_eq!(class('\u{10FFFF}'), Class::Undefined);
         assert_eq!(class('\u{E000}'), Class::Control);
+    }
+
+    #[test]
+    fn lower_and_nfd_first() {
+        assert_eq!(to_lower('A'), 'a');
+        assert_eq!(to_lower('É'), 'é');
+        assert_eq!(to_lower('Ж'), 'ж');
+        assert_eq!(to_lower('\u{130}'), 'i'); // simple mapping, not the full "i̇"
+        assert_eq!(to_lower('ß'), 'ß');
+        assert_eq!(to_lower('中'), '中');
+        assert_eq!(nfd_first('é'), 'e');
+        assert_eq!(nfd_first('Å'), 'A');
+        assert_eq!(nfd_first('ǖ'), 'u'); // two marks deep
+        assert_eq!(nfd_first('가'), '\u{1100}'); // Hangul syllable -> its leading jamo
+        assert_eq!(nfd_first('a'), 'a');
+        assert_eq!(nfd_first('ﬁ'), 'ﬁ'); // compatibility only: NFD keeps it
     }
 
     #[test]

@@ -25,6 +25,8 @@ pub(crate) enum ModelType {
     Bpe,
     /// `llama`: SentencePiece-style merges by score with byte fallback.
     Spm,
+    /// `bert`: WordPiece, greedy longest match over a phantom-space vocabulary.
+    Wpm,
 }
 
 pub(crate) mod key {
@@ -37,6 +39,8 @@ pub(crate) mod key {
     pub const ADD_BOS: &str = "tokenizer.ggml.add_bos_token";
     pub const ADD_EOS: &str = "tokenizer.ggml.add_eos_token";
     pub const ADD_SPACE_PREFIX: &str = "tokenizer.ggml.add_space_prefix";
+    pub const NORMALIZER_LOWERCASE: &str = "tokenizer.ggml.normalizer.lowercase";
+    pub const NORMALIZER_STRIP_ACCENTS: &str = "tokenizer.ggml.normalizer.strip_accents";
     pub const BOS: &str = "tokenizer.ggml.bos_token_id";
     pub const EOS: &str = "tokenizer.ggml.eos_token_id";
     pub const EOT: &str = "tokenizer.ggml.eot_token_id";
@@ -101,6 +105,10 @@ pub(crate) struct Vocab {
     pub ignore_merges: bool,
     /// Ids that end generation, ascending.
     pub eog: Vec<u32>,
+    /// WordPiece (BertNormalizer) options: lower-case the text, and strip accents
+    /// (llama.cpp: both default to true, strip_accents to whatever lowercase is).
+    pub lowercase: bool,
+    pub strip_accents: bool,
 }
 
 impl Vocab {
@@ -132,6 +140,7 @@ impl Vocab {
         let model = match model_name {
             "gpt2" => ModelType::Bpe,
             "llama" => ModelType::Spm,
+            "bert" => ModelType::Wpm,
             other => return Err(TokenizerError::UnsupportedModel(other.to_string())),
         };
 
@@ -177,6 +186,8 @@ impl Vocab {
             clean_spaces: false,
             ignore_merges: false,
             eog: Vec::new(),
+            lowercase: true,
+            strip_accents: true,
         };
         vocab.index = TokenIndex::build(n, |id| vocab.text(id))?;
 
@@ -191,10 +202,25 @@ impl Vocab {
         if let Some(v) = get_bool(md, key::ADD_EOS)? {
             vocab.add_eos = v;
         }
-        if vocab.add_bos && vocab.ids.bos.is_none() {
+        if let Some(v) = get_bool(md, key::NORMALIZER_LOWERCASE)? {
+            vocab.lowercase = v;
+        }
+        vocab.strip_accents = vocab.lowercase;
+        if let Some(v) = get_bool(md, key::NORMALIZER_STRIP_ACCENTS)? {
+            vocab.strip_accents = v;
+        }
+        if vocab.model == ModelType::Wpm {
+            // llama.cpp's WordPiece adds BOS ([CLS]) and SEP whatever add_bos_token /
+            // add_eos_token say, and emits the unknown token for a word it cannot cover;
+            // without them it would assert or emit -1.
+            let need = [("BOS ([CLS])", vocab.ids.bos), ("SEP", vocab.ids.sep), ("UNK", vocab.ids.unk)];
+            if let Some((what, _)) = need.iter().find(|(_, id)| id.is_none()) {
+                return Err(TokenizerError::MissingToken(format!("{what} (needed by the bert tokenizer)")));
+            }
+        } else if vocab.add_bos && vocab.ids.bos.is_none() {
             return Err(TokenizerError::MissingToken("BOS (add_bos_token is set)".into()));
         }
-        if vocab.add_eos && vocab.ids.eos.is_none() {
+        if vocab.model != ModelType::Wpm && vocab.add_eos && vocab.ids.eos.is_none() {
             return Err(TokenizerError::MissingToken("EOS (add_eos_token is set)".into()));
         }
         vocab.detect_special_tokens();
@@ -215,6 +241,18 @@ impl Vocab {
                 self.add_space_prefix = true;
                 self.escape_whitespaces = true;
                 self.clean_spaces = false;
+                self.add_bos = true;
+                self.add_eos = false;
+            }
+            ModelType::Wpm => {
+                self.ids.bos = in_vocab(101);
+                self.ids.unk = in_vocab(100);
+                self.ids.sep = in_vocab(102);
+                self.ids.pad = in_vocab(0);
+                self.ids.mask = in_vocab(103);
+                self.add_space_prefix = false;
+                self.escape_whitespaces = false;
+                self.clean_spaces = true;
                 self.add_bos = true;
                 self.add_eos = false;
             }

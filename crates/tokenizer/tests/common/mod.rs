@@ -14,8 +14,12 @@ use serde_json::Value as Json;
 /// The model's metadata, read with the gguf crate's incremental parser (only the
 /// header's bytes are read).
 pub fn read_metadata(model: RealModel) -> Metadata {
-    let path = model.path();
-    let mut file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    read_metadata_path(&model.path())
+}
+
+/// The metadata of the GGUF file at `path` (header bytes only).
+pub fn read_metadata_path(path: &std::path::Path) -> Metadata {
+    let mut file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let len = file.metadata().expect("file metadata").len();
     let mut parser = HeaderParser::new(Limits::default()).with_file_len(len);
     let mut buf = vec![0u8; 4 << 20];
