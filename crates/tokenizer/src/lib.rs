@@ -22,8 +22,10 @@
 //! Checked against llama.cpp (through llama-cpp-python, see
 //! `tests/scripts/gen_tokenizer_refs.py`) on SmolLM2 (BPE, `smollm`), Gemma 3
 //! (SentencePiece, 262k tokens) and Qwen2.5-Coder 0.5B/1.5B (BPE, `qwen2`, 151,936
-//! tokens, 151,387 merges), and on SmolLM2's vocabulary re-labelled with the
-//! `gpt-2`, `llama-bpe`, `qwen2`, `default` and `falcon` pre-tokenizers. Qwen's chat
+//! tokens, 151,387 merges), nomic-embed-text-v1.5 (WordPiece, 30,522 tokens; through
+//! llama.cpp's C API, `tests/scripts/llama_vocab_ref.cpp`), and on SmolLM2's vocabulary
+//! re-labelled with the `gpt-2`, `llama-bpe`, `qwen2`, `default` and `falcon`
+//! pre-tokenizers. Qwen's chat
 //! template (tools included) is checked against `transformers`' own
 //! `apply_chat_template`. The
 //! pre-tokenizers re-implement llama.cpp's splitters over its own Unicode 15.1
@@ -59,6 +61,8 @@
 //! - [`StreamDecoder`] does not apply `clean_spaces` (llama.cpp's streaming does not
 //!   either); [`Tokenizer::decode`] does, for the BPE pre-tokenizers that enable it.
 //! - An id past the vocabulary decodes to nothing; llama.cpp throws.
+//! - A WordPiece vocabulary without BOS (`[CLS]`), SEP or UNK is an error at load time;
+//!   llama.cpp asserts when encoding (or emits id -1 for an uncovered word).
 
 #![forbid(unsafe_code)]
 
