@@ -113,6 +113,8 @@ export interface InspectOptions {
 export interface ModelInspection {
   url: string;
   architecture: string;
+  /** 'encoder': an embedding model (its memory includes the KV cache and activations of an input as long as its context). */
+  kind: ModelKind;
   name: string;
   parameters: number;
   tensorCount: number;
@@ -185,12 +187,17 @@ export interface ModelCache {
 
 export declare const modelCache: ModelCache;
 
+/** 'decoder': generates text; 'encoder': makes embeddings (`model.embeddings.create`). */
+export type ModelKind = 'decoder' | 'encoder';
+
 export interface ModelInfo {
   architecture: string;
+  /** Which API the model answers: generate/complete/chat (decoder) or embeddings (encoder). */
+  kind: ModelKind;
   name: string;
   parameters: number;
   quantization: string;
-  /** Positions this model's session holds. */
+  /** Positions this model's session holds (an encoder: the longest input it embeds). */
   contextLength: number;
   trainedContextLength: number;
   dataBytes: number;
@@ -415,7 +422,46 @@ export declare class Model {
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<Piece, void, undefined>;
   complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
   readonly chat: ChatApi;
+  /** OpenAI-shaped embeddings, for an embedding model (`info.kind === 'encoder'`). */
+  readonly embeddings: EmbeddingsApi;
   dispose(): Promise<void>;
+}
+
+/** OpenAI's embeddings request; `dimensions` and an `encoding_format` other than 'float' are refused. */
+export interface EmbeddingRequest {
+  input: string | string[];
+  /** Cut an input longer than the model's context to it (keeping its closing [SEP]) instead of refusing it. */
+  truncate?: boolean;
+  model?: string;
+  encoding_format?: 'float';
+  user?: string;
+  signal?: AbortSignal;
+}
+
+export interface EmbeddingRequestOptions {
+  /** Heard between inputs (an AbortError); an input already running finishes first. */
+  signal?: AbortSignal;
+  /** Called after each input: `done` of `total` inputs embedded. */
+  onProgress?: (progress: { done: number; total: number }) => void;
+}
+
+export interface Embedding {
+  object: 'embedding';
+  /** L2-normalised, pooled as the model says. */
+  embedding: Float32Array;
+  index: number;
+}
+
+export interface EmbeddingResponse {
+  object: 'list';
+  data: Embedding[];
+  model: string;
+  usage: { prompt_tokens: number; total_tokens: number };
+}
+
+/** `model.embeddings`: OpenAI's shape, the inputs embedded one after another. */
+export interface EmbeddingsApi {
+  create(request: EmbeddingRequest, options?: EmbeddingRequestOptions): Promise<EmbeddingResponse>;
 }
 
 /** `create`'s second argument, as OpenAI's SDK takes it (`signal` in the request works too). */
@@ -448,7 +494,10 @@ export declare class UnsupportedModelError extends Error { name: 'UnsupportedMod
 export declare class OutOfMemoryError extends Error { name: 'OutOfMemoryError'; }
 export declare class DeviceLostError extends Error { name: 'DeviceLostError'; }
 export declare class AbortError extends Error { name: 'AbortError'; }
-/** The request cannot be done as asked: an invalid or unsupported JSON schema, regex or grammar, a bad `response_format`. */
+/**
+ * The request cannot be done as asked: an invalid or unsupported JSON schema, regex or grammar, a bad
+ * `response_format`; embeddings of a generative model, text from an embedding model, an input too long.
+ */
 export declare class InvalidRequestError extends Error { name: 'InvalidRequestError'; }
 /** The download failed: an HTTP error (`status`), or the network after the retries. */
 export declare class DownloadError extends Error { name: 'DownloadError'; url?: string; status?: number; }

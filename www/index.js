@@ -206,6 +206,8 @@ export class Model {
     if (fallbackReason) this.#info.fallbackReason = fallbackReason;
     // `create(request, { signal })` as OpenAI's SDK takes it, or the signal in the request.
     this.chat = { completions: { create: (request, options) => this.#chatCreate(withSignal(request, options)) } };
+    // OpenAI's `embeddings.create`, for an embedding model (info.kind 'encoder').
+    this.embeddings = { create: (request, options) => this.#embeddingsCreate(request, options) };
   }
 
   /** What this browser offers: `{ webgpu, adapter, features, limits, simd128, reason }`. */
@@ -447,6 +449,53 @@ export class Model {
       choices: [{ index: 0, message, finish_reason: openaiFinish(result.finishReason), logprobs: null }],
       usage: usage(result),
     };
+  }
+
+  /**
+   * OpenAI's `embeddings.create`: `{ input: string | string[], truncate? }` →
+   * `{ object: 'list', data: [{ object: 'embedding', embedding: Float32Array, index }],
+   * model, usage }`. The engine checks the request as the CLI does (kindling-model's
+   * EmbeddingRequest) and refuses it before anything runs; then the inputs run one
+   * after another, with the abort signal heard and `onProgress({ done, total })`
+   * called between them.
+   */
+  async #embeddingsCreate(request = {}, options = {}) {
+    const { signal, ...body } = withSignal(request, options);
+    const what = 'the embeddings request';
+    throwIfAborted(signal, what);
+    let parsed;
+    try {
+      parsed = this.#live().embeddingRequest(JSON.stringify(body));
+    } catch (e) {
+      throw toError(e);
+    }
+    const release = await this.#acquire();
+    let inflight = null;
+    try {
+      const data = [];
+      let tokens = 0;
+      const total = parsed.input.length;
+      for (let index = 0; index < total; index++) {
+        // Let queued tasks run (a worker's 'abort' message): the CPU backend computes
+        // an input without awaiting anything (see nextTask).
+        if (index > 0) await nextTask();
+        throwIfAborted(signal, what);
+        inflight = this.#live().embed(parsed.input[index], parsed.truncate);
+        const out = await raceAbort(inflight, signal, what);
+        inflight = null;
+        data.push({ object: 'embedding', embedding: out.embedding, index });
+        tokens += out.tokens;
+        emit(options?.onProgress, { done: index + 1, total });
+      }
+      const model = this.#info.name || this.#info.architecture;
+      return { object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
+    } catch (e) {
+      throw toError(e);
+    } finally {
+      // The model is handed on once an input still running has finished.
+      if (inflight) inflight.then(release, release);
+      else release();
+    }
   }
 
   /** Frees the model (GPU buffers, KV cache); later calls throw. */

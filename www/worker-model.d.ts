@@ -3,7 +3,7 @@
 // worker, so a bundler that sees `import { Model } from 'kindling'` emits no worker chunk).
 
 import type {
-  ChatApi, ChatMessage, Completion, GenerateOptions, InspectOptions, ModelCache, ModelInfo, ModelInspection,
+  ChatApi, ChatMessage, Completion, EmbeddingsApi, GenerateOptions, InspectOptions, ModelCache, ModelInfo, ModelInspection,
   ModelSource, Piece, WorkerLoadOptions,
 } from './index.js';
 
@@ -12,6 +12,7 @@ export type {
   GenerateOptions, Piece, Completion, ChatMessage, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ModelCache,
   CacheEntry, Backend, FinishReason, JsonSchema, ResponseFormat, ChatCompletionMessageParam, ChatContentPartText, ChatToolCall,
   ChatToolCallDelta, ChatCompletionTool, ChatCompletionToolChoice, ChatCompletionMessage, ChatCompletionUsage, ChatFinishReason,
+  ModelKind, EmbeddingsApi, EmbeddingRequest, EmbeddingRequestOptions, Embedding, EmbeddingResponse,
 } from './index.js';
 export {
   AbortError, DeviceLostError, InvalidModelError, InvalidRequestError, OutOfMemoryError, UnsupportedModelError, WebGPUUnavailableError,
@@ -37,6 +38,8 @@ export declare class WorkerModel {
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncGenerator<Piece, void, undefined>;
   complete(prompt: string | ArrayLike<number>, options?: GenerateOptions): Promise<Completion>;
   readonly chat: ChatApi;
+  /** As Model.embeddings; the vectors' buffers are moved from the worker. */
+  readonly embeddings: EmbeddingsApi;
   /** Frees the model and terminates the worker. */
   dispose(): Promise<void>;
 }

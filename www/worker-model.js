@@ -101,6 +101,8 @@ export class WorkerModel {
     worker.onmessageerror = fail('a message could not be read');
     // `create(request, { signal })` as OpenAI's SDK takes it, or the signal in the request.
     this.chat = { completions: { create: (request, options) => this.#chatCreate(withSignal(request, options)) } };
+    // As Model.embeddings.create; the vectors' buffers are moved from the worker, not copied.
+    this.embeddings = { create: (request, options) => this.#embeddingsCreate(request, options) };
   }
 
   /**
@@ -288,6 +290,14 @@ export class WorkerModel {
     if (rest.stream) return this.#stream('chat', { request: rest }, signal, (e) => e.chunk);
     throwIfAborted(signal, 'the generation');
     return this.#call('chat', { request: rest }, { signal });
+  }
+
+  async #embeddingsCreate(request = {}, options = {}) {
+    const { signal, ...body } = withSignal(request, options);
+    const onProgress = options?.onProgress;
+    throwIfAborted(signal, 'the embeddings request');
+    const onEvent = (e) => e.progress && onProgress?.(e.progress);
+    return this.#call('embeddings', { request: body, options: {} }, { signal, onEvent });
   }
 
   /** Frees the model and ends the worker; later calls reject. */

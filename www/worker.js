@@ -6,7 +6,7 @@
 //   in:  { id, op, args }            a call; op is one of HANDLERS below
 //        { op: 'abort', target }     abort call `target` (its signal fires)
 //   out: { id, event }               a progress event, piece or chunk of call `id`
-//        { id, done: true, value }   call `id` returned
+//        { id, done: true, value }   call `id` returned (an embeddings reply moves its vectors' buffers)
 //        { id, done: true, error: { name, message, details } }   details: url, status, needed, ...
 
 import { Model } from './index.js';
@@ -15,6 +15,8 @@ import { ERROR_DETAILS } from './errors.js';
 let model = null;
 /** The AbortController of each call still running, by id. */
 const running = new Map();
+/** What a handler's reply moves to the page rather than copies (by reply). */
+const transfers = new WeakMap();
 
 function live() {
   if (!model) throw new Error('no model is loaded in this worker (load failed, or it was disposed)');
@@ -41,6 +43,13 @@ const HANDLERS = {
     for await (const chunk of reply) emit({ chunk });
     return undefined;
   },
+  async embeddings({ request, options }, signal, emit) {
+    const onProgress = (progress) => emit({ progress });
+    const reply = await live().embeddings.create(request, { ...options, signal, onProgress });
+    // The vectors' buffers move to the page (each Float32Array has its own).
+    transfers.set(reply, reply.data.map((d) => d.embedding.buffer));
+    return reply;
+  },
   async dispose() {
     const m = model;
     model = null;
@@ -63,7 +72,8 @@ self.onmessage = async ({ data }) => {
   running.set(id, controller);
   try {
     const value = await handler(args ?? {}, controller.signal, (event) => self.postMessage({ id, event }));
-    self.postMessage({ id, done: true, value });
+    const transfer = value && typeof value === 'object' ? transfers.get(value) ?? [] : [];
+    self.postMessage({ id, done: true, value }, transfer);
   } catch (e) {
     const details = {};
     for (const k of ERROR_DETAILS) if (e?.[k] !== undefined) details[k] = e[k];

@@ -21,7 +21,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::error::{ErrorName, JsResult, WebError};
 use crate::memory::{mib, CpuNeed, SLACK};
-use crate::model::{cpu_context, gpu_context, CPU_OPTIONS, GPU_OPTIONS};
+use crate::model::{batch_rows, cpu_context, gpu_context, CPU_OPTIONS, GPU_OPTIONS};
 
 /// wasm32 addresses 4 GiB at most.
 pub(crate) const WASM32_MAX: u64 = 4 << 30;
@@ -125,7 +125,7 @@ pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
     // f32 keys and values (the browser's KV cache), one buffer each per layer.
     let kv_buffer = positions as u64 * cfg.kv_width() as u64 * 4;
     let kv_cache = 2 * cfg.block_count as u64 * kv_buffer;
-    let batch = GPU_OPTIONS.max_batch;
+    let batch = batch_rows(cfg, &GPU_OPTIONS);
     let acts = CpuNeed::new(cfg, 0, positions, batch).activations;
     let mut buffers = activation_buffers(cfg, batch);
     buffers.push((format!("KV cache of one layer [{positions}, {}]", cfg.kv_width()), kv_buffer));
@@ -166,15 +166,15 @@ pub(crate) fn cpu_need(
 ) -> Need {
     // Tensor data as the CPU backend allocates it, plus the f32 copy of one-row tensors.
     let weights: u64 = specs.iter().map(|s| s.n_bytes + if s.rows == 1 { 4 * s.cols as u64 } else { 0 }).sum();
-    let need = CpuNeed::new(cfg, weights, positions, CPU_OPTIONS.max_batch);
+    let batch = batch_rows(cfg, &CPU_OPTIONS);
+    let need = CpuNeed::new(cfg, weights, positions, batch);
     let largest = specs.iter().max_by_key(|s| s.n_bytes).map(|s| LargestWeight {
         name: s.name.clone(),
         bytes: s.n_bytes,
         row_bytes: s.n_bytes / s.rows.max(1) as u64,
         parts: 1,
     });
-    let largest_buffer =
-        activation_buffers(cfg, CPU_OPTIONS.max_batch).into_iter().max_by_key(|b| b.1).unwrap_or_default();
+    let largest_buffer = activation_buffers(cfg, batch).into_iter().max_by_key(|b| b.1).unwrap_or_default();
     let mut out = Need {
         backend: "cpu",
         positions,
@@ -489,6 +489,7 @@ impl WebInspector {
 
         let o = Object::new();
         set(&o, "architecture", info.architecture.as_str());
+        set(&o, "kind", cfg.kind.as_str());
         set(&o, "name", info.name.as_str());
         set(&o, "parameters", num(info.parameters));
         set(&o, "tensorCount", num(header.tensors.len() as u64));

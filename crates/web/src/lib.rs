@@ -11,7 +11,8 @@
 //!   `WebModel` (`loader.rs`, backend choice and CPU fallback in `engine.rs`, the CPU
 //!   backend's WebAssembly memory check in `memory.rs`);
 //! - `WebModel`: info, tokenize/detokenize, chat template, `generate()` →
-//!   `WebGeneration` with `next()`, `dispose()` (`model.rs`, `generation.rs`);
+//!   `WebGeneration` with `next()`, `embed()` for encoders, `dispose()` (`model.rs`,
+//!   `generation.rs`, `embeddings.rs`);
 //! - `WebInspector`: the fits-check before a download, fed the header's bytes (`inspect.rs`);
 //! - `Sha256`: incremental SHA-256 of streamed downloads and cache entries (`digest.rs`);
 //! - `kernelChecks()`, `runKernelCheck()`, `benchMatvec()`, `benchDispatch()`: the GPU
@@ -21,6 +22,7 @@
 mod caps;
 mod diagnostics;
 mod digest;
+mod embeddings;
 mod engine;
 mod error;
 mod generation;

@@ -92,7 +92,8 @@ pub async fn create_loader(
 fn check_cpu_memory(s: &Stream<CpuBackend>, context_length: Option<u32>) -> JsResult<()> {
     let Some(cfg) = s.loader.config() else { return Ok(()) };
     let positions = crate::model::cpu_context(cfg, context_length.map(|c| c as usize));
-    let need = CpuNeed::new(cfg, s.backend.weight_bytes(), positions, crate::model::CPU_OPTIONS.max_batch);
+    let batch = crate::model::batch_rows(cfg, &crate::model::CPU_OPTIONS);
+    let need = CpuNeed::new(cfg, s.backend.weight_bytes(), positions, batch);
     memory::reserve(need.after_weights()).map_err(|reached| memory::model_does_not_fit(&cfg.name, &need, reached))
 }
 

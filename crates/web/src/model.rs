@@ -9,7 +9,7 @@ use std::rc::Rc;
 use kindling_cpu::CpuBackend;
 use kindling_gpu::GpuBackend;
 use kindling_model::policy::{self, ChatRequest};
-use kindling_model::{Backend, LoadedModel, Model, ModelConfig, ModelOptions};
+use kindling_model::{Backend, LoadedModel, Model, ModelConfig, ModelKind, ModelOptions};
 use kindling_tokenizer::ChatMessage;
 use wasm_bindgen::prelude::*;
 
@@ -37,9 +37,20 @@ pub(crate) const CPU_OPTIONS: ModelOptions = policy::CPU_OPTIONS;
 pub(crate) const CPU_PREFILL_STEP: usize = 4;
 
 /// The session's positions: `context` when given, else the default cap, never more
-/// than the model was trained for.
+/// than the model was trained for. An encoder's is its whole context whatever was
+/// asked: `Model::embed` keeps its own session of that many positions (an input runs
+/// as one batch, up to the context), so that is what the fits-checks size.
 fn session_positions(cfg: &ModelConfig, context: Option<usize>, default_cap: usize) -> usize {
-    context.unwrap_or(default_cap).clamp(1, cfg.context_length)
+    match cfg.kind {
+        ModelKind::Encoder => cfg.context_length,
+        ModelKind::Decoder => context.unwrap_or(default_cap).clamp(1, cfg.context_length),
+    }
+}
+
+/// Rows of the activation workspace a model of `cfg` gets with `options`: the
+/// fits-checks size it as `Model::new` allocates it (an encoder's is its context).
+pub(crate) fn batch_rows(cfg: &ModelConfig, options: &ModelOptions) -> usize {
+    kindling_model::workspace_rows(cfg, options)
 }
 
 /// The positions a CPU session of `context` gets (the memory check sizes its KV cache).
@@ -82,7 +93,9 @@ impl Core {
 }
 
 pub(crate) fn busy() -> WebError {
-    WebError::usage("the model is busy with another call (a generation step); await it before calling again")
+    WebError::usage(
+        "the model is busy with another call (a generation step or an embedding); await it before calling again",
+    )
 }
 
 pub(crate) fn disposed() -> WebError {
@@ -91,7 +104,7 @@ pub(crate) fn disposed() -> WebError {
 
 #[wasm_bindgen]
 pub struct WebModel {
-    core: Rc<Core>,
+    pub(crate) core: Rc<Core>,
     info: JsValue,
     next_generation: u64,
 }
@@ -103,7 +116,13 @@ fn build<B: Backend>(
     default_cap: usize,
     options: ModelOptions,
 ) -> JsResult<Loaded<B>> {
-    let capacity = session_positions(&loaded.config, context, default_cap);
+    // An encoder never generates: its generation session is a placeholder of one
+    // position (the KV cache it embeds with is `Model::embed`'s own, allocated at the
+    // first call), so a load does not hold a second context's worth of KV cache.
+    let capacity = match loaded.config.kind {
+        ModelKind::Encoder => 1,
+        ModelKind::Decoder => session_positions(&loaded.config, context, default_cap),
+    };
     let mut model = Model::new(backend, loaded, options)?;
     let session = model.new_session(capacity)?;
     Ok(Loaded { model, session })
@@ -151,7 +170,13 @@ fn info_object(engine: &Engine, adapter: JsValue, fallback_reason: Option<String
         set("name", info.name.as_str().into());
         set("parameters", (info.parameters as f64).into());
         set("quantization", info.quantization.as_str().into());
-        set("contextLength", (e.session.capacity() as f64).into());
+        // An encoder's inputs may be as long as its context (`Model::embed`).
+        let context = match e.model.kind() {
+            ModelKind::Encoder => e.model.max_batch().min(info.context_length),
+            ModelKind::Decoder => e.session.capacity(),
+        };
+        set("kind", e.model.kind().as_str().into());
+        set("contextLength", (context as f64).into());
         set("trainedContextLength", (info.context_length as f64).into());
         set("dataBytes", (info.data_bytes as f64).into());
         set("vocabSize", (tok.vocab_size() as f64).into());
@@ -223,6 +248,7 @@ impl WebModel {
     /// (kindling-model's `policy`, which the CLI's `kindling chat` uses too). A bad
     /// request is an InvalidRequestError here, before any step.
     pub fn chat(&mut self, request_json: &str) -> JsResult<WebGeneration> {
+        self.refuse_encoder()?;
         let request: serde_json::Value = serde_json::from_str(request_json)
             .map_err(|e| WebError::invalid_request(format!("the chat request is not JSON: {e}")))?;
         let request = ChatRequest::from_openai(&request).map_err(WebError::constraint)?;
@@ -251,7 +277,7 @@ impl WebModel {
 impl WebModel {
     /// A generation that owns the session from now on (the previous one has ended).
     fn start(&mut self, prompt_ids: Vec<u32>, opts: kindling_model::GenerateOptions) -> JsResult<WebGeneration> {
-        self.core.with(|_| Ok(()))?; // disposed models refuse here, not at the first step
+        self.refuse_encoder()?; // also: disposed models refuse here, not at the first step
         let core = self.core.clone();
         // The first constrained request builds the model's constraint vocabulary (once).
         let compile = |g: &mut kindling_model::Generation| {
@@ -261,6 +287,23 @@ impl WebModel {
         self.core.owner.set(self.next_generation);
         self.next_generation += 1;
         Ok(generation)
+    }
+}
+
+impl WebModel {
+    /// An encoder asked to generate or chat: an InvalidRequestError before any step
+    /// (the engine's own refusal would come only at the first step).
+    fn refuse_encoder(&self) -> JsResult<()> {
+        self.core.with(|e| {
+            with_engine!(e, l => match l.model.kind() {
+                ModelKind::Decoder => Ok(()),
+                ModelKind::Encoder => Err(WebError::invalid_request(format!(
+                    "{} is an embedding model ({}, an encoder): it cannot generate text; use model.embeddings.create()",
+                    l.model.info().name,
+                    l.model.info().architecture
+                ))),
+            })
+        })
     }
 }
 

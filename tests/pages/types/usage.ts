@@ -5,6 +5,7 @@
 import Model, {
   AbortError, InvalidRequestError, DownloadError, IntegrityError, OutOfMemoryError, QuotaExceededError, initEngine, modelCache,
   type Capabilities, type JsonSchema, type ResponseFormat, type ChatCompletion, type ChatCompletionChunk, type LoadProgress, type ModelInfo,
+  type EmbeddingResponse, type ModelKind,
 } from 'kindling';
 import { WorkerModel, type WorkerLoadOptions } from 'kindling/worker';
 import DefaultWorkerModel from 'kindling/worker';
@@ -51,9 +52,25 @@ export async function app(out: { textContent: string | null }): Promise<void> {
   }
   await model.dispose();
 
+  // Embeddings (an encoder): OpenAI's shape, each vector a Float32Array.
+  const embedder = await Model.load('/nomic-embed.gguf');
+  if (embedder.info.kind === 'encoder') {
+    const list: EmbeddingResponse = await embedder.embeddings.create(
+      { input: ['search_query: hi', 'search_document: hello'], truncate: true },
+      { signal: controller.signal, onProgress: ({ done, total }) => (out.textContent = `${done}/${total}`) },
+    );
+    const first: Float32Array = list.data[0].embedding;
+    out.textContent += `${first.length} ${list.data[1].index} ${list.usage.prompt_tokens} ${list.model}`;
+  }
+  const kind: ModelKind = embedder.info.kind;
+  out.textContent += kind;
+  await embedder.dispose();
+
   const options: WorkerLoadOptions = { backend: 'auto', transfer: false, onProgress };
   const inWorker: WorkerModel = await WorkerModel.load(new URL('/model.gguf', 'https://example.com/'), options);
   const workerIds: number[] = await inWorker.tokenize('hi');
+  const vectors: Float32Array[] = (await inWorker.embeddings.create({ input: 'hi' })).data.map((d) => d.embedding);
+  out.textContent += String(vectors.length);
   const chunks = await inWorker.chat.completions.create({ messages: [{ role: 'user', content: 'Hi' }], stream: true });
   for await (const chunk of chunks) out.textContent += chunk.choices[0].delta.content ?? '';
   out.textContent += String(workerIds.length) + inWorker.info.backend;
