@@ -7,8 +7,9 @@
 // sorted, the best clearly above the rest, and every score within 0.005 of llama.cpp's
 // cosine for the same texts (tests/fixtures/search_page_refs.json, made by
 // tests/scripts/gen_search_refs.py with llama-embedding); the task-prefix hint is on the
-// page; axe-core finds nothing serious. With WebGPU off, `?model=` names a
-// text-generation model (SmolLM2), which the page refuses in plain words.
+// page; axe-core finds nothing serious. With WebGPU off, Stop ends an embedding part-way,
+// and `?model=` names a text-generation model (SmolLM2), which the page refuses in plain
+// words.
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -133,6 +134,23 @@ export async function searchPage(browser, base, webgpu) {
     if (webgpu) await docShot(page.locator('#query-section'), 'search');
     checkRanking(await search(page, football.text), football);
   });
+  if (!webgpu) {
+    await step('search: Stop ends an embedding part-way; the vectors already made stay, and the controls come back', async () => {
+      const before = await page.getAttribute('body', 'data-embedded');
+      await page.click('#samples-all');
+      await page.click('#embed');
+      await page.waitForFunction(() => /^Embedding documents: [1-9]/.test(document.getElementById('embed-status').textContent), null, { timeout: 120_000 });
+      await page.click('#stop');
+      await page.waitForSelector('body[data-embedding=done]', { timeout: 60_000 });
+      const status = await text(page, '#embed-status');
+      console.log(`   ${status} (vectors kept: ${await page.getAttribute('body', 'data-embedded')}, before: ${before})`);
+      check(status === 'Stopped.', `the page should say the embedding stopped: ${status}`);
+      check(await page.getAttribute('body', 'data-embedded') === before, 'a stopped request should add no vectors (it returns none)');
+      check(!(await page.isDisabled('#embed')) && !(await page.isDisabled('#search-button')) && await page.isDisabled('#stop'), 'after Stop, Embed and Search should be enabled and Stop disabled');
+      await page.click('#samples-none');
+      for (const { title } of PICKED) await page.getByRole('checkbox', { name: new RegExp(`^${title} — `) }).check();
+    });
+  }
   await step('search (phone width): nothing wider than the screen', async () => {
     await page.setViewportSize(PHONE);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
