@@ -23,6 +23,8 @@ enum Command {
     Run(commands::run::Args),
     /// One OpenAI chat completion (messages, tools, response format) as JSON.
     Chat(commands::chat::Args),
+    /// Embeddings of texts by an encoder model (nomic-bert, bert), as OpenAI's JSON.
+    Embed(commands::embed::Args),
     /// Print the token ids of a text, as the model's prompt tokenization gives them.
     Tokenize(commands::tokenize::Args),
     /// Evaluate a sequence in one pass and print the top logits at every position.
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Run(a) => commands::run::run(a),
         Command::Chat(a) => commands::chat::run(a),
+        Command::Embed(a) => commands::embed::run(a),
         Command::Tokenize(a) => commands::tokenize::run(a),
         Command::Logits(a) => commands::logits::run(a),
         Command::Bench(a) => commands::bench::run(a),

@@ -421,3 +421,81 @@ fn chat_response_format_and_bad_requests() {
     fails(r#"{"role":"user"}"#, &[], "messages must be an array");
     fails(ask, &["--response-format", &temp_file("bad-format.json", r#"{"type":"xml"}"#)], "xml");
 }
+
+/// nomic-embed-text-v1.5 (F16, `nomic-bert`) and llama.cpp's vectors for it.
+fn nomic() -> (String, Value) {
+    let path = kindling_testdata::models_dir().join("nomic-embed-text-v1.5.f16.gguf");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/embed_ref_nomic.json");
+    let fixture = std::fs::read_to_string(&fixture).expect("tests/fixtures/embed_ref_nomic.json");
+    (path.to_string_lossy().into_owned(), serde_json::from_str(&fixture).expect("fixture JSON"))
+}
+
+fn cosine(v: &Value, reference: &Value) -> f64 {
+    let (a, b) = (v.as_array().expect("embedding"), reference.as_array().expect("reference"));
+    assert_eq!(a.len(), b.len(), "embedding width");
+    let dot =
+        |x: &[Value], y: &[Value]| x.iter().zip(y).map(|(p, q)| p.as_f64().unwrap() * q.as_f64().unwrap()).sum::<f64>();
+    dot(a, b) / (dot(a, a) * dot(b, b)).sqrt()
+}
+
+#[test]
+fn embed_prints_openai_embeddings_matching_llama_cpp() {
+    let (model, fixture) = nomic();
+    let case = |name: &str| fixture["cases"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap().clone();
+    let (query, cjk) = (case("query"), case("cjk"));
+    // --text, twice: one vector each, in order.
+    let out = kindling(&[
+        "embed",
+        &model,
+        "--backend",
+        "cpu",
+        "--text",
+        query["text"].as_str().unwrap(),
+        "--text",
+        cjk["text"].as_str().unwrap(),
+    ]);
+    let v = json(&out);
+    assert_eq!(v["object"], "list");
+    let data = v["data"].as_array().expect("data");
+    assert_eq!(data.len(), 2);
+    for (i, (item, reference)) in data.iter().zip([&query, &cjk]).enumerate() {
+        assert_eq!(item["object"], "embedding");
+        assert_eq!(item["index"], i);
+        let c = cosine(&item["embedding"], &reference["embedding"]);
+        assert!(c >= 0.999, "input {i} ({}): cosine {c} with llama.cpp's", reference["name"]);
+    }
+    let tokens = query["ids"].as_array().unwrap().len() + cjk["ids"].as_array().unwrap().len();
+    assert_eq!(v["usage"]["prompt_tokens"], tokens);
+    assert_eq!(v["usage"]["total_tokens"], tokens);
+
+    // --input: a JSON array of strings.
+    let file = temp_file("embed_inputs.json", &serde_json::to_string(&[query["text"].clone()]).unwrap());
+    let v = json(&kindling(&["embed", &model, "--backend", "cpu", "--input", &file]));
+    assert!(cosine(&v["data"][0]["embedding"], &query["embedding"]) >= 0.999);
+}
+
+#[test]
+fn embed_fails_clearly() {
+    // The synthetic tiny-nomic-bert has nomic's layout and 2048-token context but is 128 wide:
+    // a whole context costs little.
+    let model = kindling_testdata::synthetic("tiny-nomic-bert.gguf").to_string_lossy().into_owned();
+    let fails = |args: &[&str], needle: &str| {
+        let out = kindling(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    };
+    // A generative model cannot embed; an encoder cannot generate.
+    fails(&["embed", &smol(), "--backend", "cpu", "--text", "hello"], "cannot make embeddings");
+    fails(&["run", &model, "--backend", "cpu", "--prompt", "hello", "--max-tokens", "2"], "cannot generate");
+    // Longer than the context (2048) without --truncate; with it, one vector of that many tokens.
+    let long = "word ".repeat(2100);
+    fails(&["embed", &model, "--backend", "cpu", "--text", &long], "longer than the model's context");
+    let v = json(&kindling(&["embed", &model, "--backend", "cpu", "--truncate", "--text", &long]));
+    assert_eq!(v["usage"]["prompt_tokens"], 2048, "cut to the context");
+    assert_eq!(v["data"][0]["embedding"].as_array().map(Vec::len), Some(128));
+    fails(&["embed", &model, "--input", &temp_file("embed_bad.json", r#"{"input": "x"}"#)], "array of strings");
+    fails(&["embed", &model, "--input", &temp_file("embed_empty.json", "[]")], "nothing to embed");
+    fails(&["embed", &model, "--input", &temp_file("embed_num.json", "[1]")], "must be a string");
+    fails(&["embed", &model], "required");
+}

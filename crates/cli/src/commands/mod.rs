@@ -1,5 +1,6 @@
 pub mod bench;
 pub mod chat;
+pub mod embed;
 pub mod info;
 pub mod inspect;
 pub mod logits;
