@@ -1,5 +1,5 @@
 //! Stop that stops (abort.js): a generation aborted mid-reply in `WorkerModel` on a
-//! real model (Qwen2.5-Coder-0.5B on the CPU, SmolLM2-135M on WebGPU, where SwiftShader
+//! model (Qwen2.5-Coder-0.5B on the CPU; on WebGPU the synthetic tiny-llama, as SwiftShader
 //! takes seconds a token) ends at once, the worker sends nothing more of it, and the
 //! next call's first token comes within its own time plus the steps already on their
 //! way; on the CPU also an abort during a long prefill and the page's own `Model`. The
