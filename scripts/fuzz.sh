@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs each fuzz target (fuzz/fuzz_targets/) for KINDLING_FUZZ_SECONDS seconds
-# (30 by default; longer by hand: KINDLING_FUZZ_SECONDS=1800 scripts/fuzz.sh).
+# (15 by default; longer by hand: KINDLING_FUZZ_SECONDS=1800 scripts/fuzz.sh).
 # Builds the targets as `cargo fuzz build -a` does (libFuzzer's coverage instrumentation,
 # AddressSanitizer, debug assertions), with cargo alone: no cargo-fuzz to install (three
 # minutes on a fresh machine). The flags are unstable ones: the nightly toolchain when
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 
-seconds="${KINDLING_FUZZ_SECONDS:-30}"
+seconds="${KINDLING_FUZZ_SECONDS:-15}"
 targets=(header chat_template)
 
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then

@@ -43,14 +43,11 @@ cargo test --workspace --locked "$@"
 echo "== lints (cargo clippy, every target, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
-echo "== fuzzing the header parser and chat templates (scripts/fuzz.sh: ${KINDLING_FUZZ_SECONDS:-30} s a target; built with plain cargo)"
+echo "== fuzzing the header parser and chat templates (scripts/fuzz.sh: ${KINDLING_FUZZ_SECONDS:-15} s a target; built with plain cargo)"
 bash scripts/fuzz.sh
 
 echo "== the CPU kernels as WebAssembly with SIMD128, under Node"
 bash scripts/test_wasi.sh
 
-echo "== the browser tests: headless Chromium with WebGPU (SwiftShader), then without"
-bash scripts/test_browser.sh
-
-echo "== the pages people open: types, the packed package in a Vite app, the GPU test bench and the chat demo"
-bash scripts/test_pages.sh
+echo "== the browser tests (headless Chromium with WebGPU on SwiftShader, and without) and the pages people open"
+bash scripts/test_web.sh

@@ -8,14 +8,16 @@
 #   scripts/test_browser.sh            # every run
 #   KINDLING_BROWSER_RUNS=on scripts/test_browser.sh   # only the WebGPU run (or: off, restart, quota)
 #   KINDLING_BROWSER_FILTER=model_cache scripts/test_browser.sh   # only tests whose name has this
+#   KINDLING_BROWSER_RUNS=setup scripts/test_browser.sh   # install, fetch and build; no suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PORT=${KINDLING_SERVE_PORT:-8631}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-# The whole WebGPU run (real models on SwiftShader) takes minutes; the runner waits
-# this long for all of it (its default is 20 s).
-export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-1200}
+# The whole WebGPU run (real models on SwiftShader) takes minutes, more beside other suites
+# (scripts/test_web.sh); the runner waits this long for all of it (its default is 20 s). A
+# page that hangs is caught sooner, by the watch on its output below.
+export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-3600}
 export KINDLING_MODEL_SERVER="http://127.0.0.1:$PORT"
 
 need() { command -v "$1" >/dev/null 2>&1; }
@@ -43,8 +45,13 @@ done
 [ -f .cache/synthetic/tiny-llama.gguf ] || python3 tests/scripts/make_synthetic.py .cache/synthetic
 # SmolLM2 split as gguf-split does, for the sharded loads (skipped when up to date).
 python3 tests/scripts/make_shards.py .cache/models/SmolLM2-135M-Instruct.Q4_1.gguf .cache/shards 3 >/dev/null
-echo "== npm run build (wasm-pack, release)"
-npm run --silent build
+# KINDLING_PREBUILT=1: www/wasm is current (scripts/test.sh builds it once before running
+# suites side by side, which must not rewrite it under each other's pages).
+if [ "${KINDLING_PREBUILT:-0}" = 1 ] && [ -f www/wasm/kindling_web_bg.wasm ]; then :; else
+  echo "== npm run build (wasm-pack, release)"
+  npm run --silent build
+fi
+[ "${KINDLING_BROWSER_RUNS:-}" != setup ] || exit 0   # tools, inputs and the build only
 
 # --- the model server ----------------------------------------------------------------
 python3 tests/scripts/serve.py --port "$PORT" --root "$ROOT" &
@@ -63,7 +70,17 @@ done
 FIRST_OUTPUT_S=${KINDLING_FIRST_OUTPUT_S:-240}
 QUIET_OUTPUT_S=${KINDLING_QUIET_OUTPUT_S:-600}
 STALLED="== the page stopped answering"
+# What marks this suite's processes (a browser switch, chromedriver's log path), so that a
+# stalled suite stops only its own browser when another suite runs beside it (scripts/test.sh
+# runs the WebGPU suite beside the others).
+SUITE_MARK=
+SUITE_LOG=
 stop_browser() {
+  if [ -n "$SUITE_MARK" ]; then
+    pkill -f -- "$SUITE_MARK" || true   # the browser (and its helpers) of this suite
+    pkill -f -- "--log-path=$SUITE_LOG.chrome" || true   # its chromedriver; the runner then ends
+    return
+  fi
   pkill -f wasm-bindgen-test-runner || true
   pkill -x chromedriver || true
   pkill -f -- '--enable-automation' || true   # the browser chromedriver started
@@ -115,8 +132,13 @@ suite() {
 }
 hung() { grep -q -e "Timed out receiving message from renderer" -e "$STALLED" "$1"; }
 run() {
-  local mode=$1 config=$2 log
+  local mode=$1 config log
   log=$(mktemp)
+  config=$(mktemp --suffix=.json)
+  SUITE_MARK="--kindling-suite=$mode-$$"
+  SUITE_LOG=$log
+  python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["goog:chromeOptions"]["args"].append(sys.argv[2]); print(json.dumps(c))' \
+    "$2" "$SUITE_MARK" >"$config"
   echo "== browser tests, WebGPU $mode"
   local start=$SECONDS
   # Chromium's renderer has (rarely, with SwiftShader) stopped answering chromedriver
@@ -126,11 +148,11 @@ run() {
   # crates/web/tests/browser/support.rs). That, and only that, gets one more run of the
   # suite; any test failure fails at once.
   if ! suite "$mode" "$config" "$log"; then
-    hung "$log" || { rm -f "$log"; return 1; }
+    hung "$log" || { rm -f "$log" "$config"; return 1; }
     echo "== the browser stopped answering (above); running the suite once more"
-    suite "$mode" "$config" "$log" || { rm -f "$log"; return 1; }
+    suite "$mode" "$config" "$log" || { rm -f "$log" "$config"; return 1; }
   fi
-  rm -f "$log"
+  rm -f "$log" "$config"
   echo "== WebGPU $mode: $((SECONDS - start)) s"
 }
 # The persistent cache across a browser restart: two browser sessions on one profile
@@ -142,6 +164,8 @@ visits() {
   profile=$(mktemp -d)
   config=$(mktemp --suffix=.json)
   log=$(mktemp)
+  SUITE_MARK="--user-data-dir=$profile"
+  SUITE_LOG=$log
   # The no-WebGPU run's options, with the profile.
   python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["goog:chromeOptions"]["args"].append("--user-data-dir=" + sys.argv[2]); print(json.dumps(c))' \
     crates/web/webdriver-nogpu.json "$profile" >"$config"

@@ -27,8 +27,12 @@ done
 for m in SmolLM2-135M-Instruct.Q4_1.gguf nomic-embed-text-v1.5.f16.gguf; do
   [ -f ".cache/models/$m" ] || { bash tests/scripts/fetch_models.sh; break; }
 done
-echo "== npm run build (wasm-pack, release)"
-npm run --silent build
+# KINDLING_PREBUILT=1: www/wasm is current (scripts/test_web.sh builds it once; the WebGPU
+# browser suite may be reading it beside these pages).
+if [ "${KINDLING_PREBUILT:-0}" = 1 ] && [ -f www/wasm/kindling_web_bg.wasm ]; then :; else
+  echo "== npm run build (wasm-pack, release)"
+  npm run --silent build
+fi
 
 timed() {
   local start=$SECONDS

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The browser suites (scripts/test_browser.sh) and the pages (scripts/test_pages.sh), side by
+# side: the WebGPU suite spends most of its time in SwiftShader compiling pipelines, one
+# core's work, so the suite without WebGPU, the cache's restart and quota tests and then the
+# pages run beside it on the other core (own model-server ports; one wasm build for all, made
+# first, which none rebuilds under another's pages). The WebGPU suite's output follows the
+# others'. Each script also runs alone (see their headers).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+KINDLING_BROWSER_RUNS=setup bash scripts/test_browser.sh   # tools, inputs, the wasm build
+
+webgpu_log=$(mktemp)
+trap 'rm -f "$webgpu_log"' EXIT
+KINDLING_PREBUILT=1 KINDLING_SERVE_PORT=8641 KINDLING_BROWSER_RUNS=on \
+  bash scripts/test_browser.sh >"$webgpu_log" 2>&1 &
+webgpu_suite=$!
+
+others=0
+KINDLING_PREBUILT=1 KINDLING_BROWSER_RUNS="off restart quota" bash scripts/test_browser.sh || others=$?
+if [ "$others" = 0 ]; then
+  echo "== the pages people open: types, the packed package in a Vite app, the GPU test bench and the chat demo"
+  KINDLING_PREBUILT=1 bash scripts/test_pages.sh || others=$?
+fi
+
+webgpu=0
+wait "$webgpu_suite" || webgpu=$?
+echo "== the browser tests with WebGPU (ran beside the above)"
+cat "$webgpu_log"
+if [ "$others" != 0 ] || [ "$webgpu" != 0 ]; then
+  echo "== failed: $([ "$webgpu" = 0 ] || echo 'the WebGPU suite ')$([ "$others" = 0 ] || echo 'the suites without WebGPU or the pages')" >&2
+  exit 1
+fi
