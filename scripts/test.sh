@@ -40,6 +40,9 @@ cargo fmt --all -- --check
 echo "== cargo test"
 cargo test --workspace --locked "$@"
 
+echo "== the CPU kernels' portable lanes (aarch64's and SIMD-less wasm's), natively"
+KINDLING_EXPECT_LANES=portable cargo test -p kindling-cpu --lib --features portable-lanes --locked
+
 echo "== lints (cargo clippy, every target, warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 

@@ -6,8 +6,11 @@
 //! and integer work is exact either way), so a kernel gives bit-identical results on
 //! every target (`tests::results_are_bit_identical_across_targets`).
 
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128", not(feature = "portable-lanes")))]
 mod imp {
+    /// Which implementation this is (a test checks the one a build meant).
+    pub const LANES: &str = "wasm-simd128";
+
     use core::arch::wasm32::*;
 
     #[derive(Clone, Copy)]
@@ -185,9 +188,11 @@ mod imp {
 /// x86_64: SSE2 is part of the baseline, so these need no runtime detection. Same
 /// lane operations as the wasm32 module (LLVM does not vectorise the portable
 /// integer lanes well enough).
-#[cfg(all(target_arch = "x86_64", not(all(target_arch = "wasm32", target_feature = "simd128"))))]
+#[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
 #[allow(unused_unsafe)] // SSE2 intrinsics became safe to call in newer Rust
 mod imp {
+    pub const LANES: &str = "sse2";
+
     // SAFETY (every `unsafe` block below): SSE2 is always available on x86_64; loads
     // read exactly 16 bytes of a slice checked to hold them.
     use core::arch::x86_64::*;
@@ -359,8 +364,12 @@ mod imp {
     }
 }
 
-#[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
+/// Plain arrays: every other target (aarch64 among them), and any target with the
+/// `portable-lanes` feature, which is how the tests run this module natively.
+#[cfg(any(feature = "portable-lanes", not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128")))))]
 mod imp {
+    pub const LANES: &str = "portable";
+
     #[derive(Clone, Copy)]
     pub struct F4([f32; 4]);
 
@@ -523,7 +532,7 @@ mod imp {
     }
 }
 
-pub use imp::{I16x8, I32x4, B16, F4};
+pub use imp::{I16x8, I32x4, B16, F4, LANES};
 
 impl F4 {
     /// The four lanes summed in a fixed order: `(l0 + l1) + (l2 + l3)`.

@@ -237,14 +237,12 @@ fn results_are_bit_identical_across_targets() {
 
 const DIGEST: u64 = 0x6871340c265809fc;
 
-/// `scripts/test_wasi.sh` builds once with and once without `simd128` (the latter runs
-/// the portable lanes) and says which it meant, so a lost RUSTFLAGS cannot go unseen.
+/// The lane implementation a build meant (`KINDLING_EXPECT_LANES`: `wasm-simd128` from
+/// scripts/test_wasi.sh, `portable` from scripts/test.sh's `--features portable-lanes` run),
+/// so a lost RUSTFLAGS or feature cannot go unseen.
 #[test]
-#[allow(clippy::assertions_on_constants)] // they are the point: what was compiled
 fn the_intended_lanes_are_compiled() {
-    match option_env!("KINDLING_EXPECT_SIMD128") {
-        Some("1") => assert!(cfg!(all(target_arch = "wasm32", target_feature = "simd128"))),
-        Some("0") => assert!(!cfg!(target_feature = "simd128")),
-        _ => {}
+    if let Some(want) = option_env!("KINDLING_EXPECT_LANES") {
+        assert_eq!(super::simd::LANES, want);
     }
 }
