@@ -44,7 +44,8 @@ echo "== the CPU kernels' portable lanes (aarch64's and SIMD-less wasm's), nativ
 KINDLING_EXPECT_LANES=portable cargo test -p kindling-cpu --lib --features portable-lanes --locked
 
 echo "== lints (cargo clippy, every target, warnings are errors)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+# The harness feature: the GPU test bench's diagnostics.rs, left out of the package's wasm.
+cargo clippy --workspace --all-targets --features kindling-web/harness --locked -- -D warnings
 
 echo "== fuzzing the header parser and chat templates (scripts/fuzz.sh: ${KINDLING_FUZZ_SECONDS:-15} s a target; built with plain cargo)"
 bash scripts/fuzz.sh

@@ -34,6 +34,10 @@ if [ "${KINDLING_PREBUILT:-0}" = 1 ] && [ -f www/wasm/kindling_web_bg.wasm ]; th
   npm run --silent build
 fi
 
+# The GPU test bench's own wasm: the engine with its kernel checks (the `harness` feature).
+echo "== npm run build:harness (the test bench's wasm)"
+npm run --silent build:harness
+
 timed() {
   local start=$SECONDS
   "$@"

@@ -1,9 +1,10 @@
 // The GPU test bench: wires the four sections. It uses the package's public API
 // (www/index.js) and, for the kernel tests and kernel benchmarks, the engine's
-// diagnostics exports (crates/web/src/diagnostics.rs) from the same wasm module.
+// diagnostics exports (crates/web/src/diagnostics.rs) from a second build of the wasm
+// with its `harness` feature (`npm run build:harness`, into ./wasm/): the package's own
+// wasm leaves them out. Both builds compile the same kernels.
 
 import { Model, initEngine } from '../../www/index.js';
-import * as engine from '../../www/wasm/kindling_web.js';
 import { Bench } from './bench.js';
 import { adapterName, isSoftware, showCapabilities } from './detect.js';
 import { KernelRunner } from './kernels.js';
@@ -11,7 +12,14 @@ import { Runner } from './runner.js';
 
 const $ = (id) => document.getElementById(id);
 
-await initEngine();
+const engine = await import('./wasm/kindling_web.js').catch((e) => {
+  const note = document.createElement('p');
+  note.className = 'summary bad';
+  note.textContent = `The test bench's wasm is not built here (${e.message}): run npm run build:harness`;
+  document.querySelector('main')?.prepend(note);
+  throw e;
+});
+await Promise.all([initEngine(), engine.default()]);
 const caps = await Model.capabilities();
 showCapabilities(caps, $);
 

@@ -1,9 +1,10 @@
 // The test bench's kernel tests and kernel benchmarks without a browser: the same wasm
-// diagnostics exports the page calls (crates/web/src/diagnostics.rs), run in Node with
+// diagnostics exports the page calls (crates/web/src/diagnostics.rs; the wasm built with
+// its `harness` feature by `npm run build:harness` into examples/gpu-test/wasm), run in Node with
 // Dawn — Chrome's WebGPU library — as navigator.gpu (../shared/dawn-node's shim), so a
 // GPU machine where no browser starts shows what the page would show there.
 //
-//   bash .dawn/run.sh .dawn examples/gpu-test/dawn.mjs www/wasm [ROWSxCOLS] [REPS]
+//   bash .dawn/run.sh .dawn examples/gpu-test/dawn.mjs examples/gpu-test/wasm [ROWSxCOLS] [REPS]
 //
 // Prints one JSON line per result: capabilities, each kernel check, each matvec
 // benchmark (WebGPU, default 4096x4096; pick one larger than the GPU's L2 cache to
@@ -12,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [wasmDir = 'www/wasm', size = '4096x4096', reps = '50'] = process.argv.slice(2);
+const [wasmDir = 'examples/gpu-test/wasm', size = '4096x4096', reps = '50'] = process.argv.slice(2);
 const [rows, cols = rows] = size.split('x').map(Number);
 const engine = await import(pathToFileURL(path.resolve(wasmDir, 'kindling_web.js')).href);
 await engine.default({ module_or_path: fs.readFileSync(path.resolve(wasmDir, 'kindling_web_bg.wasm')) });

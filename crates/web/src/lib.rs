@@ -17,9 +17,11 @@
 //! - `Sha256`: incremental SHA-256 of streamed downloads and cache entries (`digest.rs`);
 //! - `kernelChecks()`, `runKernelCheck()`, `benchMatvec()`, `benchDispatch()`: the GPU
 //!   test bench's kernel checks (WebGPU against the CPU backend) and micro-benchmarks
-//!   (`diagnostics.rs`; used by examples/gpu-test, not by the package's API).
+//!   (`diagnostics.rs`; only with the `harness` feature, in the wasm examples/gpu-test
+//!   loads beside the package's: the package leaves them out, 3% of its wasm).
 
 mod caps;
+#[cfg(feature = "harness")]
 mod diagnostics;
 mod digest;
 mod embeddings;
@@ -33,6 +35,7 @@ mod model;
 mod options;
 
 pub use caps::capabilities;
+#[cfg(feature = "harness")]
 pub use diagnostics::{bench_dispatch, bench_matvec, kernel_checks, run_kernel_check};
 pub use digest::Sha256;
 pub use engine::BackendKind;
