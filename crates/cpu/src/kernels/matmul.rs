@@ -17,7 +17,15 @@ pub struct Scratch {
     sums: Vec<f32>,
     planes: Vec<i16>,
     scales: Vec<f32>,
+    /// An F16/BF16 weight widened to F32 bytes for a large batch (`WIDEN_ROWS`).
+    widened: Vec<u8>,
 }
+
+/// From this many activation rows, F16 and BF16 weights are widened to F32 once per
+/// matmul instead of being decoded once per `ROWS` rows: an encoder's 2,000-token
+/// input decoded each weight 500 times. The F32 path sums the same values in the
+/// same order (the widening is exact), so the result is bit for bit the same.
+const WIDEN_ROWS: usize = 32;
 
 /// `x`: `[n, cols]`; `w`: `rows` rows of `cols` values in GGUF type `ty`;
 /// `out`: `[n, rows]`.
@@ -32,12 +40,24 @@ pub fn matmul(
     out: &mut [f32],
     scratch: &mut Scratch,
 ) {
+    if n >= WIDEN_ROWS && matches!(ty, GgmlType::F16 | GgmlType::BF16) {
+        let mut wide = std::mem::take(&mut scratch.widened);
+        let mut values = vec![0.0f32; rows * cols];
+        if kindling_gguf::dequantize(ty, w, &mut values).is_ok() {
+            wide.clear();
+            wide.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+            matmul(x, n, GgmlType::F32, &wide, rows, cols, out, scratch);
+            scratch.widened = wide;
+            return;
+        }
+        scratch.widened = wide;
+    }
     let row_bytes = w.len() / rows.max(1);
     let need = needs(ty);
     let group = need.sum_group.unwrap_or(0);
     let per_sums = cols.checked_div(group).unwrap_or(0);
     let (per_planes, per_scales) = if need.planes { (2 * cols, cols / 32) } else { (0, 0) };
-    let Scratch { sums, planes, scales } = scratch;
+    let Scratch { sums, planes, scales, .. } = scratch;
     sums.clear();
     sums.resize(n * per_sums, 0.0);
     planes.clear();
@@ -144,6 +164,20 @@ mod tests {
                 let want: f32 = (0..cols).map(|c| x[r * cols + c] * wf[j * cols + c]).sum();
                 assert!((out[r * rows + j] - want).abs() < 1e-4, "{r} {j}");
             }
+        }
+    }
+
+    #[test]
+    fn widened_float_weights_give_the_same_bits() {
+        let (n, rows, cols) = (WIDEN_ROWS + 3, 5, 70);
+        let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7 % 29) as f32 - 14.0) / 9.0).collect();
+        for ty in [GgmlType::F16, GgmlType::BF16] {
+            let w: Vec<u8> = (0..rows * cols * 2).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
+            let mut wide = vec![0.0; n * rows];
+            matmul(&x, n, ty, &w, rows, cols, &mut wide, &mut Scratch::default());
+            let mut few = vec![0.0; 4 * rows];
+            matmul(&x[..4 * cols], 4, ty, &w, rows, cols, &mut few, &mut Scratch::default());
+            assert_eq!(few, wide[..4 * rows], "{ty}");
         }
     }
 
