@@ -33,6 +33,17 @@
 //!   matmul_tiled + add (o), 1 rms_norm, 2 matmul_tiled (gate, up), 1 gated, 1
 //!   matmul_tiled + add (down) = 12; Gemma's post-norms: 2 more (14). Around them: embed,
 //!   select_row of the last position, and the same head as decode.
+//!
+//! Encoders (`Model::embed`, one input of PROMPT tokens, forward/encoder.rs), per layer:
+//!   nomic-bert: 3 matmul_tiled (q, k, v), 1 qk_rope (with the KV store), 1
+//!   attention_tiled (not causal), 1 matmul_tiled + add (o), 1 layer_norm, 2
+//!   matmul_tiled (gate, up), 1 gated, 1 matmul_tiled + add (down), 1 layer_norm = 12;
+//!   bert: the projections' biases stand between each matmul and what follows, so
+//!   nothing fuses: 3 matmul_tiled + 3 add (q/k/v biases), 1 kv_store, 1
+//!   attention_tiled, o: matmul_tiled, add (bias), add (residual), 1 layer_norm, up:
+//!   matmul_tiled, add (bias), activation (GELU), down: matmul_tiled, add (bias), add
+//!   (residual), 1 layer_norm = 19. Around them: embed, the token type's add, the
+//!   learned positions (bert), layer_norm; pooling is on the host.
 
 #[path = "gpu_common.rs"]
 mod gpu_common;
@@ -42,7 +53,7 @@ use std::path::Path;
 use gpu_common::load_gpu;
 use kindling_e2e::fixture_model;
 use kindling_gpu::GpuOptions;
-use kindling_model::{Backend, EvalOutput, Evaluated};
+use kindling_model::{Backend, EvalOutput, Evaluated, Model};
 
 /// Prompt tokens of the prefill measured: past MATVEC_MAX_ROWS (8), so the batch
 /// kernels run, and below SPLIT_MIN_SPAN, so attention does not split.
@@ -151,4 +162,39 @@ fn qwen25_coder_05b() {
 #[test]
 fn qwen25_coder_15b() {
     check("qwen2.5-1.5b", |l| 5 * l + 6, |l| 12 * l + 7);
+}
+
+// ---- encoders -------------------------------------------------------------------------
+
+/// (layers, dispatches) of embedding one input of PROMPT tokens.
+fn encoder_dispatches(path: &Path) -> (usize, u64) {
+    let mut model: Model<_> = load_gpu(path, pinned());
+    let (layers, vocab) = (model.config().block_count, model.config().vocab_size as u32);
+    let input: Vec<u32> = (0..PROMPT as u32).map(|i| (i * 7 + 3) % vocab).collect();
+    let before = model.backend().counters().dispatches;
+    pollster::block_on(model.embed(&[input], false)).expect("embed");
+    (layers, model.backend().counters().dispatches - before)
+}
+
+/// Checks one encoder's dispatches per input against `per_input(layers)`.
+fn check_encoder(key: &str, path: &Path, per_input: impl Fn(u64) -> u64) {
+    let (layers, d) = encoder_dispatches(path);
+    eprintln!("{key}: {layers} layers, {d} dispatches per input of {PROMPT} tokens");
+    assert_eq!(d, per_input(layers as u64), "{key} ({layers} layers): dispatches per input of {PROMPT}");
+}
+
+#[test]
+fn tiny_bert() {
+    check_encoder("tiny-bert", &fixture_model("tiny-bert"), |l| 19 * l + 4);
+}
+
+#[test]
+fn tiny_nomic_bert() {
+    check_encoder("tiny-nomic-bert", &fixture_model("tiny-nomic-bert"), |l| 12 * l + 3);
+}
+
+#[test]
+fn nomic_embed_text_v15() {
+    let path = kindling_testdata::models_dir().join("nomic-embed-text-v1.5.f16.gguf");
+    check_encoder("nomic-embed-text-v1.5", &path, |l| 12 * l + 3);
 }
