@@ -10,6 +10,9 @@ mod parallel;
 use kindling_gguf::GgmlType;
 use kindling_model::{Activation, AttentionParams, Backend, KvSpec, ModelError, Result, RopeConfig, WeightSpec};
 
+/// The vector lanes the dot products were built with: `"sse2"` (x86_64), `"wasm-simd128"`
+/// or `"portable"` (plain arrays: other targets, or the `portable-lanes` feature).
+pub use dot::LANES;
 pub use parallel::set_max_threads;
 
 /// A weight: the tensor's GGUF bytes, exactly as stored.

@@ -29,6 +29,7 @@ mod xplanes;
 use kindling_gguf::GgmlType;
 
 use simd::F4;
+pub use simd::LANES;
 pub use xplanes::x_planes;
 
 /// One activation row's running sum: a vector part and a scalar part (block minima,

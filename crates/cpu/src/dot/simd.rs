@@ -366,7 +366,10 @@ mod imp {
 
 /// Plain arrays: every other target (aarch64 among them), and any target with the
 /// `portable-lanes` feature, which is how the tests run this module natively.
-#[cfg(any(feature = "portable-lanes", not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128")))))]
+#[cfg(any(
+    feature = "portable-lanes",
+    not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128")))
+))]
 mod imp {
     pub const LANES: &str = "portable";
 
@@ -481,11 +484,7 @@ mod imp {
         }
         #[inline(always)]
         fn zip(self, o: B16, f: impl Fn(u8, u8) -> u8) -> B16 {
-            let mut out = [0u8; 16];
-            for i in 0..16 {
-                out[i] = f(self.0[i], o.0[i]);
-            }
-            B16(out)
+            B16(std::array::from_fn(|i| f(self.0[i], o.0[i])))
         }
         #[inline(always)]
         pub fn and(self, o: B16) -> B16 {
