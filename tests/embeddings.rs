@@ -8,7 +8,11 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use kindling_cpu::CpuBackend;
-use kindling_model::{embedding_response, EmbeddingRequest, Model, ModelKind, ModelOptions};
+use kindling_gpu::GpuOptions;
+use kindling_model::{embedding_response, Backend, EmbeddingRequest, Model, ModelKind, ModelOptions};
+
+#[path = "gpu_common.rs"]
+mod gpu_common;
 use serde::Deserialize;
 
 /// The bar. An f32 engine against llama.cpp (which rounds activations for its
@@ -54,10 +58,19 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
 }
 
 /// Every case of `key`'s fixture (those `pick` selects) through `Model::embed` with
-/// llama.cpp's ids; the batch cases go in one call. Returns the model for more checks.
+/// llama.cpp's ids on the CPU engine; the batch cases go in one call. Returns the model
+/// for more checks.
 fn check(key: &str, path: PathBuf, pick: impl Fn(&Case) -> bool) -> Model<CpuBackend> {
+    check_on(key, load(&path), pick)
+}
+
+/// As `check`, on the GPU engine (lavapipe where there is no GPU).
+fn check_gpu(key: &str, path: PathBuf, pick: impl Fn(&Case) -> bool) {
+    check_on(key, gpu_common::load_gpu(&path, GpuOptions::default()), pick);
+}
+
+fn check_on<B: Backend>(key: &str, mut model: Model<B>, pick: impl Fn(&Case) -> bool) -> Model<B> {
     let fx = fixture(key);
-    let mut model = load(&path);
     assert_eq!(model.kind(), ModelKind::Encoder);
     assert_eq!(model.config().pooling.as_str(), fx.pooling, "{}: pooling", fx.model);
     let cases: Vec<&Case> = fx.cases.iter().filter(|c| pick(c)).collect();
@@ -81,7 +94,8 @@ fn check(key: &str, path: PathBuf, pick: impl Fn(&Case) -> bool) -> Model<CpuBac
             assert!((norm - 1.0).abs() < 1e-4, "{}: |v| = {norm}", case.name);
             let cos = cosine(v, &case.embedding);
             println!(
-                "{key} {:>16} ({:>9}, {:>4} tokens): cosine {cos:.7} in {took:.2?}",
+                "{key} on {} {:>16} ({:>9}, {:>4} tokens): cosine {cos:.7} in {took:.2?}",
+                model.backend_name(),
                 case.name,
                 case.kind,
                 case.ids.len()
@@ -143,6 +157,22 @@ fn nomic_embed_matches_llama_cpp() {
 fn nomic_embed_long_input_matches_llama_cpp() {
     let path = kindling_testdata::models_dir().join("nomic-embed-text-v1.5.f16.gguf");
     check("nomic", path, |c| c.kind == "long");
+}
+
+/// The GPU engine (the browser's kernels' native twins; lavapipe in CI) on the synthetic
+/// encoders, every input including the ~2000-token ones.
+#[test]
+fn tiny_encoders_on_the_gpu_match_llama_cpp() {
+    check_gpu("tiny-bert", kindling_testdata::synthetic("tiny-bert.gguf"), |_| true);
+    check_gpu("tiny-nomic-bert", kindling_testdata::synthetic("tiny-nomic-bert.gguf"), |_| true);
+}
+
+/// The real nomic-embed-text-v1.5 on the GPU engine: a short and a non-ASCII input (on
+/// lavapipe each F16 pass costs seconds; the rest of the fixture runs on the CPU above).
+#[test]
+fn nomic_embed_on_the_gpu_matches_llama_cpp() {
+    let path = kindling_testdata::models_dir().join("nomic-embed-text-v1.5.f16.gguf");
+    check_gpu("nomic", path, |c| c.name == "query" || c.name == "cjk");
 }
 
 /// Context handling and the refusals, on the tiny bert (context 512).
