@@ -24,6 +24,8 @@ mod adapter;
 mod cache_api;
 #[path = "browser/device_errors.rs"]
 mod device_errors;
+#[path = "browser/embeddings.rs"]
+mod embeddings;
 #[path = "browser/errors.rs"]
 mod errors;
 #[path = "browser/gpu_leaks.rs"]
