@@ -24,7 +24,8 @@ function cosine(a, b) {
 }
 
 /**
- * `backend`: 'webgpu' | 'cpu'; `long`: also the input near the context (and the
+ * `backend`: 'webgpu' | 'cpu' (WebGPU runs a subset: on SwiftShader an input takes
+ * about 20 s, 8 short ones 160 s); `long`: also the input near the context (and the
  * truncated one over it); `modelPath`, `referencePath`: the encoder and its llama.cpp
  * reference file (a nomic-bert; the run uses nomic-embed-text-v1.5).
  */
@@ -92,20 +93,24 @@ export async function runEmbeddingTests(base, backend, long, modelPath, referenc
     const ids = model.tokenize(c.text);
     check(JSON.stringify(ids) === JSON.stringify(c.ids), `tokenize ${c.name}: ${JSON.stringify(ids)} vs llama.cpp ${JSON.stringify(c.ids)}`);
   }
-  const singles = [...cases('short'), ...cases('non_ascii')];
+  const gpu = backend === 'webgpu';
+  // On WebGPU one request of a short, a non-ASCII and a batch input; on the CPU all of them.
+  const singles = gpu ? [cases('short')[0], cases('non_ascii')[1], cases('batch')[4]] : [...cases('short'), ...cases('non_ascii')];
   const progress = [];
   t = performance.now();
   compare(await model.embeddings.create({ input: singles.map((c) => c.text) }, { onProgress: (p) => progress.push(p) }), singles, 'Model');
   log.push(`Model: ${singles.length} short inputs in ${(performance.now() - t).toFixed(0)} ms (${secs()})`);
   check(JSON.stringify(progress) === JSON.stringify(singles.map((_, i) => ({ done: i + 1, total: singles.length }))),
     `progress ${JSON.stringify(progress)}`);
-  t = performance.now();
-  compare(await model.embeddings.create({ input: cases('batch').map((c) => c.text) }), cases('batch'), 'Model batch');
-  log.push(`Model: the batch of ${cases('batch').length} in ${(performance.now() - t).toFixed(0)} ms (${secs()})`);
-  // A single string is one input; the model name is the file's.
-  const one = await model.embeddings.create({ input: singles[0].text, model: 'ignored', encoding_format: 'float' });
-  compare(one, [singles[0]], 'Model string input');
-  check(one.model === model.info.name, `model ${one.model}, info.name ${model.info.name}`);
+  if (!gpu) {
+    t = performance.now();
+    compare(await model.embeddings.create({ input: cases('batch').map((c) => c.text) }), cases('batch'), 'Model batch');
+    log.push(`Model: the batch of ${cases('batch').length} in ${(performance.now() - t).toFixed(0)} ms (${secs()})`);
+    // A single string is one input; the model name is the file's.
+    const one = await model.embeddings.create({ input: singles[0].text, model: 'ignored', encoding_format: 'float' });
+    compare(one, [singles[0]], 'Model string input');
+    check(one.model === model.info.name, `model ${one.model}, info.name ${model.info.name}`);
+  }
 
   // 2. Long inputs: near the context (llama.cpp's), and over it (refused; cut with truncate).
   const longCase = cases('long')[0];
@@ -147,7 +152,7 @@ export async function runEmbeddingTests(base, backend, long, modelPath, referenc
     });
     await expectError(aborted, AbortError, 'abort after the first input');
     check(JSON.stringify(done) === '[1]', `progress after the abort: ${JSON.stringify(done)}`);
-    compare(await model.embeddings.create({ input: singles[1].text }), [singles[1]], 'Model after an abort');
+    if (!gpu) compare(await model.embeddings.create({ input: singles[1].text }), [singles[1]], 'Model after an abort');
   }
   await model.dispose();
 
@@ -164,7 +169,7 @@ export async function runEmbeddingTests(base, backend, long, modelPath, referenc
   const wm = await WorkerModel.load(url(modelPath), { backend });
   log.push(`worker load (${backend}): ${(performance.now() - t).toFixed(0)} ms`);
   check(wm.info.kind === 'encoder', `worker info ${JSON.stringify(wm.info)}`);
-  const wanted = [...cases('batch'), cases('non_ascii')[1]];
+  const wanted = gpu ? [cases('batch')[4]] : [...cases('batch'), cases('non_ascii')[1]];
   const workerProgress = [];
   t = performance.now();
   compare(await wm.embeddings.create({ input: wanted.map((c) => c.text) }, { onProgress: (p) => workerProgress.push(p.done) }), wanted, 'WorkerModel');
