@@ -8,6 +8,7 @@ import { WorkerModel } from '../../www/worker-model.js';
 import { bytes, loadSourceLine, progressLine } from '../shared/format.js';
 import { CALCULATOR, evaluate, formatNumber } from './calculator.js';
 import { explainBackend, explainError } from '../shared/explain.js';
+import { announce, setStatus, technicalDetails } from '../shared/status.js';
 
 /**
  * The models the tests use (tests/scripts/fetch_models.sh puts them under .cache/models),
@@ -79,38 +80,6 @@ async function fillModels() {
   $('model').replaceChildren(...options, new Option('Another model (URL)…', 'custom'));
   if (keep) $('model').value = keep;
   showCustomUrl();
-}
-
-/** A folded "Technical details" block holding `text`: the package's own words, for whoever debugs. */
-function technicalDetails(text) {
-  const details = document.createElement('details');
-  details.className = 'technical';
-  const summary = document.createElement('summary');
-  summary.textContent = 'Technical details';
-  const pre = document.createElement('pre');
-  pre.textContent = text;
-  details.append(summary, pre);
-  return details;
-}
-
-/** The status under the model picker: a line, an optional second line, and the detail behind a click. */
-function setStatus(line, { note = null, detail = null, bad = false } = {}) {
-  $('status-line').textContent = line;
-  $('status-line').classList.toggle('bad', bad);
-  $('status-note').textContent = note ?? '';
-  $('status-note').hidden = !note;
-  $('status').querySelector('details')?.remove();
-  if (detail) $('status').append(technicalDetails(detail));
-}
-
-/**
- * Says `text` to screen readers once. The conversation itself is not a live region (a
- * streamed reply would be read token by token), so whole replies and load results
- * come through here. Emptied first so that the same text twice is read twice.
- */
-function announce(text) {
-  $('announce').textContent = '';
-  requestAnimationFrame(() => ($('announce').textContent = text));
 }
 
 /** Enables what can be used now: Send (and Enter) only with a model, no load and no reply under way. */

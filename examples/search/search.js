@@ -8,6 +8,7 @@
 import { WorkerModel as Model } from '../../www/worker-model.js';
 import { explainBackend, explainError } from '../shared/explain.js';
 import { loadSourceLine, progressLine } from '../shared/format.js';
+import { announce, setStatus, technicalDetails } from '../shared/status.js';
 import { SAMPLES, parseDocuments } from './documents.js';
 import { rank } from './rank.js';
 
@@ -38,40 +39,12 @@ function fileName(url) {
   }
 }
 
-/** A folded "Technical details" block holding `text`: the package's own words, for whoever debugs. */
-function technicalDetails(text) {
-  const details = document.createElement('details');
-  details.className = 'technical';
-  const summary = document.createElement('summary');
-  summary.textContent = 'Technical details';
-  const pre = document.createElement('pre');
-  pre.textContent = text;
-  details.append(summary, pre);
-  return details;
-}
-
-/** The status under the model field: a line, an optional second line, and the detail behind a click. */
-function setStatus(line, { note = null, detail = null, bad = false } = {}) {
-  $('status-line').textContent = line;
-  $('status-line').classList.toggle('bad', bad);
-  $('status-note').textContent = note ?? '';
-  $('status-note').hidden = !note;
-  $('status').querySelector('details')?.remove();
-  if (detail) $('status').append(technicalDetails(detail));
-}
-
 /** The line under the Embed button, with an optional detail behind a click. */
 function setEmbedStatus(line, { detail = null, bad = false } = {}) {
   $('embed-status').textContent = line;
   $('embed-status').classList.toggle('bad', bad);
   $('documents').querySelector('details.technical')?.remove();
   if (detail) $('embed-status').after(technicalDetails(detail));
-}
-
-/** Says `text` to screen readers once (emptied first, so that the same text twice is read twice). */
-function announce(text) {
-  $('announce').textContent = '';
-  requestAnimationFrame(() => ($('announce').textContent = text));
 }
 
 /** Enables what can be used now: embedding and search need a model, and one embedding runs at a time. */
