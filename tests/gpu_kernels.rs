@@ -1079,6 +1079,17 @@ fn attention_dispatches(b: &mut GpuBackend, c: &RopeCase, heads_k: usize) -> u64
 
 // ---- attention ----------------------------------------------------------------------------
 
+/// Random q, k and v rows for each `(start, rows)` batch, in `p`'s head shapes.
+fn random_qkv(rng: &mut Rng, p: &AttentionParams, batches: &[(usize, usize)]) -> Vec<(Vec<f32>, Vec<f32>, Vec<f32>)> {
+    let (q_cols, kv_cols) = (p.head_count * p.head_dim, p.head_count_kv * p.head_dim);
+    batches
+        .iter()
+        .map(|&(_, n)| {
+            (rng.vec(n * q_cols, -2.0, 2.0), rng.vec(n * kv_cols, -2.0, 2.0), rng.vec(n * kv_cols, -3.0, 3.0))
+        })
+        .collect()
+}
+
 fn attention_script<B: Backend>(
     b: &mut B,
     p: &AttentionParams,
@@ -1179,12 +1190,7 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
             softcap,
             causal: true,
         };
-        let data: Vec<_> = batches
-            .iter()
-            .map(|&(_, n)| {
-                (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0))
-            })
-            .collect();
+        let data = random_qkv(&mut rng, &p, &batches);
         let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
         let got = attention_script(&mut b, &p, &batches, &data);
         let what = format!("attention heads {heads}/{kv} × {hd}, window {window:?}, cap {softcap:?}");
@@ -1215,12 +1221,7 @@ fn attention_over_histories_longer_than_one_chunk() {
             softcap: None,
             causal: true,
         };
-        let data: Vec<_> = batches
-            .iter()
-            .map(|&(_, n)| {
-                (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0))
-            })
-            .collect();
+        let data = random_qkv(&mut rng, &p, &batches);
         let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
         let got = attention_script(&mut b, &p, &batches, &data);
         let what = format!("long attention heads {heads}/{kv} × {hd}, window {window:?}");
@@ -1519,12 +1520,7 @@ fn non_causal_attention_matches_cpu_in_every_kernel() {
             softcap: None,
             causal: false,
         };
-        let data: Vec<_> = batches
-            .iter()
-            .map(|&(_, n)| {
-                (rng.vec(n * heads * hd, -2.0, 2.0), rng.vec(n * kv * hd, -2.0, 2.0), rng.vec(n * kv * hd, -3.0, 3.0))
-            })
-            .collect();
+        let data = random_qkv(&mut rng, &p, &batches);
         let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
         let got = attention_script(&mut b, &p, &batches, &data);
         let what = format!("non-causal attention heads {heads}/{kv} × {hd}");
