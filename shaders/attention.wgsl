@@ -2,7 +2,9 @@
 //   kv_store   copies the batch's k and v rows into the cache at start..start+n
 //   attention  causal grouped-query attention of each (row, head), optionally windowed:
 //              row r (position start + r) attends to positions lo..=start+r (with
-//              non_causal, encoders: to every position 0..start+n, `row_end`); with
+//              non_causal, encoders: to every position 0..start+n, `row_end`; in a
+//              packed batch of several sequences, `packed`, only to its own sequence's
+//              rows, `row_start`..`row_end`, through `spans`); with
 //              splits > 1 (decode over a long context) each (row, head) is spread over
 //              `splits` workgroups, each taking a contiguous share of the positions
 //   attention_rope  decode (one row): `attention` with the q/k preparation and the KV
@@ -19,8 +21,8 @@
 // window (0: none), scale, k_stride / v_stride (row strides of the k and v batches),
 // splits (workgroups per (row, head)), softcap (> 0: scores become
 // softcap * tanh(score / softcap) before the softmax, Gemma 2), non_causal (1: every
-// row attends to the whole batch's positions); attention_rope also half, neox, norm,
-// eps, bias (as qk_rope's).
+// row attends to the whole batch's positions), packed (1: the batch packs several
+// sequences, `spans`); attention_rope also half, neox, norm, eps, bias (as qk_rope's).
 @group(0) @binding(0) var<uniform> p: Params;
 // q: [n, q_cols] queries (attention), read as vec4s by the batch kernel (its head_dim
 // is a multiple of 4) and through q1() by the others.
@@ -45,6 +47,9 @@
 @group(0) @binding(8) var<storage, read> kn: array<f32>;
 @group(0) @binding(12) var<uniform> table: array<vec4<f32>, ROW_TABLE_VEC4S>;
 @group(0) @binding(13) var<storage, read> vbias: array<f32>;
+// spans: [n, 2] each batch row's sequence's rows, first and end (packed batches: one
+// small buffer written by begin_packed_batch, read by attention and attention_tiled).
+@group(0) @binding(14) var<storage, read> spans: array<u32>;
 
 @compute @workgroup_size(ITEMS_WG)
 fn kv_store(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -144,11 +149,33 @@ fn window_start(pos: u32) -> u32 {
     return 0u;
 }
 
+// Row r's sequence's batch rows, first and end (packed batches; r clamped to the batch,
+// as the batch kernels ask for rows past it).
+fn span(r: u32) -> vec2<u32> {
+    let at = 2u * min(r, p.n - 1u);
+    return vec2<u32>(spans[at], spans[at + 1u]);
+}
+
+// The first position row r attends to: its window's start, or 0; in a packed batch not
+// before its sequence's first row.
+fn row_start(r: u32) -> u32 {
+    let lo = window_start(p.start + r);
+    if (p.packed != 0u) {
+        return max(lo, p.start + span(r).x);
+    }
+    return lo;
+}
+
 // The end (exclusive) of the positions row r attends to: its own position's next
 // (causal), or with non_causal (encoders) the batch's end, every row seeing every
-// position 0..start + n (the host refuses a window there).
+// position 0..start + n (the host refuses a window there), or in a packed batch its
+// sequence's end. Both ends never decrease from row to row, so a block of rows
+// attends to row_start(first)..row_end(last) and each row masks the rest.
 fn row_end(r: u32) -> u32 {
     if (p.non_causal != 0u) {
+        if (p.packed != 0u) {
+            return p.start + span(r).y;
+        }
         return p.start + p.n;
     }
     return p.start + r + 1u;
@@ -171,7 +198,7 @@ fn split_share(lo: u32, end: u32, split: u32) -> vec2<u32> {
 // Row r's positions this workgroup takes (the split-th share): first..end (exclusive;
 // may be empty).
 fn share(r: u32, split: u32) -> vec2<u32> {
-    return split_share(window_start(p.start + r), row_end(r), split);
+    return split_share(row_start(r), row_end(r), split);
 }
 
 @compute @workgroup_size(256)
@@ -225,7 +252,9 @@ fn attention_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
         return;
     }
     let h = id / p.splits;
-    let range = share(0u, id % p.splits);
+    // One row: its positions end at its own, causal or not (and it never reads spans,
+    // which its layout does not bind).
+    let range = split_share(window_start(p.start), p.start + 1u, id % p.splits);
     let hd = p.head_dim;
     for (var d = lid; d < hd; d += WG) {
         var e = q1(h * hd + d);

@@ -171,10 +171,9 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let part = lid % ipr;
     let r = r0 + row;
     let live = !dead && r < p.n;
-    let pos = p.start + r;
-    let lo = window_start(pos);
+    let lo = row_start(r);
     // This workgroup's share of the block's positions.
-    let positions = split_share(window_start(p.start + r0), block_end(r0, g.rows), split);
+    let positions = split_share(row_start(r0), block_end(r0, g.rows), split);
     let first = positions.x;
     let end = select(positions.y, first, dead);
     let stop = min(row_end(r), end);

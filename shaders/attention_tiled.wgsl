@@ -63,12 +63,11 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let sub = lid % 8u;
     let r = r0 + i;
     let live = r < p.n;
-    let pos = p.start + r;
-    // This row's positions lo..row_end(r) (lo..=pos where causal); this workgroup's
+    // This row's positions lo..row_end(r) (lo..=its own where causal); this workgroup's
     // share of the block's positions first..end (exclusive; splits > 1: the attention
     // of a long prompt, spread over more workgroups; attn_combine merges).
-    let lo = window_start(pos);
-    let positions = split_share(window_start(p.start + r0), block_end(r0, TQ), split);
+    let lo = row_start(r);
+    let positions = split_share(row_start(r0), block_end(r0, TQ), split);
     let first = positions.x;
     let end = positions.y;
     let qb = r * p.q_cols + h * hd;

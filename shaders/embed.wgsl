@@ -1,12 +1,14 @@
 // Embedding lookup: out[r] = scale * dequant(table[tokens[r]]).
-// `add_positions` (learned absolute positions, BERT): out[r] += dequant(table[start + r]).
+// `add_positions` (learned absolute positions, BERT): out[r] += dequant(table[start + r]),
+// or in a packed batch (packed == 1) table[r - first row of r's sequence].
 // One workgroup per batch row; dispatched once per part of a table split across
 // buffers, each dispatch writing the rows whose table row falls in its part.
 // Params: EmbedParams (crates/gpu/src/params.rs).
 
 // Params: n (rows), cols (values per table row), row_words (u32 words per stored row),
 // row0 / part_rows (table rows held by this part), total_rows, out_stride, scale,
-// start (add_positions: the table row of batch row 0).
+// start (add_positions: the table row of batch row 0), packed (add_positions: 1 when
+// the batch packs several sequences, whose positions each restart at 0).
 @group(0) @binding(0) var<uniform> p: Params;
 // tokens: [n] token ids of the batch (embed).
 @group(0) @binding(1) var<storage, read> tokens: array<u32>;
@@ -14,6 +16,9 @@
 @group(0) @binding(2) var<storage, read> w: array<u32>;
 // out: [n, out_stride] f32.
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
+// spans: [n, 2] each row's sequence's rows, first and end (add_positions of a packed
+// batch; written by begin_packed_batch).
+@group(0) @binding(4) var<storage, read> spans: array<u32>;
 
 const WG: u32 = 64u;
 
@@ -62,13 +67,19 @@ fn embed(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: ve
     }
 }
 
-// The host checks that start + n rows fit the table.
+// The host checks that the batch's positions fit the table.
 @compute @workgroup_size(64)
 fn add_positions(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                  @builtin(local_invocation_index) lid: u32) {
     let r = wg_linear(wid, nwg);
-    let t = p.start + r;
-    if (r < p.n && in_part(t)) {
+    if (r >= p.n) {
+        return;
+    }
+    var t = p.start + r;
+    if (p.packed != 0u) {
+        t = r - spans[2u * r];
+    }
+    if (in_part(t)) {
         put_row(t, r * p.out_stride, lid, true);
     }
 }

@@ -3,6 +3,8 @@
 //! least `MIN_COSINE` with llama.cpp's. The fixture's token ids are fed as they are, so
 //! these tests do not depend on the tokenizer; one test per model goes through the
 //! tokenizer too. Inputs: short, long (near the context), non-ASCII, and a batch.
+//! Several inputs in one call are packed into one forward pass (`Model::embed`): the
+//! `packed` tests check that each input's vector is the one it gets alone.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -18,6 +20,10 @@ use serde::Deserialize;
 /// The bar. An f32 engine against llama.cpp (which rounds activations for its
 /// dot products) on the same file.
 const MIN_COSINE: f64 = 0.999;
+
+/// An input packed with others against the same input alone: the same sums in the same
+/// order, so only a kernel's choice of tiles (a longer batch) may move the last bits.
+const MIN_PACKED_COSINE: f64 = 0.99999;
 
 #[derive(Deserialize)]
 struct Case {
@@ -109,6 +115,63 @@ fn check_on<B: Backend>(key: &str, mut model: Model<B>, pick: impl Fn(&Case) -> 
     model
 }
 
+/// The picked cases of `key`'s fixture, and the first two ids of the first (a 2-token
+/// input) and its first id alone (a 1-token one), in one `Model::embed` call (packed
+/// into as few forward passes as the context allows) and each alone: every packed vector
+/// must equal its input's alone (cosine >= MIN_PACKED_COSINE) and, where llama.cpp's
+/// vector is known, match it (MIN_COSINE). On a backend that counts submissions, the
+/// packed call must take fewer than one per input.
+fn check_packed<B: Backend>(key: &str, model: &mut Model<B>, pick: impl Fn(&Case) -> bool) {
+    let fx = fixture(key);
+    let cases: Vec<&Case> = fx.cases.iter().filter(|c| pick(c)).collect();
+    assert!(cases.len() >= 2, "{key}: pick at least two cases");
+    // (name, ids, llama.cpp's vector where known)
+    type Input<'a> = (String, Vec<u32>, Option<&'a [f32]>);
+    let mut inputs: Vec<Input> =
+        cases.iter().map(|c| (c.name.clone(), c.ids.clone(), Some(&c.embedding[..]))).collect();
+    // Short ones between the others: a 2-token input, then a 1-token one.
+    inputs.insert(1, ("two tokens".into(), cases[0].ids[..2].to_vec(), None));
+    inputs.insert(3, ("one token".into(), cases[0].ids[..1].to_vec(), None));
+    let ids: Vec<Vec<u32>> = inputs.iter().map(|i| i.1.clone()).collect();
+    let (t, before) = (Instant::now(), model.backend().counters().submits);
+    let packed = pollster::block_on(model.embed(&ids, false)).expect("embed packed");
+    let (packed_took, packed_submits) = (t.elapsed(), model.backend().counters().submits - before);
+    let (t, before) = (Instant::now(), model.backend().counters().submits);
+    let alone: Vec<Vec<f32>> = ids
+        .iter()
+        .map(|one| pollster::block_on(model.embed(std::slice::from_ref(one), false)).expect("embed alone").remove(0))
+        .collect();
+    let (alone_took, alone_submits) = (t.elapsed(), model.backend().counters().submits - before);
+    let rows: usize = ids.iter().map(Vec::len).sum();
+    println!(
+        "{key} on {}: {} inputs ({rows} tokens) packed in {packed_took:.2?} ({packed_submits} submissions), one at a time in {alone_took:.2?} ({alone_submits})",
+        model.backend_name(),
+        ids.len()
+    );
+    assert_eq!(packed.len(), ids.len());
+    let mut failures = Vec::new();
+    for ((name, ids, reference), (p, a)) in inputs.iter().zip(packed.iter().zip(&alone)) {
+        let same = cosine(p, a);
+        let max_diff = p.iter().zip(a).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+        let to_ref = reference.map(|r| cosine(p, r));
+        println!(
+            "{key} {name:>16} ({:>4} tokens): packed vs alone cosine {same:.9} (max |diff| {max_diff:.1e}), vs llama.cpp {}",
+            ids.len(),
+            to_ref.map_or("-".into(), |c| format!("{c:.7}"))
+        );
+        if same.is_nan() || same < MIN_PACKED_COSINE {
+            failures.push(format!("{name}: packed vs alone cosine {same}"));
+        }
+        if to_ref.is_some_and(|c| c.is_nan() || c < MIN_COSINE) {
+            failures.push(format!("{name}: packed vs llama.cpp cosine {to_ref:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{key}: {failures:?}");
+    if alone_submits > 0 {
+        assert!(packed_submits < alone_submits, "{key}: {packed_submits} submissions packed, {alone_submits} alone");
+    }
+}
+
 /// Through the tokenizer: our ids must be llama.cpp's, and the request/response path
 /// the CLI and the browser use gives the same vectors.
 fn through_tokenizer(key: &str, model: &mut Model<CpuBackend>, pick: impl Fn(&Case) -> bool) {
@@ -127,6 +190,31 @@ fn through_tokenizer(key: &str, model: &mut Model<CpuBackend>, pick: impl Fn(&Ca
         let cos = cosine(&got, &c.embedding);
         assert!(cos >= MIN_COSINE, "{key} {} through the tokenizer: cosine {cos}", c.name);
     }
+}
+
+/// Every case of the tiny encoders' fixtures in one call (tiny-bert's 512-token context
+/// takes three passes, the 493-token input alone in one; tiny-nomic-bert's 2048 three,
+/// its 2029-token input alone), packed against alone, on the CPU.
+#[test]
+fn tiny_encoders_packed_equal_alone() {
+    check_packed("tiny-bert", &mut load(&kindling_testdata::synthetic("tiny-bert.gguf")), |_| true);
+    check_packed("tiny-nomic-bert", &mut load(&kindling_testdata::synthetic("tiny-nomic-bert.gguf")), |_| true);
+}
+
+/// The same on the GPU engine (lavapipe where there is no GPU).
+#[test]
+fn tiny_encoders_packed_equal_alone_on_the_gpu() {
+    for key in ["tiny-bert", "tiny-nomic-bert"] {
+        let path = kindling_testdata::synthetic(&format!("{key}.gguf"));
+        check_packed(key, &mut gpu_common::load_gpu(&path, GpuOptions::default()), |_| true);
+    }
+}
+
+/// The real nomic-embed-text-v1.5: every input but the long one in one pass, on the CPU.
+#[test]
+fn nomic_embed_packed_equals_alone() {
+    let path = kindling_testdata::models_dir().join("nomic-embed-text-v1.5.f16.gguf");
+    check_packed("nomic", &mut load(&path), |c| c.kind != "long");
 }
 
 #[test]
@@ -167,12 +255,14 @@ fn tiny_encoders_on_the_gpu_match_llama_cpp() {
     check_gpu("tiny-nomic-bert", kindling_testdata::synthetic("tiny-nomic-bert.gguf"), |_| true);
 }
 
-/// The real nomic-embed-text-v1.5 on the GPU engine: a short and a non-ASCII input (on
-/// lavapipe each F16 pass costs seconds; the rest of the fixture runs on the CPU above).
+/// The real nomic-embed-text-v1.5 on the GPU engine: two short inputs and a non-ASCII
+/// one, packed in one pass and each alone, against each other and llama.cpp (on lavapipe
+/// each F16 pass costs seconds; the rest of the fixture runs on the CPU above).
 #[test]
 fn nomic_embed_on_the_gpu_matches_llama_cpp() {
     let path = kindling_testdata::models_dir().join("nomic-embed-text-v1.5.f16.gguf");
-    check_gpu("nomic", path, |c| c.name == "query" || c.name == "cjk");
+    let mut m = gpu_common::load_gpu(&path, GpuOptions::default());
+    check_packed("nomic", &mut m, |c| ["query", "document", "cjk"].contains(&c.name.as_str()));
 }
 
 /// Context handling and the refusals, on the tiny bert (context 512).

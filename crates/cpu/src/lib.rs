@@ -62,6 +62,9 @@ pub struct CpuBackend {
     acts: Vec<Matrix>,
     tokens: Vec<u32>,
     start_pos: usize,
+    /// Per row of a packed batch, its sequence's rows `[first, end)`; empty for a
+    /// batch of one sequence from `start_pos`.
+    spans: Vec<[u32; 2]>,
     /// Total bytes of weights allocated (for reporting).
     weight_bytes: u64,
     /// The matmuls' per-call preparation of activations (kept to allocate once).
@@ -85,6 +88,14 @@ impl CpuBackend {
     /// Rows the current batch has in activation `a`.
     fn rows(&self, a: CpuActivation) -> usize {
         self.tokens.len().min(self.acts[a.0].capacity)
+    }
+
+    /// Row r's position: within its sequence in a packed batch.
+    fn position(&self, r: usize) -> usize {
+        match self.spans.get(r) {
+            Some(&[first, _]) => r - first as usize,
+            None => self.start_pos + r,
+        }
     }
 
     fn cols(&self, a: CpuActivation) -> usize {
@@ -171,6 +182,16 @@ impl Backend for CpuBackend {
         self.tokens.clear();
         self.tokens.extend_from_slice(tokens);
         self.start_pos = start_pos;
+        self.spans.clear();
+        Ok(())
+    }
+
+    fn begin_packed_batch(&mut self, tokens: &[u32], lens: &[usize]) -> Result<()> {
+        let spans = kindling_model::packed_spans(lens, tokens.len())?;
+        self.begin_batch(tokens, 0)?;
+        if lens.len() > 1 {
+            self.spans = spans;
+        }
         Ok(())
     }
 
@@ -223,11 +244,11 @@ impl Backend for CpuBackend {
     ) {
         let n = self.rows(x);
         let cols = self.cols(x);
-        let start = self.start_pos;
         let ff = freq_factors.map(|w| w.dense());
-        let data = &mut self.acts[x.0].data;
         for r in 0..n {
-            kernels::rope_row(&mut data[r * cols..r * cols + heads * head_dim], heads, head_dim, start + r, rope, ff);
+            let pos = self.position(r);
+            let row = &mut self.acts[x.0].data[r * cols..r * cols + heads * head_dim];
+            kernels::rope_row(row, heads, head_dim, pos, rope, ff);
         }
     }
 
@@ -254,7 +275,8 @@ impl Backend for CpuBackend {
         let mut o = self.take(out);
         let q_cols = p.head_count * p.head_dim;
         let (ks, vs) = (&cache.k[..end], &cache.v[..end]);
-        kernels::attention(&qs[..n * q_cols], ks, vs, width, self.start_pos, n, p, &mut o[..n * q_cols]);
+        let rows = kernels::Rows { start: self.start_pos, n, spans: &self.spans };
+        kernels::attention(&qs[..n * q_cols], ks, vs, width, rows, p, &mut o[..n * q_cols]);
         self.put(out, o);
         self.put(q, qs);
     }
@@ -319,10 +341,9 @@ impl Backend for CpuBackend {
 
     fn add_position_embedding(&mut self, x: CpuActivation, table: &CpuWeight) {
         let (n, cols) = (self.rows(x), self.cols(x));
-        let start = self.start_pos;
         let mut row = vec![0.0f32; table.cols];
         for r in 0..n {
-            let pos = start + r;
+            let pos = self.position(r);
             // The encoder refuses inputs past the table (the context length) before
             // running; a row past it adds nothing rather than panicking.
             if pos >= table.rows || kindling_gguf::dequantize(table.ty, table.row(pos), &mut row).is_err() {

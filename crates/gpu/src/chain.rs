@@ -150,6 +150,7 @@ impl GpuBackend {
         }
         self.n_tokens = 1;
         self.start_pos = start_pos;
+        self.packed.clear();
         Ok(())
     }
 

@@ -398,9 +398,10 @@ impl GpuBackend {
         }
     }
 
-    /// The blob offset of the (cos, sin) table of batch rows `row0..row0 + rows`,
-    /// written on its first use in this submission (every layer shares it). None after
-    /// deferring an error.
+    /// The blob offset of the (cos, sin) table of batch rows `row0..row0 + rows` (each
+    /// at its `position`: in a packed batch, within its sequence), written on its first
+    /// use in this submission (every layer shares it; a new batch starts a new list).
+    /// None after deferring an error.
     fn rope_table_at(
         &mut self,
         rope: &RopeConfig,
@@ -420,7 +421,7 @@ impl GpuBackend {
             return Some(o);
         }
         let mut table = Vec::new();
-        rope_table(rope, ff.map(|f| &f.1[..]), self.start_pos + row0, rows, &mut table);
+        rope_table(rope, ff.map(|f| &f.1[..]), (row0..row0 + rows).map(|r| self.position(r)), &mut table);
         let o = self.push_blob(bytemuck::cast_slice(&table));
         self.rope_tables.push((key, o));
         Some(o)

@@ -64,7 +64,8 @@ use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, Norm
 use pipelines::{BufId, Cache};
 use tuning::*;
 
-/// A RoPE table: (config, frequency-factor buffer, first position, rows).
+/// A RoPE table: (config, frequency-factor buffer, first position (of a packed batch:
+/// first row), rows).
 type RopeTableKey = (RopeConfig, Option<BufId>, usize, usize);
 
 /// What the backend has done, for tests and benchmarks.
@@ -128,11 +129,17 @@ pub struct GpuBackend {
     /// Token ids of the batch (`[max rows]` u32), argmax results (`[max rows]` u32).
     tokens: BufId,
     argmax: BufId,
-    /// Rows the tokens / argmax buffers hold.
+    /// Each row's sequence's rows, first and end (`[max rows, 2]` u32), written by
+    /// `begin_packed_batch` and read by attention and add_positions in a packed batch.
+    spans: BufId,
+    /// Rows the tokens / argmax / spans buffers hold.
     max_rows: usize,
     staging: Option<wgpu::Buffer>,
     n_tokens: usize,
     start_pos: usize,
+    /// The spans of a packed batch's rows as written to `spans`; empty for a batch of
+    /// one sequence from `start_pos`.
+    packed: Vec<[u32; 2]>,
     upload: UploadStage,
     uploaded_since_flush: u64,
     max_part_bytes: u64,
@@ -218,10 +225,12 @@ impl GpuBackend {
             pass: None,
             tokens: BufId(0),
             argmax: BufId(0),
+            spans: BufId(0),
             max_rows: 0,
             staging: None,
             n_tokens: 0,
             start_pos: 0,
+            packed: Vec::new(),
             upload: UploadStage::default(),
             uploaded_since_flush: 0,
             max_part_bytes,
@@ -387,6 +396,7 @@ impl GpuBackend {
             self.tokens = self.storage_buffer("token ids", rows as u64 * 4)?;
             // (id, value) per row when the argmax runs as a top-1 (`record_argmax`).
             self.argmax = self.storage_buffer("argmax", rows as u64 * 8)?;
+            self.spans = self.storage_buffer("row spans", rows as u64 * 8)?;
             self.max_rows = rows;
         }
         Ok(())
@@ -423,6 +433,23 @@ impl GpuBackend {
 
     fn act(&self, a: GpuActivation) -> &ActInfo {
         &self.acts[a.0 as usize]
+    }
+
+    /// Row r's position: its own in a packed batch's sequence, else from `start_pos`.
+    fn position(&self, r: usize) -> usize {
+        match self.packed.get(r) {
+            Some(&[first, _]) => r - first as usize,
+            None => self.start_pos + r,
+        }
+    }
+
+    /// The longest sequence of the batch from position 0 (a packed batch's, else the
+    /// batch's own rows after `start_pos`): positions `0..` this are used.
+    fn position_end(&self, n: usize) -> usize {
+        match self.packed.is_empty() {
+            true => self.start_pos + n,
+            false => self.packed.iter().map(|&[a, b]| (b - a) as usize).max().unwrap_or(0),
+        }
     }
 
     /// Rows the current batch has in `a`.
@@ -773,13 +800,18 @@ impl GpuBackend {
     }
 }
 
-/// (cos, sin) of every pair of `rows` rows starting at position `pos0`, exactly as the
-/// CPU backend computes them (`RopeConfig::cos_sin`).
-fn rope_table(rope: &RopeConfig, freq_factors: Option<&[f32]>, pos0: usize, rows: usize, out: &mut Vec<f32>) {
+/// (cos, sin) of every pair of rows at `positions`, exactly as the CPU backend computes
+/// them (`RopeConfig::cos_sin`).
+fn rope_table(
+    rope: &RopeConfig,
+    freq_factors: Option<&[f32]>,
+    positions: impl Iterator<Item = usize>,
+    out: &mut Vec<f32>,
+) {
     out.clear();
-    for r in 0..rows {
+    for pos in positions {
         for i in 0..rope.n_rot / 2 {
-            let (cos, sin) = rope.cos_sin(pos0 + r, i, freq_factors.and_then(|f| f.get(i).copied()));
+            let (cos, sin) = rope.cos_sin(pos, i, freq_factors.and_then(|f| f.get(i).copied()));
             out.extend([cos, sin]);
         }
     }

@@ -222,8 +222,8 @@ pub const OPS: [OpSpec; 33] = [
         name: "add_positions",
         entry_point: "add_positions",
         family: Family::Embed,
-        // table part, x (added into)
-        bindings: &[(0, Params), (2, Read), (3, Write)],
+        // table part, x (added into), the batch's row spans (packed batches)
+        bindings: &[(0, Params), (2, Read), (3, Write), (4, Read)],
         shares_layout_of: None,
         reads_weight: true,
         module: Module::Shared,
@@ -502,8 +502,8 @@ pub const OPS: [OpSpec; 33] = [
         name: "attention",
         entry_point: "attention",
         family: Family::Attention,
-        // q, out, k cache, v cache, split scratch
-        bindings: &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (11, Write)],
+        // q, out, k cache, v cache, split scratch, the batch's row spans (packed batches)
+        bindings: &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (11, Write), (14, Read)],
         shares_layout_of: None,
         reads_weight: false,
         module: Module::Shared,
@@ -543,7 +543,7 @@ pub const OPS: [OpSpec; 33] = [
         name: "attention_tiled",
         entry_point: "attention_tiled",
         family: Family::Attention,
-        bindings: &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (11, Write)],
+        bindings: &[(0, Params), (1, Read), (2, Write), (3, Read), (4, Read), (11, Write), (14, Read)],
         shares_layout_of: Some(Op::Attention),
         reads_weight: false,
         module: Module::Shared,

@@ -172,6 +172,21 @@ impl Backend for GpuBackend {
         }
         self.n_tokens = tokens.len();
         self.start_pos = start_pos;
+        self.packed.clear();
+        // Tables are keyed by their rows' first position, which a packed batch does not
+        // give: each batch starts its own list.
+        self.rope_tables.clear();
+        Ok(())
+    }
+
+    fn begin_packed_batch(&mut self, tokens: &[u32], lens: &[usize]) -> Result<()> {
+        let spans = kindling_model::packed_spans(lens, tokens.len())?;
+        self.begin_batch(tokens, 0)?;
+        if lens.len() > 1 {
+            let bytes = bytemuck::cast_slice::<[u32; 2], u8>(&spans);
+            self.gpu.queue.write_buffer(&self.buffers[self.spans.0 as usize], 0, bytes);
+            self.packed = spans;
+        }
         Ok(())
     }
 
@@ -194,6 +209,7 @@ impl Backend for GpuBackend {
                 out_stride: out_cols as u32,
                 scale,
                 start: 0,
+                packed: 0,
             };
             self.record(Op::Embed, Some(table.ty), &[self.tokens, part.buf, out_buf], &p, None, n as u32);
         }
@@ -458,6 +474,7 @@ impl Backend for GpuBackend {
             splits: splits as u32,
             softcap: params.softcap.unwrap_or(0.0),
             non_causal: u32::from(!params.causal),
+            packed: u32::from(!self.packed.is_empty()),
             ..Default::default()
         };
         // q and k just prepared by `rope_qk`: the store joins that dispatch.
@@ -490,7 +507,7 @@ impl Backend for GpuBackend {
             }
         }
         let (qb, ob) = (self.act(q).buf, self.act(out).buf);
-        let bufs = [qb, ob, cache.k, cache.v, scratch];
+        let bufs = [qb, ob, cache.k, cache.v, scratch, self.spans];
         if tiled {
             let groups = n.div_ceil(tile_rows) * params.head_count * splits;
             self.record(Op::AttentionTiled, None, &bufs, &p, None, groups as u32);
@@ -625,7 +642,7 @@ impl Backend for GpuBackend {
     fn add_position_embedding(&mut self, x: GpuActivation, table: &GpuWeight) {
         let n = self.rows(x);
         let cols = self.act(x).cols;
-        let rows = self.start_pos..self.start_pos + n;
+        let rows = if self.packed.is_empty() { self.start_pos } else { 0 }..self.position_end(n);
         if table.cols != cols || rows.end > table.rows {
             return self.defer(err(format!(
                 "add_position_embedding: '{}' holds {} positions of {} values; the batch needs positions {rows:?} of {cols}",
@@ -645,8 +662,9 @@ impl Backend for GpuBackend {
                 out_stride: cols as u32,
                 scale: 1.0,
                 start: self.start_pos as u32,
+                packed: u32::from(!self.packed.is_empty()),
             };
-            self.record(Op::AddPositions, Some(table.ty), &[part.buf, xb], &p, None, n as u32);
+            self.record(Op::AddPositions, Some(table.ty), &[part.buf, xb, self.spans], &p, None, n as u32);
         }
     }
 

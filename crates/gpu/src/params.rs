@@ -41,6 +41,9 @@ params!(
         scale: f32,
         /// add_positions: the table row of batch row 0 (the batch's first position).
         start: u32,
+        /// add_positions: 1 in a packed batch, each row's table row being its position
+        /// within its sequence (the `spans` binding); `start` is then unused.
+        packed: u32,
     }
 );
 
@@ -172,6 +175,9 @@ params!(
         bias: u32,
         /// 1: every row attends to every position `0..start + n` (encoders); 0: causal.
         non_causal: u32,
+        /// 1: a packed batch of several sequences (`spans`): each row attends only within
+        /// its own sequence's rows (attention, attention_tiled; never attention_rope).
+        packed: u32,
     }
 );
 
@@ -217,6 +223,6 @@ mod tests {
     #[test]
     fn wgsl_struct_lists_the_fields_in_order() {
         assert_eq!(ArgmaxParams::WGSL, "struct Params {\n    n: u32,\n    cols: u32,\n}\n");
-        assert_eq!(std::mem::size_of::<AttnParams>(), 19 * 4);
+        assert_eq!(std::mem::size_of::<AttnParams>(), 20 * 4);
     }
 }

@@ -77,7 +77,8 @@ pub struct AttentionParams {
     pub softcap: Option<f32>,
     /// Decoders: row r attends to positions `..=start_pos + r`. Encoders (`false`):
     /// every row of the batch attends to every position `0..start_pos + rows` written
-    /// for this batch, so an encoder runs a whole input as one batch.
+    /// for this batch, so an encoder runs a whole input as one batch. In a packed batch
+    /// (`Backend::begin_packed_batch`) both are confined to the row's own sequence.
     pub causal: bool,
 }
 
@@ -176,6 +177,14 @@ pub trait Backend {
     /// `start_pos..start_pos + tokens.len()`. A backend that uploads the ids through
     /// its queue submits the ops recorded for the previous batch first.
     fn begin_batch(&mut self, tokens: &[u32], start_pos: usize) -> Result<()>;
+    /// Starts a batch of several independent sequences packed row after row (an
+    /// encoder's inputs in one forward pass): `lens` are their lengths in order, summing
+    /// to `tokens.len()`. Each sequence's positions restart at 0 (RoPE, learned
+    /// positions); the keys and values go to cache rows `0..tokens.len()` in batch
+    /// order; `attention` confines each row to its own sequence's rows (all of them when
+    /// not causal, up to itself when causal). One sequence is `begin_batch(tokens, 0)`.
+    /// `packed_spans` checks `lens` and gives each row its sequence's rows.
+    fn begin_packed_batch(&mut self, tokens: &[u32], lens: &[usize]) -> Result<()>;
     /// `out[r] = scale * table[tokens[r]]` (rows dequantized from the table's type).
     fn embed(&mut self, table: &Self::Weight, scale: f32, out: Self::Activation);
     /// RMS norm over consecutive groups of `group` columns (a whole row when
@@ -330,6 +339,24 @@ pub trait Backend {
         let cols = data.len().checked_div(rows).unwrap_or(0);
         Ok(data.chunks_exact(cols.max(1)).map(|row| top_k(row, k)).collect())
     }
+}
+
+/// The rows `[first, end)` of each row's sequence in a packed batch of sequences of
+/// `lens` rows (`Backend::begin_packed_batch`), one pair per row; an error unless the
+/// lengths are non-zero and sum to `rows`.
+pub fn packed_spans(lens: &[usize], rows: usize) -> Result<Vec<[u32; 2]>> {
+    if lens.contains(&0) || lens.iter().sum::<usize>() != rows || u32::try_from(rows).is_err() {
+        return Err(crate::ModelError::backend(format!(
+            "a packed batch of {rows} rows cannot hold sequences of {lens:?} rows (each at least one, summing to the rows)"
+        )));
+    }
+    let mut spans = Vec::with_capacity(rows);
+    let mut first = 0;
+    for &len in lens {
+        spans.extend(std::iter::repeat_n([first as u32, (first + len) as u32], len));
+        first += len;
+    }
+    Ok(spans)
 }
 
 /// The `k` largest values of `row` with their indices in `Backend::top_k_rows` order.

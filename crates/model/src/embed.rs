@@ -4,13 +4,13 @@
 //! and response the CLI and the browser share (`EmbeddingRequest`,
 //! `embedding_response`).
 //!
-//! One forward pass per input, the input being one batch at position 0: the encoder's
-//! attention spans the whole batch. Running many inputs in one pass needs (a) a batch
-//! of several sequences, each row knowing which input it belongs to and its position
-//! within it (positions restart per input), (b) attention masked per input (a row sees
-//! only its own input's rows: a per-row sequence id, or a block-diagonal mask, in
-//! `AttentionParams` and each backend's kernel), and (c) pooling per input (per-input
-//! row ranges, or a pooling op on the device so only one vector per input is read back).
+//! Many inputs go through one forward pass: consecutive inputs are packed row after
+//! row into one batch of at most the encoder session's capacity (the context it was
+//! made with; an input is never longer, being cut or refused first), started with
+//! `Backend::begin_packed_batch`, so each input's positions restart at 0 and each row
+//! attends only to its own input's rows. The batch's last hidden states are read back
+//! once and each input's vector is pooled over its own rows on the host: the vectors
+//! are those of the inputs run one at a time (tests/embeddings.rs checks it).
 
 use serde_json::{json, Map, Value};
 
@@ -101,11 +101,12 @@ impl<B: Backend> Model<B> {
             Some(s) => s,
             None => self.new_session(limit)?,
         };
+        let cut: Vec<&[u32]> = inputs.iter().map(|ids| &ids[..ids.len().min(limit)]).collect();
         let mut out = Vec::with_capacity(inputs.len());
         let mut result = Ok(());
-        for ids in inputs {
-            match self.embed_one(&mut session, &ids[..ids.len().min(limit)]).await {
-                Ok(v) => out.push(v),
+        for batch in pack(&cut, limit.min(session.capacity())) {
+            match self.embed_packed(&mut session, batch).await {
+                Ok(vectors) => out.extend(vectors),
                 Err(e) => {
                     result = Err(e);
                     break;
@@ -183,34 +184,84 @@ impl<B: Backend> Model<B> {
         Ok(limit)
     }
 
-    /// One input (at most the workspace's rows) through the encoder, pooled and
-    /// normalised.
-    async fn embed_one(&mut self, session: &mut Session<B>, ids: &[u32]) -> Result<Vec<f32>> {
+    /// Inputs packed into one batch (together at most the workspace's rows) through the
+    /// encoder, each pooled over its own rows and normalised.
+    async fn embed_packed(&mut self, session: &mut Session<B>, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
         let ModelWeights::Encoder(w) = &self.weights else {
             return Err(ModelError::invalid_request("not an encoder"));
         };
         session.truncate(0);
+        let lens: Vec<usize> = batch.iter().map(|ids| ids.len()).collect();
+        let ids: Vec<u32> = batch.concat();
         let n = ids.len();
-        self.backend.begin_batch(ids, 0)?;
+        self.backend.begin_packed_batch(&ids, &lens)?;
         let ws = &self.work;
         let mut pass = EncoderPass { b: &mut self.backend, cfg: &self.config, w, ws, caches: session.caches_mut() };
         encoder::record(&mut pass)?;
         let d = self.config.embedding_length;
-        let mut v = match self.config.pooling {
-            Pooling::Mean => mean_rows(&self.backend.read_rows(ws.x, n).await?, d),
-            Pooling::Cls => self.backend.read_rows(ws.x, 1).await?,
-            Pooling::Last if n == 1 => self.backend.read_rows(ws.x, 1).await?,
-            Pooling::Last => {
+        let pooling = self.config.pooling;
+        // Each input's rows of the batch.
+        let ranges: Vec<std::ops::Range<usize>> = lens
+            .iter()
+            .scan(0, |first, &len| {
+                *first += len;
+                Some(*first - len..*first)
+            })
+            .collect();
+        let rows = match pooling {
+            // One input's last row only: copied to row 0 of `ws.last`, one row read.
+            Pooling::Last if lens.len() == 1 && n > 1 => {
                 self.backend.select_row(ws.x, n - 1, ws.last);
-                self.backend.read_rows(ws.last, 1).await?
+                let row = self.backend.read_rows(ws.last, 1).await?;
+                return Ok(vec![finish(row, d)?]);
             }
+            // Up to the last input's first row.
+            Pooling::Cls => ranges.last().map_or(0, |r| r.start + 1),
+            Pooling::Mean | Pooling::Last => n,
         };
-        if v.len() != d {
-            return Err(ModelError::backend(format!("read {} values of a {d}-wide embedding", v.len())));
+        let hidden = self.backend.read_rows(ws.x, rows).await?;
+        if hidden.len() != rows * d {
+            return Err(ModelError::backend(format!("read {} values of {rows} rows of {d}", hidden.len())));
         }
-        l2_normalize(&mut v);
-        Ok(v)
+        ranges
+            .into_iter()
+            .map(|r| {
+                let v = match pooling {
+                    Pooling::Mean => mean_rows(&hidden[r.start * d..r.end * d], d),
+                    Pooling::Cls => hidden[r.start * d..(r.start + 1) * d].to_vec(),
+                    Pooling::Last => hidden[(r.end - 1) * d..r.end * d].to_vec(),
+                };
+                finish(v, d)
+            })
+            .collect()
     }
+}
+
+/// Consecutive inputs packed into batches of at most `budget` rows, in order (an input
+/// longer than the budget, which the callers never pass, would be a batch alone).
+fn pack<'a, 'b>(inputs: &'b [&'a [u32]], budget: usize) -> Vec<&'b [&'a [u32]]> {
+    let mut batches = Vec::new();
+    let (mut first, mut rows) = (0, 0);
+    for (i, ids) in inputs.iter().enumerate() {
+        if i > first && rows + ids.len() > budget {
+            batches.push(&inputs[first..i]);
+            (first, rows) = (i, 0);
+        }
+        rows += ids.len();
+    }
+    if first < inputs.len() {
+        batches.push(&inputs[first..]);
+    }
+    batches
+}
+
+/// A pooled vector of width `d`, L2-normalised.
+fn finish(mut v: Vec<f32>, d: usize) -> Result<Vec<f32>> {
+    if v.len() != d {
+        return Err(ModelError::backend(format!("read {} values of a {d}-wide embedding", v.len())));
+    }
+    l2_normalize(&mut v);
+    Ok(v)
 }
 
 /// An OpenAI embeddings request: `{ "input": string | [string], "truncate"?: bool }`
@@ -320,6 +371,19 @@ mod tests {
         let mut zero = vec![0.0; 3];
         l2_normalize(&mut zero);
         assert_eq!(zero, vec![0.0; 3]);
+    }
+
+    #[test]
+    fn inputs_pack_in_order_within_the_budget() {
+        let ids: Vec<Vec<u32>> = [3usize, 4, 2, 9, 1, 1, 12].iter().map(|&n| vec![7; n]).collect();
+        let refs: Vec<&[u32]> = ids.iter().map(|v| &v[..]).collect();
+        let lens = |b: Vec<&[&[u32]]>| -> Vec<Vec<usize>> {
+            b.iter().map(|batch| batch.iter().map(|i| i.len()).collect()).collect()
+        };
+        assert_eq!(lens(pack(&refs, 10)), vec![vec![3, 4, 2], vec![9, 1], vec![1], vec![12]]);
+        assert_eq!(lens(pack(&refs, 1)), vec![vec![3], vec![4], vec![2], vec![9], vec![1], vec![1], vec![12]]);
+        assert_eq!(lens(pack(&refs, 100)), vec![vec![3, 4, 2, 9, 1, 1, 12]]);
+        assert!(pack(&[], 10).is_empty());
     }
 
     #[test]

@@ -6,7 +6,7 @@ mod matmul;
 mod norm;
 mod rope;
 
-pub use attention::attention;
+pub use attention::{attention, Rows};
 pub use matmul::{dot, matmul, Scratch};
 pub use norm::{activation, gated, layer_norm, rms_norm};
 pub use rope::rope_row;

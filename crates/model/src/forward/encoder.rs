@@ -8,9 +8,11 @@
 //! ```
 //!
 //! leaving the last hidden states in `ws.x`; pooling and normalisation happen on the
-//! host (`embed.rs`). An input is one batch: attention spans the whole batch, so a
-//! batch never holds more than one input (several inputs in one batch would need an
-//! attention mask per input, a later step).
+//! host (`embed.rs`). A batch holds one input (`begin_batch` at position 0) or several
+//! packed row after row (`begin_packed_batch`): the backend restarts the positions
+//! (`rope_qk`, `add_position_embedding`) at each input's first row and confines each
+//! row's non-causal attention to its own input's rows, so nothing here depends on how
+//! many inputs the batch holds; every other op works row by row.
 //!
 //! The op orders follow the decoder's where they can so the GPU fuses them the same way:
 //! q/k/v matmuls over one input, `rope_qk` then `attention`, and the output matmul
@@ -23,7 +25,7 @@ use crate::config::{LayerConfig, ModelConfig};
 use crate::encoder_weights::{EncoderLayerWeights, EncoderWeights, LayerNorm};
 use crate::error::Result;
 
-/// What one input's forward pass works with (the counterpart of `Pass`).
+/// What one batch's forward pass works with (the counterpart of `Pass`).
 pub struct EncoderPass<'a, B: Backend> {
     pub b: &'a mut B,
     pub cfg: &'a ModelConfig,
@@ -32,8 +34,8 @@ pub struct EncoderPass<'a, B: Backend> {
     pub caches: &'a mut [B::KvCache],
 }
 
-/// Records the encoder over the current batch (`begin_batch` with one whole input at
-/// position 0), leaving its last hidden states in `ws.x`.
+/// Records the encoder over the current batch (one whole input from position 0, or
+/// several packed by `begin_packed_batch`), leaving its last hidden states in `ws.x`.
 pub fn record<B: Backend>(p: &mut EncoderPass<B>) -> Result<()> {
     let EncoderPass { b, cfg, w, ws, caches } = p;
     let b: &mut B = b;
@@ -67,8 +69,8 @@ fn with_bias<B: Backend>(b: &mut B, x: B::Activation, bias: Option<&B::Weight>) 
     }
 }
 
-/// Self-attention of `ws.x` over the whole batch into `ws.proj` (before the output
-/// bias).
+/// Self-attention of `ws.x`, each row over its own input's rows, into `ws.proj`
+/// (before the output bias).
 fn attention<B: Backend>(
     b: &mut B,
     cfg: &ModelConfig,
