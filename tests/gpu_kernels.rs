@@ -1622,6 +1622,183 @@ fn encoder_rope_and_non_causal_attention_fuse_as_a_decoders_and_match_cpu() {
     }
 }
 
+// ---- packed batches: several sequences in one batch (encoders' many inputs) -----------------
+
+/// The attention of one packed batch of sequences of `lens` rows, as an encoder layer
+/// records it (`begin_packed_batch`, then with `rope` the `rope_qk` before it): each
+/// row's positions restart at its sequence's first row and it attends only within its
+/// sequence. With one length, the same through `begin_batch` at position 0 (a sequence
+/// alone).
+fn packed_attention_script<B: Backend>(
+    b: &mut B,
+    lens: &[usize],
+    p: &AttentionParams,
+    rope: Option<&RopeConfig>,
+    x: &(Vec<f32>, Vec<f32>, Vec<f32>),
+) -> Vec<f32> {
+    let n: usize = lens.iter().sum();
+    let (q_cols, width) = (p.head_count * p.head_dim, p.head_count_kv * p.head_dim);
+    let (qt, kt, vt) = (table(b, &x.0, q_cols), table(b, &x.1, width), table(b, &x.2, width));
+    let (q, k, v) = (
+        b.alloc_activation(n, q_cols).expect("alloc"),
+        b.alloc_activation(n, width).expect("alloc"),
+        b.alloc_activation(n, width).expect("alloc"),
+    );
+    let out = b.alloc_activation(n, q_cols).expect("alloc");
+    let mut cache = b.alloc_kv_cache(KvSpec { capacity: n, width }).expect("cache");
+    b.begin_packed_batch(&ids(n), lens).expect("packed batch");
+    b.embed(&qt, 1.0, q);
+    b.embed(&kt, 1.0, k);
+    b.embed(&vt, 1.0, v);
+    if let Some(rope) = rope {
+        let qk = QkRope {
+            bias: None,
+            heads: p.head_count,
+            kv_heads: p.head_count_kv,
+            head_dim: p.head_dim,
+            rope,
+            freq_factors: None,
+            norm: None,
+        };
+        b.rope_qk(q, k, v, &qk);
+    }
+    b.attention(q, k, v, &mut cache, p, out);
+    read(b, out, n)
+}
+
+/// Rows `first..first + len` of each of q, k and v.
+fn rows_of(x: &(Vec<f32>, Vec<f32>, Vec<f32>), first: usize, len: usize, q_cols: usize, width: usize) -> [Vec<f32>; 3] {
+    [
+        x.0[first * q_cols..(first + len) * q_cols].to_vec(),
+        x.1[first * width..(first + len) * width].to_vec(),
+        x.2[first * width..(first + len) * width].to_vec(),
+    ]
+}
+
+#[test]
+fn packed_attention_masks_each_sequence_and_restarts_rope_in_every_kernel() {
+    let mut rng = Rng(53);
+    let mut b = gpu();
+    let rope = RopeConfig { style: RopeStyle::Neox, n_rot: 16, base: 1000.0, freq_scale: 1.0, attn_factor: 1.0 };
+    // Packed batches: 8 rows (the per-row kernel), 58 rows whose blocks span several
+    // sequences (the batch kernel), 311 rows (blocks sharing their positions among
+    // workgroups, merged by attn_combine), with sequences of one row among them.
+    let packs: [&[usize]; 3] = [&[1, 4, 3], &[5, 1, 30, 2, 20], &[1, 250, 60]];
+    // (heads, kv heads, head_dim): nomic-embed's 12 × 64; GQA; a head_dim that is not a
+    // multiple of 4 (the per-row kernel for every batch); wide heads.
+    for (heads, kv, hd) in [(12, 12, 64), (6, 2, 72), (2, 1, 18), (4, 1, 256)] {
+        for causal in [false, true] {
+            let p = AttentionParams {
+                head_count: heads,
+                head_count_kv: kv,
+                head_dim: hd,
+                scale: 1.0 / (hd as f32).sqrt(),
+                sliding_window: None,
+                softcap: None,
+                causal,
+            };
+            let (q_cols, width) = (heads * hd, kv * hd);
+            for lens in packs {
+                let n: usize = lens.iter().sum();
+                let x = random_qkv(&mut rng, &p, &[(0, n)]).remove(0);
+                let rope = (hd >= 16).then_some(&rope);
+                let want = packed_attention_script(&mut CpuBackend::new(), lens, &p, rope, &x);
+                // The reference itself: each sequence alone gives its rows.
+                let mut first = 0;
+                for &len in lens {
+                    let [qs, ks, vs] = rows_of(&x, first, len, q_cols, width);
+                    let alone = packed_attention_script(&mut CpuBackend::new(), &[len], &p, rope, &(qs, ks, vs));
+                    let (d, i) = max_abs_diff(&alone, &want[first * q_cols..(first + len) * q_cols]);
+                    assert!(d <= 1e-6, "cpu packed {lens:?} vs alone, rows {first}..: max |Δ| {d} at {i}");
+                    first += len;
+                }
+                let got = packed_attention_script(&mut b, lens, &p, rope, &x);
+                let what = format!(
+                    "packed {lens:?} attention (causal {causal}, rope {}) heads {heads}/{kv} × {hd}",
+                    rope.is_some()
+                );
+                let (d, i) = max_abs_diff(&got, &want);
+                let tol = attention_tol(&b, n, hd);
+                assert!(d <= tol, "{what}: max |Δ| {d} at {i} (tolerance {tol})");
+                eprintln!("{what}: max |Δ| {d:.2e}");
+            }
+        }
+    }
+    // Lengths that do not add up to the batch are refused by both backends.
+    for e in [CpuBackend::new().begin_packed_batch(&ids(5), &[2, 2]), b.begin_packed_batch(&ids(5), &[5, 0])] {
+        assert!(e.expect_err("bad lengths").to_string().contains("packed batch"));
+    }
+}
+
+/// Learned positions (`add_position_embedding`) and a plain `rope` in a packed batch:
+/// each sequence's rows take positions 0, 1, ... as they would alone.
+fn packed_positions_script<B: Backend>(
+    b: &mut B,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    w: &[u8],
+    x: &[f32],
+    lens: &[usize],
+) -> (Vec<f32>, Vec<f32>) {
+    let rope = RopeConfig { style: RopeStyle::Normal, n_rot: 16, base: 10000.0, freq_scale: 1.0, attn_factor: 1.0 };
+    let n: usize = lens.iter().sum();
+    let wt = weight(b, "position_embd", ty, rows, cols, w);
+    let xt = table(b, x, cols);
+    let (xa, ra) = (b.alloc_activation(n, cols).expect("alloc"), b.alloc_activation(n, cols).expect("alloc"));
+    b.begin_packed_batch(&ids(n), lens).expect("packed batch");
+    b.embed(&xt, 1.0, xa);
+    b.add_position_embedding(xa, &wt);
+    b.embed(&xt, 1.0, ra);
+    b.rope(ra, cols / 16, 16, &rope, None);
+    (read(b, xa, n), read(b, ra, n))
+}
+
+#[test]
+fn packed_positions_restart_per_sequence_including_split_tables() {
+    let mut rng = Rng(59);
+    for ty in [GgmlType::F32, GgmlType::F16, GgmlType::Q8_0] {
+        let (rows, cols) = (40, 64);
+        let w = random_weight(&mut rng, ty, rows, cols);
+        let lens = [3, 1, 40, 7];
+        let n: usize = lens.iter().sum();
+        let x = rng.vec(n * cols, -2.0, 2.0);
+        let want = packed_positions_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &lens);
+        // The reference: each sequence alone, from position 0.
+        let mut first = 0;
+        for len in lens {
+            let xs = &x[first * cols..(first + len) * cols];
+            let alone = packed_positions_script(&mut CpuBackend::new(), ty, rows, cols, &w, xs, &[len]);
+            let span = first * cols..(first + len) * cols;
+            assert_eq!(alone.0, want.0[span.clone()], "{ty:?}: cpu positions packed vs alone");
+            assert_eq!(alone.1, want.1[span], "{ty:?}: cpu rope packed vs alone");
+            first += len;
+        }
+        let row_bytes = (cols / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
+        for max_part in [None, Some(row_bytes * 7)] {
+            let mut b = gpu_with(GpuOptions { max_part_bytes: max_part, ..Default::default() });
+            let got = packed_positions_script(&mut b, ty, rows, cols, &w, &x, &lens);
+            for (i, (g, c)) in got.0.iter().zip(&want.0).enumerate() {
+                assert!((g - c).abs() <= 1e-6 * c.abs() + 1e-7, "{ty:?} packed positions value {i}: gpu {g} cpu {c}");
+            }
+            let (d, i) = max_abs_diff(&got.1, &want.1);
+            assert!(d <= 2e-6, "{ty:?} packed rope: max |Δ| {d} at {i}");
+            eprintln!(
+                "packed positions {ty:?} (parts {max_part:?}): max |Δ| {:.2e}, rope {d:.2e}",
+                max_abs_diff(&got.0, &want.0).0
+            );
+        }
+    }
+    // A sequence longer than the table: an error at the next read, not a panic.
+    let mut b = gpu();
+    let wt = weight(&mut b, "position_embd", GgmlType::F32, 4, 8, &f32_bytes(&[0.5; 32]));
+    let xa = b.alloc_activation(7, 8).expect("alloc");
+    b.begin_packed_batch(&ids(7), &[2, 5]).expect("batch");
+    b.add_position_embedding(xa, &wt);
+    let e = pollster::block_on(b.read_rows(xa, 7)).expect_err("a 5-row sequence over a 4-row table");
+    assert!(e.to_string().contains("position"), "{e}");
+}
+
 // ---- shaders -------------------------------------------------------------------------------
 
 /// Every assembled kernel source passes wgpu's own WGSL front end (naga) and Chrome's
