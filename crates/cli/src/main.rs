@@ -29,7 +29,7 @@ enum Command {
     Tokenize(commands::tokenize::Args),
     /// Evaluate a sequence in one pass and print the top logits at every position.
     Logits(commands::logits::Args),
-    /// Measure load time, prefill and decode speed.
+    /// Measure load time, prefill and decode speed (an encoder: embedding throughput).
     Bench(commands::bench::Args),
     /// List GPU adapters with their features and limits.
     Info(commands::info::Args),

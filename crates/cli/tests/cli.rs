@@ -238,6 +238,40 @@ fn bench_json_reports_speeds() {
     assert!(v["decode_tok_s"].as_f64().unwrap() > 0.0);
 }
 
+/// `bench` on an encoder measures embeddings: the inputs it was asked for, each exactly
+/// as long as asked and framed as `tokenize` frames a text ([CLS] ... [SEP]), and
+/// throughput figures that agree with the timed seconds.
+#[test]
+fn bench_json_on_an_encoder_reports_embedding_throughput() {
+    let tiny = kindling_testdata::synthetic("tiny-bert.gguf").to_string_lossy().into_owned();
+    let args = ["bench", &tiny, "--backend", "cpu", "--inputs", "3", "--input-tokens", "12", "--repeat", "2", "--json"];
+    let v = json(&kindling(&args));
+    assert_eq!(v["kind"], "encoder", "{v}");
+    assert_eq!((v["inputs"].as_u64(), v["input_tokens"].as_u64(), v["tokens"].as_u64()), (Some(3), Some(12), Some(36)));
+    let runs: Vec<f64> = v["runs_s"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert_eq!(runs.len(), 2, "{v}");
+    let s = v["seconds"].as_f64().unwrap();
+    assert!(s > 0.0 && runs.contains(&s), "the median is one of the timed runs: {v}");
+    assert!((v["inputs_per_s"].as_f64().unwrap() * s - 3.0).abs() < 1e-6, "{v}");
+    assert!((v["tokens_per_s"].as_f64().unwrap() * s - 36.0).abs() < 1e-6, "{v}");
+    let framed = json(&kindling(&["tokenize", &tiny, "--text", "hello", "--json"]));
+    let framed = ids(&framed["token_ids"]);
+    let (cls, sep) = (framed[0], framed[framed.len() - 1]);
+    let head = ids(&v["first_ids"]);
+    assert_eq!((head.len(), head[0], v["last_id"].as_u64().unwrap()), (8, cls, sep), "{v}");
+    assert!(head[1..].iter().all(|&t| t != cls && t != sep), "the body is ordinary tokens: {v}");
+    // An input the model cannot take, or none, is refused clearly.
+    for (flag, value, needle) in [
+        ("--input-tokens", "2", "more than the 2 special"),
+        ("--input-tokens", "513", "context of 512"),
+        ("--inputs", "0", "at least 1"),
+    ] {
+        let out = kindling(&["bench", &tiny, "--backend", "cpu", flag, value, "--json"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(needle) && !err.contains("panicked"), "{flag} {value}: {err}");
+    }
+}
+
 /// `--profile` on the GPU (lavapipe here): every decode dispatch is timed, the
 /// kernels' dispatch counts add up to the dispatches per token the counters saw, and
 /// each kernel took device time.

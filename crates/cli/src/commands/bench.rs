@@ -3,12 +3,16 @@
 //! `--profile`, the device time of each kernel in the prefill and per decoded token.
 //! With `--json-schema FILE | --regex R | --grammar FILE`, also constrained against free
 //! decoding through `Generation` (greedy, the same prompt), side by side (issue 26).
+//! On an encoder (nomic-bert, bert) it measures embeddings instead: `--inputs N
+//! --input-tokens T` (bench/embed.rs).
+
+mod embed;
 
 use std::time::Instant;
 
 use kindling_model::{
-    Backend, ConstraintSpec, EvalOutput, Evaluated, GenerateOptions, Generation, KernelTime, Model, ModelOptions,
-    SamplerConfig, CHAINED_STEPS,
+    Backend, ConstraintSpec, EvalOutput, Evaluated, GenerateOptions, Generation, KernelTime, Model, ModelKind,
+    ModelOptions, SamplerConfig, CHAINED_STEPS,
 };
 use kindling_tokenizer::ChatMessage;
 
@@ -36,6 +40,13 @@ pub struct Args {
     /// Timed repetitions (the median is reported).
     #[arg(long, default_value_t = 3)]
     repeat: usize,
+    /// Encoders only: inputs embedded per request (one request is timed as a whole).
+    #[arg(long, default_value_t = 32)]
+    inputs: usize,
+    /// Encoders only: tokens per input, the special tokens ([CLS], [SEP]) included;
+    /// at most the model's context.
+    #[arg(long, default_value_t = 16)]
+    input_tokens: usize,
     #[arg(long)]
     json: bool,
     /// Time every GPU dispatch with timestamp queries and print the device time per
@@ -70,6 +81,9 @@ impl ModelTask for Args {
         let args = self;
         let load_ms = loaded.load_ms;
         let mut model = loaded.model;
+        if model.kind() == ModelKind::Encoder {
+            return bench_encoder(&mut model, &args, load_ms);
+        }
         let r = measure(&mut model, &args)?;
         let constrained = match args.constraint.spec()? {
             Some(spec) => Some(measure_constrained(&mut model, &args, spec)?),
@@ -123,6 +137,38 @@ impl ModelTask for Args {
         }
         Ok(())
     }
+}
+
+/// Embedding throughput of an encoder: one JSON line, or a few lines of text.
+fn bench_encoder<B: Backend>(model: &mut Model<B>, args: &Args, load_ms: f64) -> Result<(), Error> {
+    let b = embed::EmbedBench { inputs: args.inputs, input_tokens: args.input_tokens, repeat: args.repeat };
+    let r = embed::measure_embed(model, &b)?;
+    let (file, backend) = (args.model.file.display().to_string(), model.backend_name());
+    let name = model.info().name.clone();
+    if args.json {
+        let out = serde_json::json!({
+            "file": file, "model": name, "backend": backend, "kind": "encoder",
+            "load_ms": load_ms,
+            "inputs": b.inputs, "input_tokens": b.input_tokens, "tokens": b.inputs * b.input_tokens,
+            "repeat": args.repeat.max(1), "seconds": r.seconds, "runs_s": r.runs_s,
+            "inputs_per_s": r.inputs_per_s(&b), "tokens_per_s": r.tokens_per_s(&b),
+            "first_ids": r.head, "last_id": r.last,
+        });
+        println!("{out}");
+    } else {
+        println!("model:     {name} ({file}), an encoder");
+        println!("backend:   {backend}");
+        println!("load:      {load_ms:.0} ms");
+        println!(
+            "embed:     {} inputs x {} tokens in {:.1} ms (median of {})",
+            b.inputs,
+            b.input_tokens,
+            r.seconds * 1e3,
+            args.repeat.max(1)
+        );
+        println!("           {:.1} inputs/s, {:.0} tokens/s", r.inputs_per_s(&b), r.tokens_per_s(&b));
+    }
+    Ok(())
 }
 
 /// A table of kernels by device time, each figure divided by `per` (tokens).
