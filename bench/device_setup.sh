@@ -2,7 +2,8 @@
 # unpacks the Vulkan loader and glvnd carried in .gl/ (the machine lacks them), points
 # Vulkan at NVIDIA's driver, and rebuilds the two models from their carried headers as
 # noise weights of the real shapes (/tmp/smollm2.gguf, /tmp/gemma3.gguf): timing only.
-# MODELS (default "smollm2 gemma3") names the headers to expand (.bench/NAME.hdr -> /tmp/NAME.gguf).
+# MODELS (default "smollm2 gemma3") names the headers to expand (.bench/NAME.hdr -> /tmp/NAME.gguf);
+# STUB_DIR (default .bench) is where the headers and gguf_stub.py are (bench/embed.sh: .embed).
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
@@ -11,5 +12,5 @@ if [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && [ -z "${VK_DRI
 fi
 nvidia-smi -L > "$OUT/gpu.txt" 2>&1
 for m in ${MODELS:-smollm2 gemma3}; do
-  python3 .bench/gguf_stub.py expand .bench/$m.hdr /tmp/$m.gguf > /dev/null || exit 1
+  python3 ${STUB_DIR:-.bench}/gguf_stub.py expand ${STUB_DIR:-.bench}/$m.hdr /tmp/$m.gguf > /dev/null || exit 1
 done
