@@ -17,7 +17,9 @@
 //!   position of the next `n` rows; ops act on the first `min(n, capacity)` rows of
 //!   their activations (capacity fixed at allocation), so an activation of capacity 1
 //!   holds one row, e.g. the last position's hidden state when only its logits are
-//!   wanted. Prefill is one batch of a whole prompt chunk.
+//!   wanted. Prefill is one batch of a whole prompt chunk. An encoder may pack several
+//!   inputs into one batch (`begin_packed_batch`): each restarts at position 0 and
+//!   attends only to its own rows, so no op between the two begins needs to know.
 //! - **Op order is part of the contract.** The GPU backend fuses by holding one op back
 //!   and recognising the op that follows (crates/gpu/src/fusion.rs), so the forward
 //!   pass (`forward/decoder.rs`, `forward/blocks.rs`) emits these sequences, and a
@@ -226,7 +228,9 @@ pub trait Backend {
         self.rope(k, p.kv_heads, p.head_dim, p.rope, p.freq_factors);
     }
     /// Stores k and v rows at the batch positions, then for every row computes causal
-    /// (and optionally windowed) grouped-query attention of q over the cache.
+    /// (and optionally windowed) grouped-query attention of q over the cache, or not
+    /// causal (`AttentionParams::causal`); in a packed batch only over the row's own
+    /// sequence.
     fn attention(
         &mut self,
         q: Self::Activation,
