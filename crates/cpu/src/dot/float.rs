@@ -8,7 +8,12 @@ use super::Acc;
 type Decode = fn(&[u8], usize) -> f32;
 
 #[inline(always)]
-fn row<const W: usize, const R: usize>(w: &[u8], x: [&[f32]; R], decode: Decode) -> [f32; R] {
+fn row<const W: usize, const R: usize>(
+    w: &[u8],
+    x: [&[f32]; R],
+    decode: Decode,
+    eight: impl Fn(usize) -> [F4; 2],
+) -> [f32; R] {
     let n = w.len() / W;
     if x.iter().any(|x| x.len() != n) {
         return [0.0; R];
@@ -16,8 +21,8 @@ fn row<const W: usize, const R: usize>(w: &[u8], x: [&[f32]; R], decode: Decode)
     let mut acc = [Acc { v: F4::zero(), s: 0.0 }; R];
     let whole = n / 32 * 32;
     for at in (0..whole).step_by(32) {
-        let lanes = |k: usize| F4::new(core::array::from_fn(|l| decode(w, (at + 4 * k + l) * W)));
-        let (lo, hi) = ([lanes(0), lanes(1), lanes(2), lanes(3)], [lanes(4), lanes(5), lanes(6), lanes(7)]);
+        let ([a, b], [c, d], [e, f], [g, h]) = (eight(at), eight(at + 8), eight(at + 16), eight(at + 24));
+        let (lo, hi) = ([a, b, c, d], [e, f, g, h]);
         for (a, x) in acc.iter_mut().zip(x) {
             a.v = a.v.add(dot8(lo, hi, x, at));
         }
@@ -36,14 +41,28 @@ fn byte(w: &[u8], at: usize) -> u8 {
     w.get(at).copied().unwrap_or(0)
 }
 
+/// Values `i..i + 8` of a row of `W`-byte floats, one by one.
+#[inline(always)]
+fn each<const W: usize>(w: &[u8], i: usize, decode: Decode) -> [F4; 2] {
+    let lanes = |k: usize| F4::new(core::array::from_fn(|l| decode(w, (i + 4 * k + l) * W)));
+    [lanes(0), lanes(1)]
+}
+
+#[inline(always)]
 pub fn f32_row<const R: usize>(w: &[u8], x: [&[f32]; R]) -> [f32; R] {
-    row::<4, R>(w, x, |w, at| f32::from_le_bytes([byte(w, at), byte(w, at + 1), byte(w, at + 2), byte(w, at + 3)]))
+    let decode: Decode = |w, at| f32::from_le_bytes([byte(w, at), byte(w, at + 1), byte(w, at + 2), byte(w, at + 3)]);
+    row::<4, R>(w, x, decode, |i| each::<4>(w, i, decode))
 }
 
-pub fn f16_row<const R: usize>(w: &[u8], x: [&[f32]; R]) -> [f32; R] {
-    row::<2, R>(w, x, |w, at| f16(byte(w, at), byte(w, at + 1)))
+/// Halves eight at a time by `eight(i)`, the lanes' widening of values `i..i + 8`
+/// (`Isa::halves8`).
+#[inline(always)]
+pub fn f16_row<const R: usize>(w: &[u8], x: [&[f32]; R], eight: impl Fn(usize) -> [F4; 2]) -> [f32; R] {
+    row::<2, R>(w, x, |w, at| f16(byte(w, at), byte(w, at + 1)), eight)
 }
 
+#[inline(always)]
 pub fn bf16_row<const R: usize>(w: &[u8], x: [&[f32]; R]) -> [f32; R] {
-    row::<2, R>(w, x, |w, at| f32::from_bits(u32::from(u16::from_le_bytes([byte(w, at), byte(w, at + 1)])) << 16))
+    let decode: Decode = |w, at| f32::from_bits(u32::from(u16::from_le_bytes([byte(w, at), byte(w, at + 1)])) << 16);
+    row::<2, R>(w, x, decode, |i| each::<2>(w, i, decode))
 }

@@ -8,8 +8,8 @@
 
 use kindling_gguf::dequant::kquants::{k4_scale_min, q3_k_scales};
 
-use super::simd::{dot4, f16, I16x8, B16, F4};
-use super::xplanes::int_dot32;
+use super::isa::Isa;
+use super::simd::{dot4, f16, B16, F4};
 use super::{Acc, Block};
 
 type X<'a, const R: usize> = [&'a [f32; 256]; R];
@@ -19,18 +19,18 @@ type Int<'a, const G: usize, const R: usize> = Block<'a, 0, G, 512, 8, R>;
 
 /// `blk[r] += scale · Σ q·x[r][at..at + 16]`.
 #[inline(always)]
-fn group16<const R: usize>(blk: &mut [F4; R], q: B16, signed: bool, x: X<R>, at: usize, scale: f32) {
-    let q = if signed { q.widen_i() } else { q.widen_u() };
+fn group16<I: Isa, const R: usize>(blk: &mut [F4; R], q: B16, signed: bool, x: X<R>, at: usize, scale: f32) {
+    let q = I::codes16(q, signed);
     let s = F4::splat(scale);
     for (b, x) in blk.iter_mut().zip(x) {
-        *b = b.add(dot4(q, x, at).mul(s));
+        *b = b.add(I::dot16(q, x, at).mul(s));
     }
 }
 
 /// `blk[r] += scale · Σ q·x[r]` over 32-value group `g` (activation block `g`) whose
 /// codes are `lo` (values 0..16) and `hi` (16..32).
 #[inline(always)]
-fn group32<const G: usize, const R: usize>(
+fn group32<I: Isa, const G: usize, const R: usize>(
     blk: &mut [F4; R],
     lo: B16,
     hi: B16,
@@ -39,11 +39,9 @@ fn group32<const G: usize, const R: usize>(
     g: usize,
     scale: f32,
 ) {
-    let w = |b: B16| if signed { b.widen16_i() } else { b.widen16_u() };
-    let ([a, b], [c, d]) = (w(lo), w(hi));
-    let q: [I16x8; 4] = [a, b, c, d];
+    let q = I::codes32(lo, hi, signed);
     for ((b, p), s) in blk.iter_mut().zip(x.planes).zip(x.scales) {
-        let f = int_dot32(q, p, 64 * g);
+        let f = I::int_dot32(q, p, 64 * g);
         *b = b.add(f.mul(F4::splat(scale * s[g])));
     }
 }
@@ -69,14 +67,14 @@ fn minimum8<const R: usize>(acc: &mut [Acc; R], mins: [f32; 8], x: &Int<8, R>, d
 }
 
 #[inline(always)]
-pub fn q2_k<const R: usize>(b: &[u8; 84], x: &Float<16, R>, acc: &mut [Acc; R]) {
+pub fn q2_k<I: Isa, const R: usize>(b: &[u8; 84], x: &Float<16, R>, acc: &mut [Acc; R]) {
     let mut blk = [F4::zero(); R];
     for h in 0..2 {
         for j in 0..4 {
             for half in 0..2 {
                 let g = 8 * h + 2 * j + half;
                 let q = B16::load(b, 16 + 32 * h + 16 * half).shr(2 * j as u32).and(B16::splat(3));
-                group16(&mut blk, q, false, x.x, 128 * h + 32 * j + 16 * half, (b[g] & 0x0f) as f32);
+                group16::<I, R>(&mut blk, q, false, x.x, 128 * h + 32 * j + 16 * half, (b[g] & 0x0f) as f32);
             }
         }
     }
@@ -91,7 +89,7 @@ pub fn q2_k<const R: usize>(b: &[u8; 84], x: &Float<16, R>, acc: &mut [Acc; R]) 
 }
 
 #[inline(always)]
-pub fn q3_k<const R: usize>(b: &[u8; 110], x: &Float<0, R>, acc: &mut [Acc; R]) {
+pub fn q3_k<I: Isa, const R: usize>(b: &[u8; 110], x: &Float<0, R>, acc: &mut [Acc; R]) {
     let scales = q3_k_scales(&b[96..108]);
     let mut blk = [F4::zero(); R];
     for h in 0..2 {
@@ -102,7 +100,7 @@ pub fn q3_k<const R: usize>(b: &[u8; 110], x: &Float<0, R>, acc: &mut [Acc; R]) 
                 let hb = B16::load(b, 16 * half).shr((4 * h + j) as u32).and(B16::splat(1)).shl(2);
                 // low2 - (high bit ? 0 : 4) == (low2 | high << 2) - 4
                 let q = lo.or(hb).sub(B16::splat(4));
-                group16(&mut blk, q, true, x.x, 128 * h + 32 * j + 16 * half, scales[g] as f32);
+                group16::<I, R>(&mut blk, q, true, x.x, 128 * h + 32 * j + 16 * half, scales[g] as f32);
             }
         }
     }
@@ -117,21 +115,21 @@ fn k4_scales(b: &[u8]) -> ([f32; 8], [f32; 8]) {
 }
 
 #[inline(always)]
-pub fn q4_k<const R: usize>(b: &[u8; 144], x: &Int<8, R>, acc: &mut [Acc; R]) {
+pub fn q4_k<I: Isa, const R: usize>(b: &[u8; 144], x: &Int<8, R>, acc: &mut [Acc; R]) {
     let (sc, mins) = k4_scales(&b[4..16]);
     let mut blk = [F4::zero(); R];
     let m = B16::splat(0x0f);
     for c in 0..4 {
         let (q0, q1) = (B16::load(b, 16 + 32 * c), B16::load(b, 32 + 32 * c));
-        group32(&mut blk, q0.and(m), q1.and(m), false, x, 2 * c, sc[2 * c]);
-        group32(&mut blk, q0.shr(4), q1.shr(4), false, x, 2 * c + 1, sc[2 * c + 1]);
+        group32::<I, _, R>(&mut blk, q0.and(m), q1.and(m), false, x, 2 * c, sc[2 * c]);
+        group32::<I, _, R>(&mut blk, q0.shr(4), q1.shr(4), false, x, 2 * c + 1, sc[2 * c + 1]);
     }
     finish(acc, blk, f16(b[0], b[1]));
     minimum8(acc, mins, x, f16(b[2], b[3]));
 }
 
 #[inline(always)]
-pub fn q5_k<const R: usize>(b: &[u8; 176], x: &Int<8, R>, acc: &mut [Acc; R]) {
+pub fn q5_k<I: Isa, const R: usize>(b: &[u8; 176], x: &Int<8, R>, acc: &mut [Acc; R]) {
     let (sc, mins) = k4_scales(&b[4..16]);
     let (h0, h1) = (B16::load(b, 16), B16::load(b, 32));
     let bit = |h: B16, g: usize| h.shr(g as u32).and(B16::splat(1)).shl(4);
@@ -140,15 +138,15 @@ pub fn q5_k<const R: usize>(b: &[u8; 176], x: &Int<8, R>, acc: &mut [Acc; R]) {
     for c in 0..4 {
         let (q0, q1) = (B16::load(b, 48 + 32 * c), B16::load(b, 64 + 32 * c));
         let (g0, g1) = (2 * c, 2 * c + 1);
-        group32(&mut blk, q0.and(m).or(bit(h0, g0)), q1.and(m).or(bit(h1, g0)), false, x, g0, sc[g0]);
-        group32(&mut blk, q0.shr(4).or(bit(h0, g1)), q1.shr(4).or(bit(h1, g1)), false, x, g1, sc[g1]);
+        group32::<I, _, R>(&mut blk, q0.and(m).or(bit(h0, g0)), q1.and(m).or(bit(h1, g0)), false, x, g0, sc[g0]);
+        group32::<I, _, R>(&mut blk, q0.shr(4).or(bit(h0, g1)), q1.shr(4).or(bit(h1, g1)), false, x, g1, sc[g1]);
     }
     finish(acc, blk, f16(b[0], b[1]));
     minimum8(acc, mins, x, f16(b[2], b[3]));
 }
 
 #[inline(always)]
-pub fn q6_k<const R: usize>(b: &[u8; 210], x: &Float<0, R>, acc: &mut [Acc; R]) {
+pub fn q6_k<I: Isa, const R: usize>(b: &[u8; 210], x: &Float<0, R>, acc: &mut [Acc; R]) {
     let mut blk = [F4::zero(); R];
     let (m4, m6, off) = (B16::splat(0x0f), B16::splat(0x30), B16::splat(32));
     for h in 0..2 {
@@ -164,7 +162,7 @@ pub fn q6_k<const R: usize>(b: &[u8; 210], x: &Float<0, R>, acc: &mut [Acc; R]) 
             ];
             for (i, q) in codes.into_iter().enumerate() {
                 let scale = b[sc + 2 * i + k] as i8 as f32;
-                group16(&mut blk, q.sub(off), true, x.x, 128 * h + 32 * i + 16 * k, scale);
+                group16::<I, R>(&mut blk, q.sub(off), true, x.x, 128 * h + 32 * i + 16 * k, scale);
             }
         }
     }
@@ -172,10 +170,10 @@ pub fn q6_k<const R: usize>(b: &[u8; 210], x: &Float<0, R>, acc: &mut [Acc; R]) 
 }
 
 #[inline(always)]
-pub fn q8_k<const R: usize>(b: &[u8; 292], x: &Int<0, R>, acc: &mut [Acc; R]) {
+pub fn q8_k<I: Isa, const R: usize>(b: &[u8; 292], x: &Int<0, R>, acc: &mut [Acc; R]) {
     let mut blk = [F4::zero(); R];
     for g in 0..8 {
-        group32(&mut blk, B16::load(b, 4 + 32 * g), B16::load(b, 20 + 32 * g), true, x, g, 1.0);
+        group32::<I, _, R>(&mut blk, B16::load(b, 4 + 32 * g), B16::load(b, 20 + 32 * g), true, x, g, 1.0);
     }
     finish(acc, blk, f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
 }

@@ -4,8 +4,8 @@
 //! scales) and, for the `_1` types, `m · Σ x`. Codes of the `_0` types are made signed
 //! in the byte domain (exact) before widening.
 
-use super::simd::{f16, I16x8, B16, F4};
-use super::xplanes::int_dot32;
+use super::isa::Isa;
+use super::simd::{f16, B16, F4};
 use super::{Acc, Block};
 
 type Legacy<'a, const G: usize, const R: usize> = Block<'a, 0, G, 64, 1, R>;
@@ -25,19 +25,11 @@ fn high_bits(b: &[u8], at: usize) -> (B16, B16) {
     (B16::from_bits(u16::from_le_bytes([qh[0], qh[1]]), 0x10), B16::from_bits(u16::from_le_bytes([qh[2], qh[3]]), 0x10))
 }
 
-/// 32 codes (values 0..16 in `lo`, 16..32 in `hi`) as 16-bit lanes.
-#[inline(always)]
-fn codes(lo: B16, hi: B16, signed: bool) -> [I16x8; 4] {
-    let w = |b: B16| if signed { b.widen16_i() } else { b.widen16_u() };
-    let ([a, b], [c, d]) = (w(lo), w(hi));
-    [a, b, c, d]
-}
-
 /// Adds `d · Σ q·x` for every row.
 #[inline(always)]
-fn scaled<const G: usize, const R: usize>(q: [I16x8; 4], d: f32, x: &Legacy<G, R>, acc: &mut [Acc; R]) {
+fn scaled<I: Isa, const G: usize, const R: usize>(q: I::Codes32, d: f32, x: &Legacy<G, R>, acc: &mut [Acc; R]) {
     for ((a, p), s) in acc.iter_mut().zip(x.planes).zip(x.scales) {
-        let f = int_dot32(q, p, 0);
+        let f = I::int_dot32(q, p, 0);
         a.v = a.v.add(f.mul(F4::splat(d * s[0])));
     }
 }
@@ -51,36 +43,36 @@ fn minimum<const R: usize>(m: f32, x: &Legacy<1, R>, acc: &mut [Acc; R]) {
 }
 
 #[inline(always)]
-pub fn q4_0<const R: usize>(b: &[u8; 18], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
+pub fn q4_0<I: Isa, const R: usize>(b: &[u8; 18], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 2);
     let eight = B16::splat(8);
-    scaled(codes(lo.sub(eight), hi.sub(eight), true), f16(b[0], b[1]), x, acc);
+    scaled::<I, _, R>(I::codes32(lo.sub(eight), hi.sub(eight), true), f16(b[0], b[1]), x, acc);
 }
 
 #[inline(always)]
-pub fn q4_1<const R: usize>(b: &[u8; 20], x: &Legacy<1, R>, acc: &mut [Acc; R]) {
+pub fn q4_1<I: Isa, const R: usize>(b: &[u8; 20], x: &Legacy<1, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 4);
-    scaled(codes(lo, hi, false), f16(b[0], b[1]), x, acc);
+    scaled::<I, _, R>(I::codes32(lo, hi, false), f16(b[0], b[1]), x, acc);
     minimum(f16(b[2], b[3]), x, acc);
 }
 
 #[inline(always)]
-pub fn q5_0<const R: usize>(b: &[u8; 22], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
+pub fn q5_0<I: Isa, const R: usize>(b: &[u8; 22], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 6);
     let (h0, h1) = high_bits(b, 2);
     let sixteen = B16::splat(16);
-    scaled(codes(lo.or(h0).sub(sixteen), hi.or(h1).sub(sixteen), true), f16(b[0], b[1]), x, acc);
+    scaled::<I, _, R>(I::codes32(lo.or(h0).sub(sixteen), hi.or(h1).sub(sixteen), true), f16(b[0], b[1]), x, acc);
 }
 
 #[inline(always)]
-pub fn q5_1<const R: usize>(b: &[u8; 24], x: &Legacy<1, R>, acc: &mut [Acc; R]) {
+pub fn q5_1<I: Isa, const R: usize>(b: &[u8; 24], x: &Legacy<1, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 8);
     let (h0, h1) = high_bits(b, 4);
-    scaled(codes(lo.or(h0), hi.or(h1), false), f16(b[0], b[1]), x, acc);
+    scaled::<I, _, R>(I::codes32(lo.or(h0), hi.or(h1), false), f16(b[0], b[1]), x, acc);
     minimum(f16(b[2], b[3]), x, acc);
 }
 
 #[inline(always)]
-pub fn q8_0<const R: usize>(b: &[u8; 34], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
-    scaled(codes(B16::load(b, 2), B16::load(b, 18), true), f16(b[0], b[1]), x, acc);
+pub fn q8_0<I: Isa, const R: usize>(b: &[u8; 34], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
+    scaled::<I, _, R>(I::codes32(B16::load(b, 2), B16::load(b, 18), true), f16(b[0], b[1]), x, acc);
 }

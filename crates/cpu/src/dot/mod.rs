@@ -18,8 +18,12 @@
 //! `Σ (d·q + m)·x = d·Σ q·x + m·Σ x`, with `Σ x` per group precomputed once per
 //! activation row by [`x_sums`] and shared by every weight row.
 
+#[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
+mod avx2;
 mod float;
+mod isa;
 mod kquants;
+mod lanes;
 mod legacy;
 mod simd;
 #[cfg(test)]
@@ -28,6 +32,8 @@ mod xplanes;
 
 use kindling_gguf::GgmlType;
 
+use isa::Isa;
+pub use lanes::Lanes;
 use simd::F4;
 pub use simd::LANES;
 pub use xplanes::x_planes;
@@ -97,25 +103,81 @@ pub fn x_sums(x: &[f32], group: usize, out: &mut [f32]) {
 }
 
 /// `out[r] = w_row · x[r]` for `R` activation rows, where `w_row` is one row of `ty`'s
-/// blocks and each `XRow` holds what [`needs`] asks for. Rows whose lengths do not
-/// match give 0 rather than panicking (the caller checks shapes).
+/// blocks and each `XRow` holds what [`needs`] asks for, on the CPU's widest lanes
+/// ([`Lanes::best`]). Rows whose lengths do not match give 0 rather than panicking
+/// (the caller checks shapes).
 #[inline(never)]
 pub fn dot_rows<const R: usize>(ty: GgmlType, w_row: &[u8], x: [XRow; R]) -> [f32; R] {
-    match ty {
-        GgmlType::F32 => float::f32_row(w_row, x.map(|r| r.x)),
-        GgmlType::F16 => float::f16_row(w_row, x.map(|r| r.x)),
-        GgmlType::BF16 => float::bf16_row(w_row, x.map(|r| r.x)),
-        GgmlType::Q4_0 => blocks::<18, 0, 0, 64, 1, R>(w_row, x, legacy::q4_0),
-        GgmlType::Q4_1 => blocks::<20, 0, 1, 64, 1, R>(w_row, x, legacy::q4_1),
-        GgmlType::Q5_0 => blocks::<22, 0, 0, 64, 1, R>(w_row, x, legacy::q5_0),
-        GgmlType::Q5_1 => blocks::<24, 0, 1, 64, 1, R>(w_row, x, legacy::q5_1),
-        GgmlType::Q8_0 => blocks::<34, 0, 0, 64, 1, R>(w_row, x, legacy::q8_0),
-        GgmlType::Q2K => blocks::<84, 256, 16, 0, 0, R>(w_row, x, kquants::q2_k),
-        GgmlType::Q3K => blocks::<110, 256, 0, 0, 0, R>(w_row, x, kquants::q3_k),
-        GgmlType::Q4K => blocks::<144, 0, 8, 512, 8, R>(w_row, x, kquants::q4_k),
-        GgmlType::Q5K => blocks::<176, 0, 8, 512, 8, R>(w_row, x, kquants::q5_k),
-        GgmlType::Q6K => blocks::<210, 256, 0, 0, 0, R>(w_row, x, kquants::q6_k),
-        GgmlType::Q8K => blocks::<292, 0, 0, 512, 8, R>(w_row, x, kquants::q8_k),
+    // SAFETY: `best` returns only lanes this CPU supports.
+    unsafe { dot_rows_unchecked(Lanes::best(), ty, w_row, x) }
+}
+
+/// [`dot_rows`] on the given lanes (the base lanes if this CPU lacks them); every
+/// width gives the same bits.
+#[cfg(test)]
+pub fn dot_rows_on<const R: usize>(lanes: Lanes, ty: GgmlType, w_row: &[u8], x: [XRow; R]) -> [f32; R] {
+    let lanes = if lanes.supported() { lanes } else { Lanes::Base };
+    // SAFETY: checked just above.
+    unsafe { dot_rows_unchecked(lanes, ty, w_row, x) }
+}
+
+/// SAFETY: the CPU must support `lanes` ([`Lanes::supported`]).
+#[inline(always)]
+unsafe fn dot_rows_unchecked<const R: usize>(lanes: Lanes, ty: GgmlType, w_row: &[u8], x: [XRow; R]) -> [f32; R] {
+    match lanes {
+        Lanes::Base => typed::<R>(ty, w_row, x),
+        // SAFETY (both): the caller's promise; these need AVX2, FMA and F16C (and AVX-VNNI).
+        #[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
+        Lanes::Avx2 => unsafe { x86::avx2(ty, w_row, x) },
+        #[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
+        Lanes::Avx2Vnni => unsafe { x86::avx2_vnni(ty, w_row, x) },
+    }
+}
+
+/// Every type's kernel on lanes `$I`, for `$R` rows. A macro rather than a function so
+/// that its closures are written inside the `#[target_feature]` functions below and
+/// inherit their features: a kernel passed as a function item would run in a shim
+/// without them, and the wide intrinsics would stay calls.
+macro_rules! typed {
+    ($I:ty, $R:ident, $ty:expr, $w:expr, $x:expr) => {{
+        let (w, x): (&[u8], [XRow; $R]) = ($w, $x);
+        match $ty {
+            GgmlType::F32 => float::f32_row(w, x.map(|r| r.x)),
+            GgmlType::F16 => float::f16_row(w, x.map(|r| r.x), |i| <$I as Isa>::halves8(w, 2 * i)),
+            GgmlType::BF16 => float::bf16_row(w, x.map(|r| r.x)),
+            GgmlType::Q4_0 => blocks::<18, 0, 0, 64, 1, $R>(w, x, |b, x, a| legacy::q4_0::<$I, $R>(b, x, a)),
+            GgmlType::Q4_1 => blocks::<20, 0, 1, 64, 1, $R>(w, x, |b, x, a| legacy::q4_1::<$I, $R>(b, x, a)),
+            GgmlType::Q5_0 => blocks::<22, 0, 0, 64, 1, $R>(w, x, |b, x, a| legacy::q5_0::<$I, $R>(b, x, a)),
+            GgmlType::Q5_1 => blocks::<24, 0, 1, 64, 1, $R>(w, x, |b, x, a| legacy::q5_1::<$I, $R>(b, x, a)),
+            GgmlType::Q8_0 => blocks::<34, 0, 0, 64, 1, $R>(w, x, |b, x, a| legacy::q8_0::<$I, $R>(b, x, a)),
+            GgmlType::Q2K => blocks::<84, 256, 16, 0, 0, $R>(w, x, |b, x, a| kquants::q2_k::<$I, $R>(b, x, a)),
+            GgmlType::Q3K => blocks::<110, 256, 0, 0, 0, $R>(w, x, |b, x, a| kquants::q3_k::<$I, $R>(b, x, a)),
+            GgmlType::Q4K => blocks::<144, 0, 8, 512, 8, $R>(w, x, |b, x, a| kquants::q4_k::<$I, $R>(b, x, a)),
+            GgmlType::Q5K => blocks::<176, 0, 8, 512, 8, $R>(w, x, |b, x, a| kquants::q5_k::<$I, $R>(b, x, a)),
+            GgmlType::Q6K => blocks::<210, 256, 0, 0, 0, $R>(w, x, |b, x, a| kquants::q6_k::<$I, $R>(b, x, a)),
+            GgmlType::Q8K => blocks::<292, 0, 0, 512, 8, $R>(w, x, |b, x, a| kquants::q8_k::<$I, $R>(b, x, a)),
+        }
+    }};
+}
+
+#[inline(always)]
+fn typed<const R: usize>(ty: GgmlType, w_row: &[u8], x: [XRow; R]) -> [f32; R] {
+    typed!(isa::Base, R, ty, w_row, x)
+}
+
+/// The kernels compiled for the AVX2 lanes (each a whole copy of [`typed`]).
+#[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
+mod x86 {
+    use super::{avx2::Avx2, blocks, float, kquants, legacy, GgmlType, Isa, XRow};
+
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub unsafe fn avx2<const R: usize>(ty: GgmlType, w_row: &[u8], x: [XRow; R]) -> [f32; R] {
+        typed!(Avx2<false>, R, ty, w_row, x)
+    }
+
+    #[target_feature(enable = "avx2,fma,f16c,avxvnni")]
+    pub unsafe fn avx2_vnni<const R: usize>(ty: GgmlType, w_row: &[u8], x: [XRow; R]) -> [f32; R] {
+        typed!(Avx2<true>, R, ty, w_row, x)
     }
 }
 

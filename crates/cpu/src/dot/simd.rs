@@ -198,16 +198,16 @@ mod imp {
     use core::arch::x86_64::*;
 
     #[derive(Clone, Copy)]
-    pub struct F4(__m128);
+    pub struct F4(pub(in crate::dot) __m128);
 
     #[derive(Clone, Copy)]
-    pub struct B16(__m128i);
+    pub struct B16(pub(in crate::dot) __m128i);
 
     #[derive(Clone, Copy)]
-    pub struct I16x8(__m128i);
+    pub struct I16x8(pub(in crate::dot) __m128i);
 
     #[derive(Clone, Copy)]
-    pub struct I32x4(__m128i);
+    pub struct I32x4(pub(in crate::dot) __m128i);
 
     impl F4 {
         #[inline(always)]

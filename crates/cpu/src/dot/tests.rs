@@ -10,7 +10,7 @@
 
 use kindling_gguf::GgmlType;
 
-use super::{dot_rows, needs, x_planes, x_sums, XRow};
+use super::{dot_rows, dot_rows_on, needs, x_planes, x_sums, Lanes, XRow};
 
 struct Rng(u64);
 impl Rng {
@@ -132,9 +132,15 @@ fn fused_dot_matches_dequantize_for_every_type() {
             let max_w = wf.iter().fold(0.0f64, |m, &v| m.max(v.abs() as f64));
             let mag: f64 = wf.iter().zip(&x).map(|(&a, &b)| (a as f64 * b as f64).abs()).sum::<f64>()
                 + max_w * x.iter().map(|&v| v.abs() as f64).sum::<f64>();
-            let [got] = dot_rows::<1>(ty, &w, [Prepared::new(ty, x.clone()).row()]);
-            let err = (got as f64 - want).abs();
-            assert!(err <= 1e-6 * mag, "{ty} trial {trial}: got {got}, want {want}, err {err:e}, magnitude {mag:e}");
+            let p = Prepared::new(ty, x.clone());
+            for lanes in Lanes::available() {
+                let [got] = dot_rows_on::<1>(lanes, ty, &w, [p.row()]);
+                let err = (got as f64 - want).abs();
+                assert!(
+                    err <= 1e-6 * mag,
+                    "{ty} {lanes:?} trial {trial}: got {got}, want {want}, err {err:e}, magnitude {mag:e}"
+                );
+            }
         }
     }
 }
@@ -147,10 +153,12 @@ fn a_rows_result_does_not_depend_on_its_batch() {
         let n = blocks * ty.block_elems();
         let w = random_row(ty, blocks, &mut rng);
         let xs: Vec<Prepared> = (0..4).map(|_| Prepared::new(ty, random_x(n, &mut rng))).collect();
-        let four = dot_rows::<4>(ty, &w, [xs[0].row(), xs[1].row(), xs[2].row(), xs[3].row()]);
-        for r in 0..4 {
-            let [one] = dot_rows::<1>(ty, &w, [xs[r].row()]);
-            assert_eq!(one.to_bits(), four[r].to_bits(), "{ty} row {r}");
+        for lanes in Lanes::available() {
+            let four = dot_rows_on::<4>(lanes, ty, &w, [xs[0].row(), xs[1].row(), xs[2].row(), xs[3].row()]);
+            for r in 0..4 {
+                let [one] = dot_rows_on::<1>(lanes, ty, &w, [xs[r].row()]);
+                assert_eq!(one.to_bits(), four[r].to_bits(), "{ty} {lanes:?} row {r}");
+            }
         }
     }
 }
@@ -162,15 +170,17 @@ fn bad_shapes_and_non_finite_scales_do_not_panic() {
         let w = random_row(ty, 2, &mut rng);
         let p = Prepared::new(ty, random_x(2 * ty.block_elems(), &mut rng));
         // Wrong activation length, missing preparation, truncated weights: no panic.
-        let _ = dot_rows::<1>(ty, &w, [XRow { x: p.x.get(1..).unwrap_or(&[]), ..p.row() }]);
-        let _ = dot_rows::<1>(ty, &w, [XRow { x: &p.x, ..XRow::default() }]);
-        let _ = dot_rows::<1>(ty, &w, [XRow { planes: p.planes.get(1..).unwrap_or(&[]), ..p.row() }]);
-        let _ = dot_rows::<1>(ty, &w[..w.len() - 1], [p.row()]);
-        // A NaN scale makes the result NaN, as the dequantized dot would be.
-        if let Some(&at) = f16_fields(ty).first() {
-            let mut w = w.clone();
-            w[at..at + 2].copy_from_slice(&0x7e00u16.to_le_bytes());
-            assert!(dot_rows::<1>(ty, &w, [p.row()])[0].is_nan(), "{ty}");
+        for lanes in Lanes::available() {
+            let _ = dot_rows_on::<1>(lanes, ty, &w, [XRow { x: p.x.get(1..).unwrap_or(&[]), ..p.row() }]);
+            let _ = dot_rows_on::<1>(lanes, ty, &w, [XRow { x: &p.x, ..XRow::default() }]);
+            let _ = dot_rows_on::<1>(lanes, ty, &w, [XRow { planes: p.planes.get(1..).unwrap_or(&[]), ..p.row() }]);
+            let _ = dot_rows_on::<1>(lanes, ty, &w[..w.len() - 1], [p.row()]);
+            // A NaN scale makes the result NaN, as the dequantized dot would be.
+            if let Some(&at) = f16_fields(ty).first() {
+                let mut w = w.clone();
+                w[at..at + 2].copy_from_slice(&0x7e00u16.to_le_bytes());
+                assert!(dot_rows_on::<1>(lanes, ty, &w, [p.row()])[0].is_nan(), "{ty} {lanes:?}");
+            }
         }
     }
 }
@@ -216,23 +226,81 @@ fn planes_are_exact_for_the_block_maximum_and_within_2_pow_minus_30_of_it() {
     assert!(planes.iter().all(|&p| p == 0));
 }
 
-/// The wasm32 SIMD128 kernels and the portable ones do the same f32 operations in
-/// the same order, so they give the same bits: this digest of every type's results
-/// is the same natively and under `scripts/test_wasi.sh`.
+/// The wasm32 SIMD128 kernels, the SSE2 and AVX2 ones and the portable ones do the
+/// same f32 operations in the same order, so they give the same bits: this digest of
+/// every type's results is the same on every lane width this CPU has, natively and
+/// under `scripts/test_wasi.sh`.
 #[test]
 fn results_are_bit_identical_across_targets() {
-    let mut rng = Rng(0x5eed);
-    let mut digest = 0u64;
+    for lanes in Lanes::available() {
+        let mut rng = Rng(0x5eed);
+        let mut digest = 0u64;
+        for ty in GgmlType::ALL {
+            let blocks = if ty.block_elems() == 1 { 100 } else { 1024 / ty.block_elems() };
+            let n = blocks * ty.block_elems();
+            let w = random_row(ty, blocks, &mut rng);
+            let xs: Vec<Prepared> = (0..4).map(|_| Prepared::new(ty, random_x(n, &mut rng))).collect();
+            for v in dot_rows_on::<4>(lanes, ty, &w, [xs[0].row(), xs[1].row(), xs[2].row(), xs[3].row()]) {
+                digest = (digest ^ u64::from(v.to_bits())).wrapping_mul(0x100_0000_01b3);
+            }
+        }
+        assert_eq!(digest, DIGEST, "{lanes:?} digest {digest:#x}");
+    }
+}
+
+/// Row by row (not only through a digest), every lane width against the base lanes,
+/// bit for bit, on one and four rows of every type, over lengths that end on each
+/// kind of tail (F32/F16/BF16 rows are not multiples of 32).
+#[test]
+fn every_lane_width_gives_the_same_bits() {
+    let mut rng = Rng(0xa5a5_1234);
     for ty in GgmlType::ALL {
-        let blocks = if ty.block_elems() == 1 { 100 } else { 1024 / ty.block_elems() };
-        let n = blocks * ty.block_elems();
-        let w = random_row(ty, blocks, &mut rng);
-        let xs: Vec<Prepared> = (0..4).map(|_| Prepared::new(ty, random_x(n, &mut rng))).collect();
-        for v in dot_rows::<4>(ty, &w, [xs[0].row(), xs[1].row(), xs[2].row(), xs[3].row()]) {
-            digest = (digest ^ u64::from(v.to_bits())).wrapping_mul(0x100_0000_01b3);
+        for blocks in [1, 3, if ty.block_elems() == 1 { 197 } else { 2048 / ty.block_elems() }] {
+            let n = blocks * ty.block_elems();
+            let w = random_row(ty, blocks, &mut rng);
+            let xs: Vec<Prepared> = (0..4).map(|_| Prepared::new(ty, random_x(n, &mut rng))).collect();
+            let rows = [xs[0].row(), xs[1].row(), xs[2].row(), xs[3].row()];
+            let base = dot_rows_on::<4>(Lanes::Base, ty, &w, rows);
+            for lanes in Lanes::available() {
+                let four = dot_rows_on::<4>(lanes, ty, &w, rows);
+                let one = dot_rows_on::<1>(lanes, ty, &w, [rows[2]]);
+                let bits = |v: [f32; 4]| v.map(f32::to_bits);
+                assert_eq!(bits(four), bits(base), "{ty} {lanes:?} {blocks} blocks");
+                assert_eq!(one[0].to_bits(), base[2].to_bits(), "{ty} {lanes:?} {blocks} blocks, one row");
+            }
         }
     }
-    assert_eq!(digest, DIGEST, "digest {digest:#x}");
+    // Through the public entry too, which takes the widest lanes.
+    let w = random_row(GgmlType::Q4K, 4, &mut rng);
+    let p = Prepared::new(GgmlType::Q4K, random_x(1024, &mut rng));
+    let wide = dot_rows::<1>(GgmlType::Q4K, &w, [p.row()])[0];
+    assert_eq!(wide.to_bits(), dot_rows_on::<1>(Lanes::Base, GgmlType::Q4K, &w, [p.row()])[0].to_bits());
+}
+
+/// Every half through every lane width's widening (F16 rows), against the reference.
+#[test]
+fn f16_rows_widen_every_half_exactly_on_every_lane_width() {
+    let w: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
+    for lanes in Lanes::available() {
+        // One-hot activations read back single weights: 32 per row of 32 halves.
+        for (c, chunk) in w.chunks_exact(64).enumerate() {
+            for i in 0..32 {
+                let mut x = [0.0f32; 32];
+                x[i] = 1.0;
+                let [got] = dot_rows_on::<1>(lanes, GgmlType::F16, chunk, [XRow { x: &x, ..XRow::default() }]);
+                let h = (c * 32 + i) as u16;
+                let want = kindling_gguf::dequant::float::f16_to_f32(chunk[2 * i], chunk[2 * i + 1]);
+                // A row holding inf or NaN sums to NaN (0·inf); the sign of a zero sum
+                // depends on the zeros beside it.
+                if want.is_finite() {
+                    assert!(
+                        got.to_bits() == want.to_bits() || (got == 0.0 && want == 0.0),
+                        "{lanes:?} {h:#06x}: {got}"
+                    );
+                }
+            }
+        }
+    }
 }
 
 const DIGEST: u64 = 0x6871340c265809fc;

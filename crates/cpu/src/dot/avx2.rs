@@ -1,0 +1,116 @@
+//! x86_64 AVX2 (+ F16C) lanes for the shared kernel pieces ([`Isa`]), used where the
+//! CPU has them ([`super::Lanes`]). Twice the integer lanes per instruction: a whole
+//! 16-code half of a group goes through one `vpmaddwd`, the high and low planes'
+//! sums are folded to four lanes together, and 16 codes widen to f32 in two
+//! `vpmovsxbd`/`vpmovzxbd`. The f32 arithmetic is the SSE2 path's, lane for lane and
+//! in the same order (the folds only add exact integers or regroup which register a
+//! lane sits in), so the results are bit-identical to it.
+//!
+//! With AVX-VNNI, `vpdpwssd` fuses the second multiply-add with its accumulate
+//! (still exact: the sums stay far inside i32).
+//!
+//! SAFETY (every `unsafe` block): these functions are only reached from
+//! `#[target_feature]` functions that `super::Lanes` calls after detecting AVX2, FMA
+//! and F16C (and AVX-VNNI for `VNNI = true`); every load reads a range of a slice
+//! checked to hold it.
+
+use core::arch::x86_64::*;
+
+use super::isa::Isa;
+use super::simd::{B16, F4};
+
+/// `VNNI`: use AVX-VNNI's fused multiply-add-accumulate.
+pub struct Avx2<const VNNI: bool>;
+
+impl<const VNNI: bool> Isa for Avx2<VNNI> {
+    /// Values 0..16 and 16..32 as 16-bit lanes.
+    type Codes32 = [__m256i; 2];
+    /// Values 0..8 and 8..16 as f32 lanes.
+    type Codes16 = [__m256; 2];
+
+    #[inline(always)]
+    fn codes32(lo: B16, hi: B16, signed: bool) -> [__m256i; 2] {
+        unsafe {
+            if signed {
+                [_mm256_cvtepi8_epi16(lo.0), _mm256_cvtepi8_epi16(hi.0)]
+            } else {
+                [_mm256_cvtepu8_epi16(lo.0), _mm256_cvtepu8_epi16(hi.0)]
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn int_dot32(q: [__m256i; 2], p: &[i16], at: usize) -> F4 {
+        let Some(p) = p.get(at..at + 64) else {
+            return F4::zero();
+        };
+        // No closures here: a closure is a function of its own, without the caller's
+        // target features, so the intrinsics in it would not be inlined.
+        unsafe {
+            let at = p.as_ptr().cast::<__m256i>();
+            let (h0, h1, l0, l1) = (
+                _mm256_loadu_si256(at),
+                _mm256_loadu_si256(at.add(1)),
+                _mm256_loadu_si256(at.add(2)),
+                _mm256_loadu_si256(at.add(3)),
+            );
+            // Eight i32 lanes per plane: lane i and lane 4 + i hold the pairs that the
+            // SSE2 path's lane i sums.
+            let (h, l) = if VNNI {
+                (
+                    _mm256_dpwssd_avx_epi32(_mm256_madd_epi16(q[0], h0), q[1], h1),
+                    _mm256_dpwssd_avx_epi32(_mm256_madd_epi16(q[0], l0), q[1], l1),
+                )
+            } else {
+                (
+                    _mm256_add_epi32(_mm256_madd_epi16(q[0], h0), _mm256_madd_epi16(q[1], h1)),
+                    _mm256_add_epi32(_mm256_madd_epi16(q[0], l0), _mm256_madd_epi16(q[1], l1)),
+                )
+            };
+            // [h low + h high | l low + l high]: the SSE2 path's two I32x4, exactly.
+            let s = _mm256_add_epi32(_mm256_permute2x128_si256::<0x20>(h, l), _mm256_permute2x128_si256::<0x31>(h, l));
+            let f = _mm256_cvtepi32_ps(s);
+            let (hf, lf) = (_mm256_castps256_ps128(f), _mm256_extractf128_ps::<1>(f));
+            F4(_mm_add_ps(_mm_mul_ps(hf, _mm_set1_ps(32768.0)), lf))
+        }
+    }
+
+    #[inline(always)]
+    fn codes16(q: B16, signed: bool) -> [__m256; 2] {
+        unsafe {
+            let hi = _mm_unpackhi_epi64(q.0, q.0);
+            let (a, b) = if signed {
+                (_mm256_cvtepi8_epi32(q.0), _mm256_cvtepi8_epi32(hi))
+            } else {
+                (_mm256_cvtepu8_epi32(q.0), _mm256_cvtepu8_epi32(hi))
+            };
+            [_mm256_cvtepi32_ps(a), _mm256_cvtepi32_ps(b)]
+        }
+    }
+
+    #[inline(always)]
+    fn dot16(q: [__m256; 2], x: &[f32], at: usize) -> F4 {
+        let Some(x) = x.get(at..at + 16) else {
+            return F4::zero();
+        };
+        unsafe {
+            // [p0 | p1] and [p2 | p3]; then [p0 + p1 | p2 + p3], and (p0 + p1) + (p2 + p3)
+            // as `dot4` adds them.
+            let p01 = _mm256_mul_ps(q[0], _mm256_loadu_ps(x.as_ptr()));
+            let p23 = _mm256_mul_ps(q[1], _mm256_loadu_ps(x.as_ptr().add(8)));
+            let s = _mm256_add_ps(_mm256_permute2f128_ps::<0x20>(p01, p23), _mm256_permute2f128_ps::<0x31>(p01, p23));
+            F4(_mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps::<1>(s)))
+        }
+    }
+
+    #[inline(always)]
+    fn halves8(w: &[u8], at: usize) -> [F4; 2] {
+        let Some(w) = w.get(at..at + 16) else {
+            return [F4::zero(), F4::zero()];
+        };
+        unsafe {
+            let f = _mm256_cvtph_ps(_mm_loadu_si128(w.as_ptr().cast::<__m128i>()));
+            [F4(_mm256_castps256_ps128(f)), F4(_mm256_extractf128_ps::<1>(f))]
+        }
+    }
+}
