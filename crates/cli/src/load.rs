@@ -77,6 +77,9 @@ pub struct ModelArgs {
     /// slower; for ruling the shaders out when chasing a GPU fault.
     #[arg(long)]
     pub checked_shaders: bool,
+    /// Threads the CPU backend computes on, at most one per core (0: every core).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
 }
 
 /// Work a command does with a loaded model, written once for every backend.
@@ -95,7 +98,9 @@ pub trait ModelTask: Sized {
 /// browser package's).
 pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask) -> Result<(), Error> {
     let options = options.into();
-    let ModelArgs { file, backend, kv_f16, no_coop_matrix, no_int_dot, checked_shaders } = task.model().clone();
+    let ModelArgs { file, backend, kv_f16, no_coop_matrix, no_int_dot, checked_shaders, threads } =
+        task.model().clone();
+    kindling_cpu::set_max_threads(threads);
     let path = file.as_path();
     let gpu = GpuOptions {
         kv_f16,
