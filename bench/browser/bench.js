@@ -5,12 +5,15 @@
 //
 // Query parameters (run.mjs sets them): report (the driver's URL), models (comma-separated
 // URLs), prompt, gen, reps, warmup, webgpu (auto | force | off), wgPrompt, wgGen, wgReps,
-// engines (comma-separated subset of kindling-cpu, kindling-webgpu, wllama),
-// stepTimeout (seconds per row).
+// engines (comma-separated subset of kindling-cpu, kindling-webgpu, wllama,
+// kindling-cpu-embed), stepTimeout (seconds per row); embedModels (URLs of embedding
+// models), embedBatches ("32x16 4x2000": INPUTSxTOKENS), embedReps: the embeddings rows.
 
 import { makePrompts } from './prompt.js';
 import { promptsWithTokenizer, runKindling, webgpuAdapter } from './kindling.js';
 import { runWllama, wllamaVersion } from './wllama.js';
+import { runEmbeddings } from './embed.js';
+import { parseBatches } from '/bench/embed_inputs.js';
 
 const q = new URLSearchParams(location.search);
 const num = (key, dflt) => (q.has(key) ? Number(q.get(key)) : dflt);
@@ -27,6 +30,9 @@ const params = {
   wgReps: num('wgReps', 1),
   engines: (q.get('engines') ?? 'kindling-cpu,kindling-webgpu,wllama').split(','),
   stepTimeoutS: num('stepTimeout', 900),
+  embedModels: (q.get('embedModels') ?? '').split(',').filter(Boolean),
+  embedBatches: parseBatches(q.get('embedBatches') ?? '32x16'),
+  embedReps: num('embedReps', 2),
 };
 const report = q.get('report');
 
@@ -126,8 +132,28 @@ async function benchModel(url, gpu, rows) {
   }));
 }
 
+/** Kindling's CPU path on an embedding model: one row per batch (see embed.js). */
+async function benchEmbeddings(url, rows) {
+  const base = { id: 'kindling-cpu-embed', engine: 'kindling', backend: 'cpu', model: decodeURIComponent(url.split('/').pop()) };
+  if (!params.engines.includes(base.id)) return;
+  const t0 = performance.now();
+  let out;
+  try {
+    const results = await withTimeout(runEmbeddings({ url, batches: params.embedBatches, reps: params.embedReps, log }), params.stepTimeoutS, `${base.id} on ${base.model}`);
+    out = results.map((r) => ({ ...base, status: 'ok', ...r }));
+  } catch (e) {
+    log(`${base.id} on ${base.model} failed: ${e?.stack ?? e}`);
+    out = [{ ...base, status: 'error', reason: String(e?.message ?? e) }];
+  }
+  for (const r of out) {
+    r.wallS = (performance.now() - t0) / 1e3;
+    await post({ type: 'row', row: r });
+    rows.push(r);
+  }
+}
+
 async function main() {
-  if (!params.models.length) throw new Error('no models: pass ?models=URL[,URL]');
+  if (!params.models.length && !params.embedModels.length) throw new Error('no models: pass ?models=URL[,URL] or ?embedModels=URL');
   if (!(params.reps >= 1)) throw new Error('reps must be at least 1');
   const gpu = await webgpuAdapter();
   const env = {
@@ -141,6 +167,7 @@ async function main() {
   log(`WebGPU adapter: ${gpu.label ?? 'none'}${gpu.software ? ' (software)' : ''}`);
   const rows = [];
   for (const url of params.models) await benchModel(url, gpu, rows);
+  for (const url of params.embedModels) await benchEmbeddings(url, rows);
   return { env, params, rows: rows.filter(Boolean) };
 }
 

@@ -7,8 +7,14 @@
 //
 //   node bench/browser/run.mjs [--models smollm2,gemma3,qwen2.5-0.5b,qwen2.5-1.5b|PATH,...] [--prompt-tokens 64]
 //     [--gen-tokens 64] [--reps 3] [--warmup 1] [--webgpu auto|force|off]
-//     [--engines kindling-cpu,kindling-webgpu,wllama] [--timeout 1800] [--step-timeout 900]
-//     [--json-out FILE] [--require-floor 2]
+//     [--engines kindling-cpu,kindling-webgpu,wllama,kindling-cpu-embed] [--timeout 1800] [--step-timeout 900]
+//     [--json-out FILE] [--require-floor 2] [--embed-models nomic-embed|PATH,...|''] [--embed-batches 32x16]
+//     [--embed-reps 2]
+//
+// --embed-models adds the embeddings rows (engine kindling-cpu-embed): Kindling's CPU path
+// on an embedding model, one model.embeddings.create request per --embed-batches entry
+// (INPUTSxTOKENS, texts of exactly that many tokens), inputs/s and tokens/s, the median of
+// --embed-reps after a warm-up. --models '' --engines kindling-cpu-embed runs only them.
 //
 // --webgpu auto runs the Kindling WebGPU row only on a hardware adapter (headless Chromium
 // here has SwiftShader, a CPU emulation at ~90 s a token); force runs it on any adapter
@@ -27,7 +33,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatRatios, formatTable, ratios } from './table.mjs';
+import { formatEmbedTable, formatRatios, formatTable, ratios } from './table.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const MODELS = {
@@ -37,11 +43,13 @@ const MODELS = {
   // ~10 min on one thread, the 1.5B's about three times that.
   'qwen2.5-0.5b': '.cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf',
   'qwen2.5-1.5b': '.cache/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf',
+  // An embedding model (issue 28), for --embed-models.
+  'nomic-embed': '.cache/models/nomic-embed-text-v1.5.f16.gguf',
 };
 const DEFAULTS = {
   models: 'smollm2,gemma3', 'prompt-tokens': '64', 'gen-tokens': '64', reps: '3', warmup: '1',
-  webgpu: 'auto', 'webgpu-prompt-tokens': '4', 'webgpu-gen-tokens': '2', 'webgpu-reps': '1', engines: 'kindling-cpu,kindling-webgpu,wllama', timeout: '1800', 'step-timeout': '900',
-  'json-out': '', 'require-floor': '',
+  webgpu: 'auto', 'webgpu-prompt-tokens': '4', 'webgpu-gen-tokens': '2', 'webgpu-reps': '1', engines: 'kindling-cpu,kindling-webgpu,wllama,kindling-cpu-embed', timeout: '1800', 'step-timeout': '900',
+  'json-out': '', 'require-floor': '', 'embed-models': 'nomic-embed', 'embed-batches': '32x16', 'embed-reps': '2',
 };
 
 function parseArgs(argv) {
@@ -57,7 +65,7 @@ function parseArgs(argv) {
 }
 
 function usage(message) {
-  console.error(`bench: ${message}\n${readFileSync(fileURLToPath(import.meta.url), 'utf8').split("\n").slice(7, 16).join('\n')}`);
+  console.error(`bench: ${message}\n${readFileSync(fileURLToPath(import.meta.url), 'utf8').split("\n").slice(7, 23).join('\n')}`);
   process.exit(2);
 }
 
@@ -146,6 +154,7 @@ async function main() {
     if (!existsSync(path.join(ROOT, f))) usage(`${f} is missing: run npm run build and npm install first`);
   }
   const models = modelPaths(opts.models);
+  const embedModels = opts.engines.split(',').includes('kindling-cpu-embed') ? modelPaths(opts['embed-models']) : [];
   const meta = { ...versions(), startedAt: new Date().toISOString(), loadAverageStart: os.loadavg() };
 
   const rows = [];
@@ -174,6 +183,7 @@ async function main() {
       report: reportUrl, models: models.map((m) => `/${m}`).join(','), prompt: opts['prompt-tokens'], gen: opts['gen-tokens'],
       reps: opts.reps, warmup: opts.warmup, webgpu: opts.webgpu, wgPrompt: opts['webgpu-prompt-tokens'],
       wgGen: opts['webgpu-gen-tokens'], wgReps: opts['webgpu-reps'], engines: opts.engines, stepTimeout: opts['step-timeout'],
+      embedModels: embedModels.map((m) => `/${m}`).join(','), embedBatches: opts['embed-batches'], embedReps: opts['embed-reps'],
     });
     const flags = [
       '--headless=new', '--no-sandbox', '--disable-dev-shm-usage', `--user-data-dir=${profile}`,
@@ -210,7 +220,10 @@ async function main() {
   console.log(`\n${meta.chromium}; wllama ${meta.wllama}; commit ${meta.commit}; ${meta.cpus}`);
   console.log(`load average (1/5/15 min): start ${meta.loadAverageStart.map((x) => x.toFixed(2)).join(' ')}, end ${meta.loadAverageEnd.map((x) => x.toFixed(2)).join(' ')}`);
   console.log(`prompt ${opts['prompt-tokens']} tokens, ${opts['gen-tokens']} generated (greedy, ignoring EOS), median of ${opts.reps} after ${opts.warmup} warm-up\n`);
-  console.log(formatTable(results.rows));
+  const embedRows = results.rows.filter((r) => r.id === 'kindling-cpu-embed');
+  const decodeRows = results.rows.filter((r) => r.id !== 'kindling-cpu-embed');
+  if (decodeRows.length || !embedRows.length) console.log(formatTable(decodeRows));
+  if (embedRows.length) console.log(`\nembeddings (texts of exactly the batch's token count, [CLS]/[SEP] included; median of ${opts['embed-reps']} after a warm-up):\n\n${formatEmbedTable(embedRows)}`);
   console.log(`\n${formatRatios(list, floor || 2)}`);
   console.log(`\n${JSON.stringify(all, null, 2)}`);
   if (opts['json-out']) writeFileSync(opts['json-out'], JSON.stringify(all, null, 2));

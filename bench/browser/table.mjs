@@ -31,6 +31,29 @@ export function formatTable(rows) {
   return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
+/** The embeddings rows (id kindling-cpu-embed): inputs/s and tokens/s per batch. */
+export function formatEmbedTable(rows) {
+  const head = ['engine', 'backend', 'model', 'batch (inputs×tokens)', 'inputs/s', 'tokens/s', 'ms per request', 'runs (s)', 'load ms', 'load 1m', 'note'];
+  const lines = [head, head.map(() => '---')];
+  for (const r of rows) {
+    const ok = r.status === 'ok';
+    lines.push([
+      r.engine,
+      r.backend,
+      r.model,
+      ok ? `${r.inputs}×${r.input_tokens}` : '',
+      ok ? fmt(r.inputs_per_s, 2) : '',
+      ok ? fmt(r.tokens_per_s) : '',
+      ok ? fmt(r.seconds * 1e3, 0) : '',
+      ok ? r.runs_s.map((s) => fmt(s, 2)).join(', ') : '',
+      ok ? fmt(r.loadMs, 0) : '',
+      r.loadAverage ? fmt(r.loadAverage[0], 2) : '',
+      ok ? '' : `${r.status}: ${r.reason}`,
+    ]);
+  }
+  return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
 /** Per model: Kindling CPU ÷ wllama, for decode and prefill (medians). */
 export function ratios(rows) {
   const out = [];
