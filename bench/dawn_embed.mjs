@@ -37,7 +37,6 @@ const tokenize = (text) => model.tokenize(text, { addSpecial: true });
 for (const { inputs, inputTokens } of BATCHES) {
   const texts = embedTexts(tokenize, inputs, inputTokens);
   const r = await timeEmbeddings((input) => model.embeddings.create({ input }), texts, inputTokens, REPS);
-  const adapter = info.adapter ? `${info.adapter.vendor ?? ''} ${info.adapter.architecture ?? ''} ${info.adapter.description ?? ''}`.trim() : null;
-  console.log(JSON.stringify({ engine: 'dawn', model: name, backend: info.backend, adapter, load_ms: loadMs, ...r }));
+  console.log(JSON.stringify({ engine: 'dawn', model: name, backend: info.backend, adapter: info.adapter ?? null, load_ms: loadMs, ...r }));
 }
 await model.dispose();

@@ -20,7 +20,7 @@
 # (.bench/ is not needed.) The lead's device call:
 #   run(command="bash bench/embed.sh", carry=[".gl", ".dawn", ".llama", ".embed"])
 #
-# Environment: BATCHES (default "32x16 4x2000", INPUTSxTOKENS), REPS (3 timed requests after a
+# Environment: BATCHES (default "32x16 4x2000", INPUTSxTOKENS), REPS (5 timed requests after a
 # warm-up, the median), ROUNDS (2: native, Dawn, llama.cpp in turn, so drift hits all three),
 # SLOTS (llama-server -np values, default "1 8": one server each), SERVER_ARGS, KINDLING_ARGS,
 # BUDGET_S (450: a step that could overrun it is skipped, so the whole run stays under 8 min).
@@ -87,7 +87,7 @@ for round in $(seq "${ROUNDS:-2}"); do
   for b in $BATCHES; do
     t=$(allow 90); [ "$t" = 0 ] && { say "skipped native $b round $round: budget"; continue; }
     say "== native $b round $round"
-    cmd="$kindling bench $model --backend ${NATIVE_BACKEND:-gpu} --inputs ${b%x*} --input-tokens ${b#*x} --repeat ${REPS:-3} --json ${KINDLING_ARGS:-}"
+    cmd="$kindling bench $model --backend ${NATIVE_BACKEND:-gpu} --inputs ${b%x*} --input-tokens ${b#*x} --repeat ${REPS:-5} --json ${KINDLING_ARGS:-}"
     echo "\$ $cmd" >> "$ERR"
     timeout "$t" $cmd 2>> "$ERR" | grep '^{' | tee -a "$OUT/kindling.jsonl" | tee -a "$OUT/run.log" || say "native $b: failed (stderr.txt)"
   done
@@ -96,14 +96,14 @@ for round in $(seq "${ROUNDS:-2}"); do
     say "== dawn round $round"
     echo "\$ dawn_embed.mjs (${DAWN_BACKEND:-webgpu})" >> "$ERR"
     if [ "${DAWN_BACKEND:-webgpu}" = webgpu ]; then runner=(bash .dawn/run.sh .dawn); else runner=(node); fi
-    BATCHES="$BATCHES" BACKEND=${DAWN_BACKEND:-webgpu} timeout "$t" "${runner[@]}" bench/dawn_embed.mjs "$pkg" nomic="$model" \
+    REPS="${REPS:-5}" BATCHES="$BATCHES" BACKEND=${DAWN_BACKEND:-webgpu} timeout "$t" "${runner[@]}" bench/dawn_embed.mjs "$pkg" nomic="$model" \
       2>> "$ERR" | grep '^{' | tee -a "$OUT/dawn.jsonl" | tee -a "$OUT/run.log" || say "dawn: failed (stderr.txt)"
   fi
   t=$(allow 200)
   if [ "$t" = 0 ]; then say "skipped llama-server round $round: budget"; else
     say "== llama-server round $round"
     PYTHONUNBUFFERED=1 timeout "$t" python3 bench/embed_server.py --server "$server" --out "$OUT" --slots "${SLOTS:-1 8}" \
-      --batches "$BATCHES" --reps "${REPS:-3}" --server-args "${SERVER_ARGS:-}" nomic="$model" 2>> "$ERR" | tee -a "$OUT/run.log" \
+      --batches "$BATCHES" --reps "${REPS:-5}" --server-args "${SERVER_ARGS:-}" nomic="$model" 2>> "$ERR" | tee -a "$OUT/run.log" \
       || say "llama-server: failed (server.log, stderr.txt)"
   fi
 done
