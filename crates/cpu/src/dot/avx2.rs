@@ -113,4 +113,42 @@ impl<const VNNI: bool> Isa for Avx2<VNNI> {
             [F4(_mm256_castps256_ps128(f)), F4(_mm256_extractf128_ps::<1>(f))]
         }
     }
+
+    /// `[w0 | w4], [w1 | w5], [w2 | w6], [w3 | w7]` (`wk`: values 4k..4k + 4), so the
+    /// products pair up as `dot8` adds them.
+    type Floats32 = [__m256; 4];
+
+    #[inline(always)]
+    fn floats32(v: [F4; 8]) -> [__m256; 4] {
+        unsafe {
+            [
+                _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(v[0].0), v[4].0),
+                _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(v[1].0), v[5].0),
+                _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(v[2].0), v[6].0),
+                _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(v[3].0), v[7].0),
+            ]
+        }
+    }
+
+    #[inline(always)]
+    fn dot32(w: [__m256; 4], x: &[f32], at: usize) -> F4 {
+        let Some(x) = x.get(at..at + 32) else {
+            return F4::zero();
+        };
+        unsafe {
+            let x = x.as_ptr();
+            // Activations k and 4 + k (four values each) beside each other, as the weights.
+            let (a, b, c, d) = (
+                _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm_loadu_ps(x)), _mm_loadu_ps(x.add(16))),
+                _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm_loadu_ps(x.add(4))), _mm_loadu_ps(x.add(20))),
+                _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm_loadu_ps(x.add(8))), _mm_loadu_ps(x.add(24))),
+                _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(_mm_loadu_ps(x.add(12))), _mm_loadu_ps(x.add(28))),
+            );
+            // [(p0 + p1) + (p2 + p3) | (p4 + p5) + (p6 + p7)], then the halves added.
+            let ab = _mm256_add_ps(_mm256_mul_ps(w[0], a), _mm256_mul_ps(w[1], b));
+            let cd = _mm256_add_ps(_mm256_mul_ps(w[2], c), _mm256_mul_ps(w[3], d));
+            let s = _mm256_add_ps(ab, cd);
+            F4(_mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps::<1>(s)))
+        }
+    }
 }

@@ -3,14 +3,15 @@
 //! - 32 codes times an activation block's integer planes (`xplanes`), used by every
 //!   32-value-group type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q8_K);
 //! - 16 codes widened to f32 times 16 activations (Q2_K, Q3_K, Q6_K);
-//! - eight halves widened to f32 (F16 rows).
+//! - eight halves widened to f32 (F16 rows);
+//! - 32 float weights times 32 activations (F32, F16, BF16 rows).
 //!
 //! Every implementation returns the same four f32 lanes, each from the same f32
 //! operations in the same order (the integer sums are exact whatever their order), so
 //! a wider implementation gives the same bits as [`Base`]
 //! (`tests::every_lane_width_gives_the_same_bits`).
 
-use super::simd::{dot4, f16, I16x8, B16, F4};
+use super::simd::{dot4, dot8, f16, I16x8, B16, F4};
 use super::xplanes;
 
 pub trait Isa {
@@ -29,6 +30,11 @@ pub trait Isa {
     fn dot16(q: Self::Codes16, x: &[f32], at: usize) -> F4;
     /// The eight little-endian halves at byte `at` of `w`, widened exactly.
     fn halves8(w: &[u8], at: usize) -> [F4; 2];
+    /// 32 float weights (values 4k..4k + 4 in `v[k]`) arranged for [`Isa::dot32`].
+    type Floats32: Copy;
+    fn floats32(v: [F4; 8]) -> Self::Floats32;
+    /// `Σ w·x[at..at + 32]` as [`dot8`] sums it.
+    fn dot32(w: Self::Floats32, x: &[f32], at: usize) -> F4;
 }
 
 /// The lanes compiled for every target (`simd::LANES`: SSE2, SIMD128 or portable).
@@ -69,5 +75,17 @@ impl Isa for Base {
         let b = |i: usize| w.get(i).copied().unwrap_or(0);
         let h = |k: usize| f16(b(at + 2 * k), b(at + 2 * k + 1));
         [F4::new([h(0), h(1), h(2), h(3)]), F4::new([h(4), h(5), h(6), h(7)])]
+    }
+
+    type Floats32 = [F4; 8];
+
+    #[inline(always)]
+    fn floats32(v: [F4; 8]) -> [F4; 8] {
+        v
+    }
+
+    #[inline(always)]
+    fn dot32(w: [F4; 8], x: &[f32], at: usize) -> F4 {
+        dot8([w[0], w[1], w[2], w[3]], [w[4], w[5], w[6], w[7]], x, at)
     }
 }

@@ -142,9 +142,9 @@ macro_rules! typed {
     ($I:ty, $R:ident, $ty:expr, $w:expr, $x:expr) => {{
         let (w, x): (&[u8], [XRow; $R]) = ($w, $x);
         match $ty {
-            GgmlType::F32 => float::f32_row(w, x.map(|r| r.x)),
-            GgmlType::F16 => float::f16_row(w, x.map(|r| r.x), |i| <$I as Isa>::halves8(w, 2 * i)),
-            GgmlType::BF16 => float::bf16_row(w, x.map(|r| r.x)),
+            GgmlType::F32 => float::f32_row::<$I, $R>(w, x.map(|r| r.x)),
+            GgmlType::F16 => float::f16_row::<$I, $R>(w, x.map(|r| r.x), |i| <$I as Isa>::halves8(w, 2 * i)),
+            GgmlType::BF16 => float::bf16_row::<$I, $R>(w, x.map(|r| r.x)),
             GgmlType::Q4_0 => blocks::<18, 0, 0, 64, 1, $R>(w, x, |b, x, a| legacy::q4_0::<$I, $R>(b, x, a)),
             GgmlType::Q4_1 => blocks::<20, 0, 1, 64, 1, $R>(w, x, |b, x, a| legacy::q4_1::<$I, $R>(b, x, a)),
             GgmlType::Q5_0 => blocks::<22, 0, 0, 64, 1, $R>(w, x, |b, x, a| legacy::q5_0::<$I, $R>(b, x, a)),

@@ -24,7 +24,9 @@ pub struct Scratch {
 /// From this many activation rows, F16 and BF16 weights are widened to F32 once per
 /// matmul instead of being decoded once per `ROWS` rows: an encoder's 2,000-token
 /// input decoded each weight 500 times. The F32 path sums the same values in the
-/// same order (the widening is exact), so the result is bit for bit the same.
+/// same order (the widening is exact), so the result is bit for bit the same. Lanes
+/// wider than the base widen halves in registers (F16C) as fast as they read f32, so
+/// there the extra pass and the doubled weight traffic would only cost.
 const WIDEN_ROWS: usize = 32;
 
 /// `x`: `[n, cols]`; `w`: `rows` rows of `cols` values in GGUF type `ty`;
@@ -40,7 +42,12 @@ pub fn matmul(
     out: &mut [f32],
     scratch: &mut Scratch,
 ) {
-    if n >= WIDEN_ROWS && matches!(ty, GgmlType::F16 | GgmlType::BF16) {
+    let widen = match ty {
+        GgmlType::F16 => crate::dot::Lanes::best() == crate::dot::Lanes::Base,
+        GgmlType::BF16 => true,
+        _ => false,
+    };
+    if n >= WIDEN_ROWS && widen {
         let mut wide = std::mem::take(&mut scratch.widened);
         let mut values = vec![0.0f32; rows * cols];
         if kindling_gguf::dequantize(ty, w, &mut values).is_ok() {
@@ -231,6 +238,14 @@ mod tests {
             let mut few = vec![0.0; 4 * rows];
             matmul(&x[..4 * cols], 4, ty, &w, rows, cols, &mut few, &mut Scratch::default());
             assert_eq!(few, wide[..4 * rows], "{ty}");
+            // Whether or not this CPU's lanes widen (F16 on AVX2 does not): the same
+            // bits as the weights handed over as F32.
+            let mut values = vec![0.0f32; rows * cols];
+            kindling_gguf::dequantize(ty, &w, &mut values).unwrap();
+            let w32: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let mut f32_out = vec![0.0; n * rows];
+            matmul(&x, n, GgmlType::F32, &w32, rows, cols, &mut f32_out, &mut Scratch::default());
+            assert_eq!(f32_out, wide, "{ty}");
         }
     }
 
