@@ -75,8 +75,8 @@ class Server:
                 self.proc.wait()
 
 
-def texts_for(srv, count, tokens, timeout):
-    """bench/embed_inputs.js's texts, the word list and framing taken from the server."""
+def probe_words(srv, timeout):
+    """The candidates that are one token for this server, and the special tokens it adds."""
     words, framing = [], None
     for w in CANDIDATE_WORDS:
         one = srv.embed([w], timeout)['usage']['prompt_tokens']
@@ -86,10 +86,16 @@ def texts_for(srv, count, tokens, timeout):
             framing = one - 1
     if not words:
         raise RuntimeError(f'none of {CANDIDATE_WORDS} is a single token for this server')
+    return words, framing
+
+
+def texts_for(words, framing, count, tokens, shift=0):
+    """bench/embed_inputs.js's texts (shift 0); a timed request k gets shift k, the same
+    words moved along, so no request repeats the one before (a prompt cache gains nothing)."""
     body = tokens - framing
     if body < 1:
         raise RuntimeError(f'{tokens} tokens leave no room after {framing} special tokens')
-    return [' '.join(words[(7 * i + j) % len(words)] for j in range(body)) for i in range(count)]
+    return [' '.join(words[(7 * i + j + shift) % len(words)] for j in range(body)) for i in range(count)]
 
 
 def parse_batches(spec):
@@ -125,10 +131,11 @@ def main():
         try:
             srv = Server(args.server, path, args.port, slots, args.ctx, log, args.server_args.split())
             print(f'llama-server ({slots} slot(s)) ready in {srv.wait_ready(args.ready_s):.1f} s', flush=True)
+            words, framing = probe_words(srv, args.request_s)
             for count, tokens in batches:
-                texts = texts_for(srv, count, tokens, args.request_s)
                 runs, ok = [], True
                 for rep in range(args.reps + 1):
+                    texts = texts_for(words, framing, count, tokens, rep)
                     t = time.perf_counter()
                     r = srv.embed(texts, args.request_s)
                     s = time.perf_counter() - t
