@@ -44,6 +44,7 @@ if [ "${1:-}" = prepare ]; then
   nice xz -9e -T2 -c /tmp/kindling-embed > .embed/kindling.xz; rm /tmp/kindling-embed
   nice npm run build
   tar -C www -cf - wasm | nice xz -9 -T2 > .embed/web.tar.xz
+  echo "built from $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates www || echo ' plus uncommitted changes') on $(date -u +%FT%TZ)" > .embed/built.txt
   for d in .gl .llama .dawn; do [ -d $d ] || echo "missing $d: see the top of bench/embed.sh"; done
   du -shc .gl .dawn .llama .embed 2>/dev/null; git ls-files -z | xargs -0 du -cb | tail -1 | sed 's/total/bytes tracked/'
   exit 0
@@ -80,6 +81,7 @@ if [ -z "${LLAMA_SERVER:-}" ]; then
     dpkg -x .llama/libgomp1_*.deb /tmp/gomp; export LD_LIBRARY_PATH=/tmp/gomp/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   fi
 fi
+say "$(cat .embed/built.txt 2>/dev/null || echo '.embed/built.txt: none')"
 say "model $model ($(stat -c %s "$model" 2>/dev/null) bytes), batches $BATCHES, setup done at ${SECONDS} s"
 say "$(LD_LIBRARY_PATH=$(dirname "$server")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout 20 "$server" --version 2>&1 | tail -1)"
 
