@@ -3,6 +3,7 @@
 
 use kindling_gguf::GgmlType;
 
+use super::gemm;
 use crate::dot::{dot_rows, needs, x_planes, x_sums, XRow};
 use crate::parallel;
 
@@ -17,20 +18,11 @@ pub struct Scratch {
     sums: Vec<f32>,
     planes: Vec<i16>,
     scales: Vec<f32>,
-    /// An F16/BF16 weight widened to F32 bytes for a large batch (`WIDEN_ROWS`).
-    widened: Vec<u8>,
 }
 
-/// From this many activation rows, F16 and BF16 weights are widened to F32 once per
-/// matmul instead of being decoded once per `ROWS` rows: an encoder's 2,000-token
-/// input decoded each weight 500 times. The F32 path sums the same values in the
-/// same order (the widening is exact), so the result is bit for bit the same. Lanes
-/// wider than the base widen halves in registers (F16C) as fast as they read f32, so
-/// there the extra pass and the doubled weight traffic would only cost.
-const WIDEN_ROWS: usize = 32;
-
 /// `x`: `[n, cols]`; `w`: `rows` rows of `cols` values in GGUF type `ty`;
-/// `out`: `[n, rows]`.
+/// `out`: `[n, rows]`. Float weights with `n >= gemm::GEMM_ROWS` go by cache-blocked
+/// panels (`gemm`), with the same bits as row by row.
 #[allow(clippy::too_many_arguments)]
 pub fn matmul(
     x: &[f32],
@@ -42,29 +34,12 @@ pub fn matmul(
     out: &mut [f32],
     scratch: &mut Scratch,
 ) {
-    let widen = match ty {
-        GgmlType::F16 => crate::dot::Lanes::best() == crate::dot::Lanes::Base,
-        GgmlType::BF16 => true,
-        _ => false,
-    };
-    if n >= WIDEN_ROWS && widen {
-        let mut wide = std::mem::take(&mut scratch.widened);
-        let mut values = vec![0.0f32; rows * cols];
-        if kindling_gguf::dequantize(ty, w, &mut values).is_ok() {
-            wide.clear();
-            wide.extend(values.iter().flat_map(|v| v.to_le_bytes()));
-            matmul(x, n, GgmlType::F32, &wide, rows, cols, out, scratch);
-            scratch.widened = wide;
-            return;
-        }
-        scratch.widened = wide;
-    }
     let row_bytes = w.len() / rows.max(1);
     let need = needs(ty);
     let group = need.sum_group.unwrap_or(0);
     let per_sums = cols.checked_div(group).unwrap_or(0);
     let (per_planes, per_scales) = if need.planes { (2 * cols, cols / 32) } else { (0, 0) };
-    let Scratch { sums, planes, scales, .. } = scratch;
+    let Scratch { sums, planes, scales } = scratch;
     sums.clear();
     sums.resize(n * per_sums, 0.0);
     planes.clear();
@@ -94,7 +69,12 @@ pub fn matmul(
         })
         .collect();
     // Output columns a..b for every activation row, into `dst[r * stride + j - a]`.
+    let panels = n >= gemm::GEMM_ROWS && gemm::is_float(ty);
     let fill = |a: usize, b: usize, dst: &mut [f32], stride: usize| {
+        if panels {
+            gemm::float_band(ty, &xrows, w, row_bytes, cols, (a, b), dst, stride);
+            return;
+        }
         let (quads, rest) = xrows.split_at(n / ROWS * ROWS);
         for (j, wr) in w.chunks_exact(row_bytes.max(1)).enumerate().take(b).skip(a) {
             for (q, xs) in quads.chunks_exact(ROWS).enumerate() {
@@ -229,7 +209,7 @@ mod tests {
 
     #[test]
     fn widened_float_weights_give_the_same_bits() {
-        let (n, rows, cols) = (WIDEN_ROWS + 3, 5, 70);
+        let (n, rows, cols) = (gemm::GEMM_ROWS + 3, 5, 70);
         let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7 % 29) as f32 - 14.0) / 9.0).collect();
         for ty in [GgmlType::F16, GgmlType::BF16] {
             let w: Vec<u8> = (0..rows * cols * 2).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
@@ -246,6 +226,106 @@ mod tests {
             let mut f32_out = vec![0.0; n * rows];
             matmul(&x, n, GgmlType::F32, &w32, rows, cols, &mut f32_out, &mut Scratch::default());
             assert_eq!(f32_out, wide, "{ty}");
+        }
+    }
+
+    /// Random float weights of `ty` (finite, moderate) as GGUF bytes, and their values.
+    fn float_weights(ty: GgmlType, count: usize, seed: u64) -> (Vec<u8>, Vec<f32>) {
+        let mut s = seed;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        };
+        let values: Vec<f32> = (0..count).map(|_| next() * 3.0).collect();
+        let bytes: Vec<u8> = match ty {
+            GgmlType::F32 => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            GgmlType::F16 => values.iter().flat_map(|&v| f32_to_f16(v).to_le_bytes()).collect(),
+            _ => values.iter().flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes()).collect(),
+        };
+        let mut exact = vec![0.0f32; count];
+        kindling_gguf::dequantize(ty, &bytes, &mut exact).unwrap();
+        (bytes, exact)
+    }
+
+    /// Round-toward-zero f32 -> f16 bits for normal values in range (all these tests
+    /// need: some representable half near `v`).
+    fn f32_to_f16(v: f32) -> u16 {
+        let b = v.to_bits();
+        let sign = ((b >> 16) & 0x8000) as u16;
+        let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+        if exp <= 0 {
+            return sign;
+        }
+        sign | ((exp as u16) << 10) | ((b >> 13) & 0x3ff) as u16
+    }
+
+    /// The panel path (n at and around `GEMM_ROWS`, weight rows over several panels and
+    /// thread bands, ragged columns) against an f64 reference, and bit for bit against
+    /// one activation row at a time.
+    #[test]
+    fn float_panels_match_f64_and_single_rows() {
+        let g = gemm::GEMM_ROWS;
+        for (n, rows, cols) in [(g - 1, 9, 70), (g, 150, 70), (g + 1, 67, 33), (g + 6, 130, 100), (2 * g + 3, 3, 1030)]
+        {
+            let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
+            for ty in [GgmlType::F32, GgmlType::F16, GgmlType::BF16] {
+                let (w, wf) = float_weights(ty, rows * cols, 0x9e37_79b9 + (n * rows) as u64);
+                let mut out = vec![f32::NAN; n * rows];
+                matmul(&x, n, ty, &w, rows, cols, &mut out, &mut Scratch::default());
+                for r in 0..n {
+                    let xr = &x[r * cols..(r + 1) * cols];
+                    for j in 0..rows {
+                        let wr = &wf[j * cols..(j + 1) * cols];
+                        let want: f64 = xr.iter().zip(wr).map(|(&a, &b)| f64::from(a) * f64::from(b)).sum();
+                        let mag: f64 = xr.iter().zip(wr).map(|(&a, &b)| (f64::from(a) * f64::from(b)).abs()).sum();
+                        let got = f64::from(out[r * rows + j]);
+                        assert!(
+                            (got - want).abs() <= 1e-6 * mag + 1e-30,
+                            "{ty} {n}x{rows}x{cols} [{r}][{j}]: {got} vs {want}"
+                        );
+                    }
+                }
+                for r in [0, n / 2, n - 1] {
+                    let mut one = vec![0.0; rows];
+                    matmul(&x[r * cols..(r + 1) * cols], 1, ty, &w, rows, cols, &mut one, &mut Scratch::default());
+                    assert_eq!(one, out[r * rows..(r + 1) * rows], "{ty} {n}x{rows}x{cols} row {r}");
+                }
+            }
+        }
+    }
+
+    /// Kernel time per weight and activation row of a 768 x 3072 F16 matmul with 512
+    /// rows, one thread (`KINDLING_CPU_LANES=sse2` to cap the width).
+    /// `cargo test --release -p kindling-cpu --lib gemm_speed -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn gemm_speed() {
+        crate::parallel::set_max_threads(1);
+        let (n, rows, cols) = (512, 3072, 768);
+        let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
+        for ty in [GgmlType::F16, GgmlType::F32] {
+            let (w, _) = float_weights(ty, rows * cols, 7);
+            let mut out = vec![0.0; n * rows];
+            let mut scratch = Scratch::default();
+            // The row path for comparison: eight rows per call, below `GEMM_ROWS`.
+            let small = 8;
+            for (name, step) in [("panels", n), ("rows by 8", small)] {
+                let mut best = f64::MAX;
+                for _ in 0..3 {
+                    let t = std::time::Instant::now();
+                    for r in (0..n).step_by(step) {
+                        let (x, out) = (&x[r * cols..(r + step) * cols], &mut out[r * rows..(r + step) * rows]);
+                        matmul(x, step, ty, &w, rows, cols, out, &mut scratch);
+                    }
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                let per = best * 1e9 / (n * rows * cols) as f64;
+                let gflops = 2.0 * (n * rows * cols) as f64 / best / 1e9;
+                let lanes = crate::dot::Lanes::best();
+                println!("{ty} {lanes:?} {name} n={n} {rows}x{cols}: {best:.3} s, {per:.4} ns/weight-row, {gflops:.2} GFLOP/s");
+            }
         }
     }
 

@@ -2,6 +2,7 @@
 //! tested (and later vectorised) on its own.
 
 mod attention;
+mod gemm;
 mod matmul;
 mod norm;
 mod rope;
