@@ -455,9 +455,10 @@ export class Model {
    * OpenAI's `embeddings.create`: `{ input: string | string[], truncate? }` →
    * `{ object: 'list', data: [{ object: 'embedding', embedding: Float32Array, index }],
    * model, usage }`. The engine checks the request as the CLI does (kindling-model's
-   * EmbeddingRequest) and refuses it before anything runs; then the inputs run one
-   * after another, with the abort signal heard and `onProgress({ done, total })`
-   * called between them.
+   * EmbeddingRequest) and tokenizes and checks every input before anything runs; then
+   * the inputs run a forward pass at a time (as many as fit in one: short inputs share
+   * it), with the abort signal heard and `onProgress({ done, total })` called between
+   * passes.
    */
   async #embeddingsCreate(request = {}, options = {}) {
     const { signal, ...body } = withSignal(request, options);
@@ -471,28 +472,34 @@ export class Model {
     }
     const release = await this.#acquire();
     let inflight = null;
+    let job = null;
     try {
+      job = this.#live().embeddingJob(parsed.input, parsed.truncate);
       const data = [];
       let tokens = 0;
-      const total = parsed.input.length;
-      for (let index = 0; index < total; index++) {
+      const total = job.total;
+      while (job.done < total) {
         // Let queued tasks run (a worker's 'abort' message): the CPU backend computes
-        // an input without awaiting anything (see nextTask).
-        if (index > 0) await nextTask();
+        // a pass without awaiting anything (see nextTask).
+        if (job.done > 0) await nextTask();
         throwIfAborted(signal, what);
-        inflight = this.#live().embed(parsed.input[index], parsed.truncate);
+        inflight = this.#live().embedNext(job);
         const out = await raceAbort(inflight, signal, what);
         inflight = null;
-        data.push({ object: 'embedding', embedding: out.embedding, index });
+        for (const embedding of out.embeddings) {
+          data.push({ object: 'embedding', embedding, index: data.length });
+        }
         tokens += out.tokens;
-        emit(options?.onProgress, { done: index + 1, total });
+        emit(options?.onProgress, { done: job.done, total });
       }
       const model = this.#info.name || this.#info.architecture;
       return { object: 'list', data, model, usage: { prompt_tokens: tokens, total_tokens: tokens } };
     } catch (e) {
       throw toError(e);
     } finally {
-      // The model is handed on once an input still running has finished.
+      // The model is handed on once a pass still running has finished (the pass
+      // holds its own reference to the job's inputs).
+      job?.free();
       if (inflight) inflight.then(release, release);
       else release();
     }

@@ -97,39 +97,54 @@ impl<B: Backend> Model<B> {
     /// clearly for a decoder, and for a backend without the encoder ops.
     pub async fn embed(&mut self, inputs: &[Vec<u32>], truncate: bool) -> Result<Vec<Vec<f32>>> {
         let limit = self.embed_check(inputs, truncate)?;
+        let cut: Vec<Vec<u32>> = inputs.iter().map(|ids| ids[..ids.len().min(limit)].to_vec()).collect();
+        let mut out = Vec::with_capacity(inputs.len());
+        while out.len() < cut.len() {
+            out.extend(self.embed_next_pack(&cut[out.len()..]).await?);
+        }
+        Ok(out)
+    }
+
+    /// Embeds the inputs at the start of `inputs` that fit in one forward pass (at
+    /// least the first) and returns their vectors: the caller goes on from the next.
+    /// For callers that report progress and hear an abort between passes (the
+    /// browser); the inputs are those `embedding_inputs` gave (checked and cut to the
+    /// context), as anything else is refused here.
+    pub async fn embed_next_pack(&mut self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+        let limit = self.embed_check(inputs, false)?;
         let mut session = match self.encoder_session.take() {
             Some(s) => s,
             None => self.new_session(limit)?,
         };
-        let cut: Vec<&[u32]> = inputs.iter().map(|ids| &ids[..ids.len().min(limit)]).collect();
-        let mut out = Vec::with_capacity(inputs.len());
-        let mut result = Ok(());
-        for batch in pack(&cut, limit.min(session.capacity())) {
-            match self.embed_packed(&mut session, batch).await {
-                Ok(vectors) => out.extend(vectors),
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
+        let cut: Vec<&[u32]> = inputs.iter().map(|ids| ids.as_slice()).collect();
+        let first = pack(&cut, limit.min(session.capacity())).into_iter().next().unwrap_or_default();
+        let result = self.embed_packed(&mut session, first).await;
         // Kept for the next call: allocated once, like the workspace.
         self.encoder_session = Some(session);
-        result.map(|()| out)
+        result
     }
 
     /// Tokenizes `texts` (with the special tokens the vocabulary adds, `[CLS]` and
     /// `[SEP]` for BERT) and embeds them. A truncated input keeps its closing special
     /// token (`[SEP]`) at the end, as the model saw it in training.
     pub async fn embed_texts(&mut self, texts: &[String], truncate: bool) -> Result<Embeddings> {
-        let limit = self.config().context_length;
+        let inputs = self.embedding_inputs(texts, truncate)?;
+        let vectors = self.embed(&inputs, truncate).await?;
+        Ok(Embeddings { vectors, prompt_tokens: inputs.iter().map(Vec::len).sum() })
+    }
+
+    /// `texts` tokenized for embedding (as `embed_texts` does) and checked as `embed`
+    /// checks them, each cut to the context when `truncate`: the inputs
+    /// `embed_next_pack` takes. Nothing runs.
+    pub fn embedding_inputs(&self, texts: &[String], truncate: bool) -> Result<Vec<Vec<u32>>> {
         let tok = self.tokenizer();
         let eos = tok.eos().filter(|_| tok.add_eos());
-        let inputs: Vec<Vec<u32>> = texts
-            .iter()
-            .map(|t| {
-                let mut ids = tok.encode(t, true, false);
-                if truncate && ids.len() > limit {
+        let ids: Vec<Vec<u32>> = texts.iter().map(|t| tok.encode(t, true, false)).collect();
+        let limit = self.embed_check(&ids, truncate)?;
+        Ok(ids
+            .into_iter()
+            .map(|mut ids| {
+                if ids.len() > limit {
                     let closing = eos.filter(|e| ids.last() == Some(e));
                     ids.truncate(limit);
                     if let (Some(e), Some(last)) = (closing, ids.last_mut()) {
@@ -138,9 +153,7 @@ impl<B: Backend> Model<B> {
                 }
                 ids
             })
-            .collect();
-        let vectors = self.embed(&inputs, truncate).await?;
-        Ok(Embeddings { vectors, prompt_tokens: inputs.iter().map(|i| i.len().min(limit)).sum() })
+            .collect())
     }
 
     /// Checks that this model and backend embed and that every input fits; returns the

@@ -21,7 +21,9 @@ pub mod tools;
 pub mod weights;
 
 pub use arch::{ArchSpec, ARCHITECTURES};
-pub use backend::{packed_spans, top_k, AttentionParams, Backend, Counters, KernelTime, KvSpec, QkRope, WeightSpec, CHAINED_STEPS};
+pub use backend::{
+    packed_spans, top_k, AttentionParams, Backend, Counters, KernelTime, KvSpec, QkRope, WeightSpec, CHAINED_STEPS,
+};
 pub use config::{Activation, Architecture, LayerConfig, ModelConfig, RopeConfig, RopeStyle};
 pub use constraint::{Constraint, ConstraintSpec, ConstraintVocab, TokenMask};
 pub use embed::{embedding_response, EmbeddingRequest, Embeddings, ModelKind, Pooling};

@@ -2,13 +2,15 @@
 // nomic-embed-text-v1.5 (F16, nomic-bert), against llama.cpp's vectors of the same file
 // (tests/fixtures/embed_ref_nomic.json, made by tests/scripts/gen_embed_refs.py):
 // cosine >= 0.999 per input, through Model and through WorkerModel; the token counts
-// equal llama.cpp's ([CLS] ... [SEP]); progress after each input; an abort between
-// inputs; the refusals (a decoder asked to embed, an encoder asked to generate or chat,
+// equal llama.cpp's ([CLS] ... [SEP]); short inputs sharing one forward pass (one
+// progress event), progress after each pass and an abort between passes (on the tiny
+// bert, whose 512-token context holds one of its long inputs a pass); the refusals (a decoder asked to embed, an encoder asked to generate or chat,
 // an input over the context without truncate, `input: []`, `dimensions`) as
 // InvalidRequestError, also across the worker. Run by embeddings.rs, which says which
 // cases each backend runs.
 
 const TINY_LLAMA = '.cache/synthetic/tiny-llama.gguf';
+const TINY_BERT = '.cache/synthetic/tiny-bert.gguf';
 const MIN_COSINE = 0.999;
 
 function cosine(a, b) {
@@ -104,7 +106,8 @@ export async function runEmbeddingTests(base, backend, long, modelPath, referenc
   t = performance.now();
   compare(await model.embeddings.create({ input: singles.map((c) => c.text) }, { onProgress: (p) => progress.push(p) }), singles, 'Model');
   log.push(`Model: ${singles.length} short inputs in ${(performance.now() - t).toFixed(0)} ms (${secs()})`);
-  check(JSON.stringify(progress) === JSON.stringify(singles.map((_, i) => ({ done: i + 1, total: singles.length }))),
+  // Short inputs share one forward pass: one progress event.
+  check(JSON.stringify(progress) === JSON.stringify([{ done: singles.length, total: singles.length }]),
     `progress ${JSON.stringify(progress)}`);
   if (!gpu) {
     t = performance.now();
@@ -143,22 +146,32 @@ export async function runEmbeddingTests(base, backend, long, modelPath, referenc
   await expectError(model.chat.completions.create({ messages: [{ role: 'user', content: 'hi' }] }), InvalidRequestError,
     'an encoder asked to chat');
 
-  // 4. An abort between inputs: AbortError, and the model embeds afterwards (CPU run).
+  await model.dispose();
+
+  // 4. Several passes (CPU run): on the tiny bert (context 512) each ~300-token input takes a
+  //    pass of its own, so progress comes after each, and an abort between passes is an
+  //    AbortError; the model embeds afterwards.
   if (!gpu) {
+    const bert = await Model.load(url(TINY_BERT), { backend: 'cpu' });
+    const inputs = ['a', 'b', 'c', 'd'].map((w) => Array(300).fill(w).join(' '));
+    const passes = [];
+    const all = await bert.embeddings.create({ input: inputs }, { onProgress: (p) => passes.push(p.done) });
+    check(JSON.stringify(passes) === '[1,2,3,4]', `progress over four passes: ${JSON.stringify(passes)}`);
     const controller = new AbortController();
     const done = [];
-    const aborted = model.embeddings.create({ input: ['a', 'b', 'c', 'd'] }, {
+    const aborted = bert.embeddings.create({ input: inputs }, {
       signal: controller.signal,
       onProgress: (p) => {
         done.push(p.done);
         if (p.done === 1) controller.abort();
       },
     });
-    await expectError(aborted, AbortError, 'abort after the first input');
+    await expectError(aborted, AbortError, 'abort after the first pass');
     check(JSON.stringify(done) === '[1]', `progress after the abort: ${JSON.stringify(done)}`);
-    compare(await model.embeddings.create({ input: singles[1].text }), [singles[1]], 'Model after an abort');
+    const again = await bert.embeddings.create({ input: inputs[1] });
+    check(cosine(again.data[0].embedding, all.data[1].embedding) > 0.99999, 'tiny bert after an abort: another vector');
+    await bert.dispose();
   }
-  await model.dispose();
 
   // 5. A decoder asked for embeddings.
   const decoder = await Model.load(url(TINY_LLAMA), { backend: 'cpu' });
@@ -179,7 +192,7 @@ export async function runEmbeddingTests(base, backend, long, modelPath, referenc
   t = performance.now();
   compare(await wm.embeddings.create({ input: wanted.map((c) => c.text) }, { onProgress: (p) => workerProgress.push(p.done) }), wanted, 'WorkerModel');
   log.push(`WorkerModel: ${wanted.length} inputs in ${(performance.now() - t).toFixed(0)} ms (${secs()})`);
-  check(JSON.stringify(workerProgress) === JSON.stringify(wanted.map((_, i) => i + 1)), `worker progress ${JSON.stringify(workerProgress)}`);
+  check(JSON.stringify(workerProgress) === JSON.stringify([wanted.length]), `worker progress (one pass) ${JSON.stringify(workerProgress)}`);
   await expectError(wm.embeddings.create({ input: 'x', dimensions: 8 }), InvalidRequestError, 'worker: dimensions');
   await expectError(wm.embeddings.create({ input: over }), InvalidRequestError, 'worker: over the context');
   await expectError(wm.complete('hello', { maxTokens: 2 }), InvalidRequestError, 'worker: an encoder asked to complete');
