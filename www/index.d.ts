@@ -439,9 +439,12 @@ export interface EmbeddingRequest {
 }
 
 export interface EmbeddingRequestOptions {
-  /** Heard between inputs (an AbortError); an input already running finishes first. */
+  /**
+   * Heard between forward passes (an AbortError); a pass already running finishes first.
+   * Inputs share a pass as far as the model's context holds them.
+   */
   signal?: AbortSignal;
-  /** Called after each input: `done` of `total` inputs embedded. */
+  /** Called after each forward pass: `done` of `total` inputs embedded. */
   onProgress?: (progress: { done: number; total: number }) => void;
 }
 
