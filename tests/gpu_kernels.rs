@@ -1553,45 +1553,6 @@ fn non_causal_attention_matches_cpu_in_every_kernel() {
     assert!(pollster::block_on(b.read_rows(out, 2)).is_err(), "a window over non-causal attention");
 }
 
-/// An encoder layer's attention as `forward/encoder.rs` records it for a rotary model
-/// (nomic-bert): `rope_qk`, then `attention` with `causal: false`, over one input of
-/// `n` rows from position 0. Returns the attention output and the dispatches of the two.
-fn encoder_attention_script<B: Backend>(
-    b: &mut B,
-    n: usize,
-    p: &AttentionParams,
-    rope: &RopeConfig,
-    x: &[Vec<f32>; 3],
-) -> (Vec<f32>, u64) {
-    let (q_cols, width) = (p.head_count * p.head_dim, p.head_count_kv * p.head_dim);
-    let (qt, kt, vt) = (table(b, &x[0], q_cols), table(b, &x[1], width), table(b, &x[2], width));
-    let (q, k, v) = (
-        b.alloc_activation(n, q_cols).expect("alloc"),
-        b.alloc_activation(n, width).expect("alloc"),
-        b.alloc_activation(n, width).expect("alloc"),
-    );
-    let out = b.alloc_activation(n, q_cols).expect("alloc");
-    let mut cache = b.alloc_kv_cache(KvSpec { capacity: n, width }).expect("cache");
-    b.begin_batch(&ids(n), 0).expect("batch");
-    b.embed(&qt, 1.0, q);
-    b.embed(&kt, 1.0, k);
-    b.embed(&vt, 1.0, v);
-    let d0 = b.counters().dispatches;
-    let qk = QkRope {
-        bias: None,
-        heads: p.head_count,
-        kv_heads: p.head_count_kv,
-        head_dim: p.head_dim,
-        rope,
-        freq_factors: None,
-        norm: None,
-    };
-    b.rope_qk(q, k, v, &qk);
-    b.attention(q, k, v, &mut cache, p, out);
-    let o = read(b, out, n);
-    (o, b.counters().dispatches - d0)
-}
-
 #[test]
 fn encoder_rope_and_non_causal_attention_fuse_as_a_decoders_and_match_cpu() {
     let mut rng = Rng(47);
@@ -1611,9 +1572,9 @@ fn encoder_rope_and_non_causal_attention_fuse_as_a_decoders_and_match_cpu() {
     // per-row kernel) and a longer one (the batch kernel): the rope's dispatch stores k
     // and v, then one attention dispatch, as in a decoder.
     for (n, dispatches) in [(1, 1), (7, 2), (40, 2)] {
-        let x = [rng.vec(n * 768, -2.0, 2.0), rng.vec(n * 768, -2.0, 2.0), rng.vec(n * 768, -3.0, 3.0)];
-        let (want, _) = encoder_attention_script(&mut CpuBackend::new(), n, &p, &rope, &x);
-        let (got, d) = encoder_attention_script(&mut b, n, &p, &rope, &x);
+        let x = (rng.vec(n * 768, -2.0, 2.0), rng.vec(n * 768, -2.0, 2.0), rng.vec(n * 768, -3.0, 3.0));
+        let (want, _) = packed_attention_script(&mut CpuBackend::new(), &[n], &p, Some(&rope), &x);
+        let (got, d) = packed_attention_script(&mut b, &[n], &p, Some(&rope), &x);
         let (diff, i) = max_abs_diff(&got, &want);
         let tol = attention_tol(&b, n, 64);
         assert!(diff <= tol, "encoder attention over {n} rows: max |Δ| {diff} at {i} (tolerance {tol})");
@@ -1627,15 +1588,16 @@ fn encoder_rope_and_non_causal_attention_fuse_as_a_decoders_and_match_cpu() {
 /// The attention of one packed batch of sequences of `lens` rows, as an encoder layer
 /// records it (`begin_packed_batch`, then with `rope` the `rope_qk` before it): each
 /// row's positions restart at its sequence's first row and it attends only within its
-/// sequence. With one length, the same through `begin_batch` at position 0 (a sequence
-/// alone).
+/// sequence. With one length, the same through `begin_batch` at position 0 (one input,
+/// as `forward/encoder.rs` records it). Returns the attention output and the dispatches
+/// of `rope_qk` and `attention`.
 fn packed_attention_script<B: Backend>(
     b: &mut B,
     lens: &[usize],
     p: &AttentionParams,
     rope: Option<&RopeConfig>,
     x: &(Vec<f32>, Vec<f32>, Vec<f32>),
-) -> Vec<f32> {
+) -> (Vec<f32>, u64) {
     let n: usize = lens.iter().sum();
     let (q_cols, width) = (p.head_count * p.head_dim, p.head_count_kv * p.head_dim);
     let (qt, kt, vt) = (table(b, &x.0, q_cols), table(b, &x.1, width), table(b, &x.2, width));
@@ -1650,6 +1612,7 @@ fn packed_attention_script<B: Backend>(
     b.embed(&qt, 1.0, q);
     b.embed(&kt, 1.0, k);
     b.embed(&vt, 1.0, v);
+    let d0 = b.counters().dispatches;
     if let Some(rope) = rope {
         let qk = QkRope {
             bias: None,
@@ -1663,7 +1626,8 @@ fn packed_attention_script<B: Backend>(
         b.rope_qk(q, k, v, &qk);
     }
     b.attention(q, k, v, &mut cache, p, out);
-    read(b, out, n)
+    let o = read(b, out, n);
+    (o, b.counters().dispatches - d0)
 }
 
 /// Rows `first..first + len` of each of q, k and v.
@@ -1702,17 +1666,17 @@ fn packed_attention_masks_each_sequence_and_restarts_rope_in_every_kernel() {
                 let n: usize = lens.iter().sum();
                 let x = random_qkv(&mut rng, &p, &[(0, n)]).remove(0);
                 let rope = (hd >= 16).then_some(&rope);
-                let want = packed_attention_script(&mut CpuBackend::new(), lens, &p, rope, &x);
+                let (want, _) = packed_attention_script(&mut CpuBackend::new(), lens, &p, rope, &x);
                 // The reference itself: each sequence alone gives its rows.
                 let mut first = 0;
                 for &len in lens {
                     let [qs, ks, vs] = rows_of(&x, first, len, q_cols, width);
-                    let alone = packed_attention_script(&mut CpuBackend::new(), &[len], &p, rope, &(qs, ks, vs));
+                    let (alone, _) = packed_attention_script(&mut CpuBackend::new(), &[len], &p, rope, &(qs, ks, vs));
                     let (d, i) = max_abs_diff(&alone, &want[first * q_cols..(first + len) * q_cols]);
                     assert!(d <= 1e-6, "cpu packed {lens:?} vs alone, rows {first}..: max |Δ| {d} at {i}");
                     first += len;
                 }
-                let got = packed_attention_script(&mut b, lens, &p, rope, &x);
+                let (got, _) = packed_attention_script(&mut b, lens, &p, rope, &x);
                 let what = format!(
                     "packed {lens:?} attention (causal {causal}, rope {}) heads {heads}/{kv} × {hd}",
                     rope.is_some()
