@@ -139,7 +139,9 @@ export async function searchPage(browser, base, webgpu) {
       const before = await page.getAttribute('body', 'data-embedded');
       await page.click('#samples-all');
       await page.click('#embed');
-      await page.waitForFunction(() => /^Embedding documents: [1-9]/.test(document.getElementById('embed-status').textContent), null, { timeout: 120_000 });
+      // The samples are short and share one forward pass, so Stop lands inside it: the
+      // request rejects at once (the worker finishes the pass and its vectors are dropped).
+      await page.waitForFunction(() => /^Embedding documents: \d+ of/.test(document.getElementById('embed-status').textContent) && !document.getElementById('stop').disabled, null, { timeout: 120_000 });
       await page.click('#stop');
       await page.waitForSelector('body[data-embedding=done]', { timeout: 60_000 });
       const status = await text(page, '#embed-status');
