@@ -20,59 +20,24 @@ INPUTS x TOKENS and its data INPUTS vectors, else the line says ok: false.
 Appends one JSON line per (slots, batch) to DIR/llama.jsonl; the server's output goes to
 DIR/server.log.
 """
-import argparse, json, os, signal, statistics, subprocess, sys, time, urllib.request
+import argparse, json, os, statistics, sys, time
+
+from llama_proc import LlamaServer
 
 # The same list, in the same order, as bench/embed_inputs.js.
 CANDIDATE_WORDS = ['hello', 'world', 'house', 'water', 'green', 'music', 'river', 'stone', 'light', 'paper', 'table', 'cloud']
 
 
-def post(url, body, timeout):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={'Content-Type': 'application/json'})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        return json.loads(r.read())
+class Server(LlamaServer):
+    """`llama-server --embedding` with `slots` slots of `ctx` tokens, every input in one ubatch."""
 
-
-def healthy(url):
-    try:
-        with urllib.request.urlopen(url + '/health', timeout=2) as r:
-            return r.status == 200
-    except Exception:
-        return False
-
-
-class Server:
     def __init__(self, binary, model, port, slots, ctx, log, extra):
-        self.url = f'http://127.0.0.1:{port}'
-        self.cmd = [binary, '-m', model, '--embedding', '--pooling', 'mean', '-ngl', '99', '-np', str(slots),
-                    '-c', str(slots * ctx), '-ub', str(ctx), '-b', str(ctx), '--host', '127.0.0.1',
-                    '--port', str(port)] + extra
-        env = dict(os.environ)
-        env['LD_LIBRARY_PATH'] = ':'.join(p for p in [os.path.dirname(binary), env.get('LD_LIBRARY_PATH', '')] if p)
-        log.write(f'$ {" ".join(self.cmd)}\n')
-        log.flush()
-        self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
-
-    def wait_ready(self, limit_s):
-        t = time.time()
-        while time.time() - t < limit_s:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f'llama-server exited with {self.proc.returncode} (see server.log)')
-            if healthy(self.url):
-                return time.time() - t
-            time.sleep(0.25)
-        raise RuntimeError(f'llama-server not ready after {limit_s} s')
+        flags = ['--embedding', '--pooling', 'mean', '-ngl', '99', '-np', str(slots), '-c', str(slots * ctx),
+                 '-ub', str(ctx), '-b', str(ctx)] + extra
+        super().__init__(binary, model, port, flags, log)
 
     def embed(self, texts, timeout):
-        return post(self.url + '/v1/embeddings', {'input': texts, 'encoding_format': 'float'}, timeout)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        return self.post('/v1/embeddings', {'input': texts, 'encoding_format': 'float'}, timeout)
 
 
 def probe_words(srv, timeout):

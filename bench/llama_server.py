@@ -18,7 +18,9 @@ rate; kindling's decode figure is 128 passes for 128 tokens. Both land in the ra
 Writes DIR/kindling.jsonl, DIR/llama.jsonl (one line per measurement), DIR/server.log and
 DIR/table.md (rewritten after every model, so a run cut short still leaves a table).
 """
-import argparse, json, os, signal, statistics, struct, subprocess, sys, time, urllib.request
+import argparse, json, os, statistics, struct, subprocess, sys, time
+
+from llama_proc import LlamaServer
 
 LABELS = {'qwen15': 'Qwen2.5-Coder-1.5B Q4_K_M', 'qwen05': 'Qwen2.5-Coder-0.5B Q4_K_M',
           'smollm2': 'SmolLM2-135M Q4_1', 'gemma3': 'Gemma-3-270M Q4_K_M'}
@@ -70,53 +72,17 @@ def prompt_ids(n, vocab):
     return [1 + (i * 7919) % max(vocab - 1, 1) for i in range(n)]
 
 
-def post(url, body, timeout=120):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={'Content-Type': 'application/json'})
-    with urllib.request.urlopen(req, timeout=timeout) as r:
-        return json.loads(r.read())
+class Server(LlamaServer):
+    """`llama-server` with flash attention, one slot of 2,048 tokens."""
 
-
-def healthy(url):
-    try:
-        with urllib.request.urlopen(url + '/health', timeout=2) as r:
-            return r.status == 200
-    except Exception:
-        return False
-
-
-class Server:
     def __init__(self, binary, model, port, log, extra):
-        self.url = f'http://127.0.0.1:{port}'
-        cmd = [binary, '-m', model, '-ngl', '99', '-fa', 'on', '-c', '2048', '-np', '1',
-               '--host', '127.0.0.1', '--port', str(port)] + extra
-        env = dict(os.environ)
-        env['LD_LIBRARY_PATH'] = ':'.join(p for p in [os.path.dirname(binary), env.get('LD_LIBRARY_PATH', '')] if p)
-        log.write(f'$ {" ".join(cmd)}\n'); log.flush()
-        self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=False)
-
-    def wait_ready(self, limit_s):
-        t = time.time()
-        while time.time() - t < limit_s:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f'llama-server exited with {self.proc.returncode} (see server.log)')
-            if healthy(self.url):
-                return time.time() - t
-            time.sleep(0.25)
-        raise RuntimeError(f'llama-server not ready after {limit_s} s')
+        super().__init__(binary, model, port, ['-ngl', '99', '-fa', 'on', '-c', '2048', '-np', '1'] + extra, log)
 
     def complete(self, ids, gen):
-        return post(self.url + '/completion', {
+        return self.post('/completion', {
             'prompt': ids, 'n_predict': gen, 'temperature': 0.0, 'top_k': 1, 'ignore_eos': True,
             'cache_prompt': False, 'stream': False, 'return_tokens': True,
         })
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill(); self.proc.wait()
 
 
 def med(v):
