@@ -8,22 +8,21 @@ const fmt = (x, digits = 1) => {
 };
 const range = (r) => (r ? `${fmt(r[0])}–${fmt(r[1])}` : '');
 
-/** Markdown table, so a run's output can go into bench/results/ as it is. */
-export function formatTable(rows) {
-  const head = ['engine', 'backend', 'model', 'load ms', 'prefill tok/s', '(range)', 'decode tok/s', '(range)', 'tokens p/g', 'load 1m', 'note'];
-  const lines = [head, head.map(() => '---')];
+/**
+ * Markdown table, so a run's output can go into bench/results/ as it is: per row its
+ * engine, backend and model, then `measured(row)` (the row's own figures, blank when it
+ * did not run), the load average and a note of why it did not run.
+ */
+function markdown(rows, head, measured) {
+  const columns = ['engine', 'backend', 'model', ...head, 'load 1m', 'note'];
+  const lines = [columns, columns.map(() => '---')];
   for (const r of rows) {
     const ok = r.status === 'ok';
     lines.push([
       r.engine,
       r.backend,
       r.model,
-      ok ? fmt(r.loadMs, 0) : '',
-      ok ? fmt(r.prefillTokS) : '',
-      ok ? range(r.prefillRange) : '',
-      ok ? fmt(r.decodeTokS) : '',
-      ok ? range(r.decodeRange) : '',
-      ok ? `${r.promptTokens}/${r.genTokens}` : '',
+      ...(ok ? measured(r) : head.map(() => '')),
       r.loadAverage ? fmt(r.loadAverage[0], 2) : '',
       ok ? '' : `${r.status}: ${r.reason}`,
     ]);
@@ -31,27 +30,30 @@ export function formatTable(rows) {
   return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }
 
+/** The text-generation rows: load, prefill and decode. */
+export function formatTable(rows) {
+  const head = ['load ms', 'prefill tok/s', '(range)', 'decode tok/s', '(range)', 'tokens p/g'];
+  return markdown(rows, head, (r) => [
+    fmt(r.loadMs, 0),
+    fmt(r.prefillTokS),
+    range(r.prefillRange),
+    fmt(r.decodeTokS),
+    range(r.decodeRange),
+    `${r.promptTokens}/${r.genTokens}`,
+  ]);
+}
+
 /** The embeddings rows (id kindling-cpu-embed): inputs/s and tokens/s per batch. */
 export function formatEmbedTable(rows) {
-  const head = ['engine', 'backend', 'model', 'batch (inputs×tokens)', 'inputs/s', 'tokens/s', 'ms per request', 'runs (s)', 'load ms', 'load 1m', 'note'];
-  const lines = [head, head.map(() => '---')];
-  for (const r of rows) {
-    const ok = r.status === 'ok';
-    lines.push([
-      r.engine,
-      r.backend,
-      r.model,
-      ok ? `${r.inputs}×${r.input_tokens}` : '',
-      ok ? fmt(r.inputs_per_s, 2) : '',
-      ok ? fmt(r.tokens_per_s) : '',
-      ok ? fmt(r.seconds * 1e3, 0) : '',
-      ok ? r.runs_s.map((s) => fmt(s, 2)).join(', ') : '',
-      ok ? fmt(r.loadMs, 0) : '',
-      r.loadAverage ? fmt(r.loadAverage[0], 2) : '',
-      ok ? '' : `${r.status}: ${r.reason}`,
-    ]);
-  }
-  return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+  const head = ['batch (inputs×tokens)', 'inputs/s', 'tokens/s', 'ms per request', 'runs (s)', 'load ms'];
+  return markdown(rows, head, (r) => [
+    `${r.inputs}×${r.input_tokens}`,
+    fmt(r.inputs_per_s, 2),
+    fmt(r.tokens_per_s),
+    fmt(r.seconds * 1e3, 0),
+    r.runs_s.map((s) => fmt(s, 2)).join(', '),
+    fmt(r.loadMs, 0),
+  ]);
 }
 
 /** Per model: Kindling CPU ÷ wllama, for decode and prefill (medians). */
