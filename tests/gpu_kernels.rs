@@ -1079,6 +1079,25 @@ fn attention_dispatches(b: &mut GpuBackend, c: &RopeCase, heads_k: usize) -> u64
 
 // ---- attention ----------------------------------------------------------------------------
 
+/// (heads, kv heads, head_dim) the encoder attention tests sweep: nomic-embed's 12 × 64;
+/// GQA; a head_dim that is not a multiple of 4 (the per-row kernel for every batch);
+/// Gemma-wide heads.
+const HEAD_SHAPES: [(usize, usize, usize); 4] = [(12, 12, 64), (6, 2, 72), (2, 1, 18), (4, 1, 256)];
+
+/// Attention over `heads` query heads of `hd` sharing `kv` key/value heads, scaled by
+/// 1/sqrt(hd), without window or soft cap: the params the attention kernel tests sweep.
+fn head_shape_params(heads: usize, kv: usize, hd: usize, causal: bool) -> AttentionParams {
+    AttentionParams {
+        head_count: heads,
+        head_count_kv: kv,
+        head_dim: hd,
+        scale: 1.0 / (hd as f32).sqrt(),
+        sliding_window: None,
+        softcap: None,
+        causal,
+    }
+}
+
 /// Random q, k and v rows for each `(start, rows)` batch, in `p`'s head shapes.
 fn random_qkv(rng: &mut Rng, p: &AttentionParams, batches: &[(usize, usize)]) -> Vec<(Vec<f32>, Vec<f32>, Vec<f32>)> {
     let (q_cols, kv_cols) = (p.head_count * p.head_dim, p.head_count_kv * p.head_dim);
@@ -1501,25 +1520,14 @@ fn non_gated_activations_match_cpu_into_saturation() {
 fn non_causal_attention_matches_cpu_in_every_kernel() {
     let mut rng = Rng(43);
     let mut b = gpu();
-    // (heads, kv heads, head_dim): nomic-embed's 12 × 64; GQA; a head_dim that is not a
-    // multiple of 4 (the per-row kernel for every batch); Gemma-wide heads.
-    let cases = [(12, 12, 64), (6, 2, 72), (2, 1, 18), (4, 1, 256)];
     // One input per batch from position 0 (as an encoder runs): a short one (the per-row
     // kernel), 9 rows (the batch kernel's first size), 70 (several blocks), 300 (blocks
     // sharing their positions among workgroups, merged by attn_combine); then rows
     // after a history (start > 0: every row still sees the whole batch), over
     // 256 positions so that the per-row kernel splits.
     let batches = [(0, 5), (0, 9), (0, 70), (0, 300), (300, 3)];
-    for (heads, kv, hd) in cases {
-        let p = AttentionParams {
-            head_count: heads,
-            head_count_kv: kv,
-            head_dim: hd,
-            scale: 1.0 / (hd as f32).sqrt(),
-            sliding_window: None,
-            softcap: None,
-            causal: false,
-        };
+    for (heads, kv, hd) in HEAD_SHAPES {
+        let p = head_shape_params(heads, kv, hd, false);
         let data = random_qkv(&mut rng, &p, &batches);
         let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
         let got = attention_script(&mut b, &p, &batches, &data);
@@ -1648,19 +1656,9 @@ fn packed_attention_masks_each_sequence_and_restarts_rope_in_every_kernel() {
     // sequences (the batch kernel), 311 rows (blocks sharing their positions among
     // workgroups, merged by attn_combine), with sequences of one row among them.
     let packs: [&[usize]; 3] = [&[1, 4, 3], &[5, 1, 30, 2, 20], &[1, 250, 60]];
-    // (heads, kv heads, head_dim): nomic-embed's 12 × 64; GQA; a head_dim that is not a
-    // multiple of 4 (the per-row kernel for every batch); wide heads.
-    for (heads, kv, hd) in [(12, 12, 64), (6, 2, 72), (2, 1, 18), (4, 1, 256)] {
+    for (heads, kv, hd) in HEAD_SHAPES {
         for causal in [false, true] {
-            let p = AttentionParams {
-                head_count: heads,
-                head_count_kv: kv,
-                head_dim: hd,
-                scale: 1.0 / (hd as f32).sqrt(),
-                sliding_window: None,
-                softcap: None,
-                causal,
-            };
+            let p = head_shape_params(heads, kv, hd, causal);
             let (q_cols, width) = (heads * hd, kv * hd);
             for lens in packs {
                 let n: usize = lens.iter().sum();
