@@ -111,13 +111,16 @@ impl<B: Backend> Model<B> {
     /// browser); the inputs are those `embedding_inputs` gave (checked and cut to the
     /// context), as anything else is refused here.
     pub async fn embed_next_pack(&mut self, inputs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
-        let limit = self.embed_check(inputs, false)?;
+        let budget = self.config().context_length.min(self.max_batch());
+        let cut: Vec<&[u32]> = inputs.iter().map(Vec::as_slice).collect();
+        let first = pack(&cut, budget).into_iter().next().unwrap_or_default();
+        // Only this pass's inputs: the rest are checked when their pass comes (a caller
+        // going through many passes checked them all once up front).
+        let limit = self.embed_check(&inputs[..first.len()], false)?;
         let mut session = match self.encoder_session.take() {
             Some(s) => s,
             None => self.new_session(limit)?,
         };
-        let cut: Vec<&[u32]> = inputs.iter().map(|ids| ids.as_slice()).collect();
-        let first = pack(&cut, limit.min(session.capacity())).into_iter().next().unwrap_or_default();
         let result = self.embed_packed(&mut session, first).await;
         // Kept for the next call: allocated once, like the workspace.
         self.encoder_session = Some(session);
