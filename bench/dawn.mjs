@@ -92,17 +92,30 @@ async function constrainedRow(model, schemaFile) {
   const text = model.applyChatTemplate([{ role: 'user', content: user }]);
   const ids = model.tokenize(text, { addSpecial: true, parseSpecial: true });
   const row = { prompt_tokens: ids.length };
-  for (const [kind, extra] of [['free', { ignoreEos: true }], ['constrained', { jsonSchema: schema }]]) {
-    const decode = [];
-    let last = null;
-    for (let rep = 0; rep <= REPS; rep++) {
+  // Free and constrained runs alternate, so that drift on the machine (Dawn's decode
+  // speed wanders by 10-20% between runs there) lands on both alike; the ratio is also
+  // taken per pair of neighbouring runs.
+  const kinds = [['free', { ignoreEos: true }], ['constrained', { jsonSchema: schema }]];
+  const runs = { free: [], constrained: [] };
+  for (let rep = 0; rep <= REPS; rep++) {
+    for (const [kind, extra] of kinds) {
       const r = await model.complete(ids, { maxTokens: CONSTRAINED_TOKENS, temperature: 0, ...extra });
-      if (rep > 0) decode.push(r.timings.decodeTokensPerSecond);
-      last = r;
+      if (rep > 0) runs[kind].push(r); // rep 0 warms up: pipelines, the constraint's lexer
     }
-    row[kind] = { decode_tok_s: median(decode), decode_runs: decode, tokens: last.tokenIds.length, finish_reason: last.finishReason };
-    if (kind === 'constrained') row.text_head = last.text.slice(0, 160);
   }
+  for (const [kind] of kinds) {
+    const last = runs[kind].at(-1);
+    const decode = runs[kind].map((r) => r.timings.decodeTokensPerSecond);
+    row[kind] = {
+      decode_tok_s: median(decode),
+      decode_runs: decode,
+      mask_ms_per_token: median(runs[kind].map((r) => r.timings.constraintMs / Math.max(r.tokenIds.length, 1))),
+      tokens: last.tokenIds.length,
+      finish_reason: last.finishReason,
+    };
+  }
+  row.text = runs.constrained.at(-1).text;
+  row.pair_ratios = runs.free.map((f, i) => runs.constrained[i].timings.decodeTokensPerSecond / f.timings.decodeTokensPerSecond);
   row.ratio = row.constrained.decode_tok_s / row.free.decode_tok_s;
   return row;
 }

@@ -641,6 +641,12 @@ fn chained_constrained_generation_matches_unchained_and_cpu() {
             let before = gpu.backend().stats();
             let chained = run(&mut gpu, &mut gs, &prompt, &o, true);
             let after = gpu.backend().stats();
+            // The session holds what was evaluated, no placeholder of a step recorded
+            // ahead and dropped at the end; the same request in it reuses that prefix.
+            let evaluated: Vec<u32> = prompt.iter().chain(&chained.0).copied().collect();
+            assert!(evaluated.starts_with(gs.tokens()), "{}: {spec:?}: session {:?}", case.name, gs.tokens());
+            let again = run(&mut gpu, &mut gs, &prompt, &o, true);
+            assert_eq!(again, chained, "{}: {spec:?}: again in the same session", case.name);
             let mut gs = gpu.new_session(context).expect("session");
             let unchained = run(&mut gpu, &mut gs, &prompt, &o, false);
             assert_eq!(chained, unchained, "{}: {spec:?}: chained against unchained", case.name);

@@ -261,7 +261,14 @@ export interface Completion {
   promptTokenIds: number[];
   finishReason: FinishReason;
   usage: { promptTokens: number; completionTokens: number; totalTokens: number };
-  timings: { prefillMs: number; decodeMs: number; prefillTokensPerSecond: number; decodeTokensPerSecond: number };
+  timings: {
+    prefillMs: number;
+    decodeMs: number;
+    prefillTokensPerSecond: number;
+    decodeTokensPerSecond: number;
+    /** Host time spent computing a constraint's masks (0 without one); on WebGPU it overlaps the GPU's work. */
+    constraintMs: number;
+  };
 }
 
 /** A JSON Schema (draft 2020-12 keywords; an unsupported one is named in an InvalidRequestError). */

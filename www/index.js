@@ -370,6 +370,7 @@ export class Model {
         decodeMs,
         prefillTokensPerSecond: result.promptTokenIds.length / Math.max(prefillMs / 1e3, 1e-9),
         decodeTokensPerSecond: Math.max(result.tokenIds.length - 1, 0) / Math.max(decodeMs / 1e3, 1e-9),
+        constraintMs: generation.constraintMs(),
       };
     } catch (e) {
       result.finishReason = signal?.aborted ? 'abort' : 'error';

@@ -608,12 +608,17 @@ impl GpuBackend {
     fn take_deferred(&mut self) -> Option<ModelError> {
         let e = self.deferred.take()?;
         // The recorded work depends on an op that was never recorded.
+        self.drop_recorded();
+        Some(e)
+    }
+
+    /// Forgets everything recorded since the last submission, with its parameters.
+    fn drop_recorded(&mut self) {
         self.pending = None;
         self.pass = None;
         self.encoder = None;
         self.blob.clear();
         self.rope_tables.clear();
-        Some(e)
     }
 
     /// Runs everything recorded, copies `bytes` of `src` back and returns them.

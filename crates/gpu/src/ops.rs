@@ -752,6 +752,10 @@ impl Backend for GpuBackend {
     fn submit_recorded(&mut self) -> Result<()> {
         GpuBackend::submit_recorded(self)
     }
+
+    fn discard_recorded(&mut self) {
+        self.drop_recorded();
+    }
 }
 
 /// An activation as the kernels' `act` parameter (prelude.wgsl `gated_act`).

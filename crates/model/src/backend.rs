@@ -332,6 +332,9 @@ pub trait Backend {
     fn submit_recorded(&mut self) -> Result<()> {
         Ok(())
     }
+    /// Drops what was recorded since the last submission, unrun: a masked step recorded
+    /// ahead that the generation, now ended, no longer needs.
+    fn discard_recorded(&mut self) {}
 
     /// The `k` largest values of each of the first `rows` rows with their indices,
     /// largest first (lowest index on ties; NaN and -inf rank as, and may be returned as,

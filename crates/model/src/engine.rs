@@ -368,6 +368,17 @@ impl<B: Backend> Model<B> {
         Ok(())
     }
 
+    /// Drops the step `record_chained` recorded and nobody submitted (the generation
+    /// ended on the token before it), with the placeholder of its input token.
+    pub fn discard_recorded(&mut self, session: &mut Session<B>) {
+        if self.recorded_logits.take().is_some() {
+            self.backend.discard_recorded();
+            if session.tokens.last() == Some(&UNRESOLVED) {
+                session.tokens.pop();
+            }
+        }
+    }
+
     /// The logit row that `EvalOutput::SubmitLogits` left on the device, read back
     /// (the host computed the step's mask meanwhile).
     pub async fn read_submitted_logits(&mut self) -> Result<Vec<f32>> {

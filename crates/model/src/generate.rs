@@ -5,7 +5,8 @@
 use kindling_tokenizer::StreamDecoder;
 
 use crate::backend::{Backend, CHAINED_STEPS};
-use crate::constraint::{Constraint, ConstraintSpec};
+use crate::clock::Instant;
+use crate::constraint::{Constraint, ConstraintSpec, TokenMask};
 use crate::engine::{EvalOutput, Evaluated, Model, Session};
 use crate::error::{ModelError, Result};
 use crate::sampler::{Sampler, SamplerConfig};
@@ -103,6 +104,8 @@ pub struct Generation {
     /// Constrained chained decoding (`next_masked`): a step was submitted whose logits
     /// wait on the device for their masked argmax.
     masked_pending: bool,
+    /// And the step after it is recorded, not submitted (it reads that argmax).
+    recorded_ahead: bool,
     /// Whether greedy decoding may chain steps on the device (`set_chaining`).
     chaining: bool,
     /// The constraint in force: `options.constraint` (or a forced tool call) compiled
@@ -121,6 +124,9 @@ pub struct Generation {
     calls: Vec<ToolCall>,
     /// Whether the constraints were compiled.
     compiled: bool,
+    /// Host time in `Constraint::allowed` (ms) and how many masks it computed.
+    constraint_ms: f64,
+    masks: usize,
 }
 
 impl Generation {
@@ -141,6 +147,7 @@ impl Generation {
             prefilled: false,
             in_flight: 0,
             masked_pending: false,
+            recorded_ahead: false,
             chaining: true,
             constraint: None,
             tool_constraint: None,
@@ -148,6 +155,8 @@ impl Generation {
             tool_text: None,
             calls: Vec::new(),
             compiled: false,
+            constraint_ms: 0.0,
+            masks: 0,
         })
     }
 
@@ -260,10 +269,15 @@ impl Generation {
         // Constrained greedy decoding chained on the device, the mask computed on the
         // host while the device runs the step's forward pass (`next_masked`).
         if self.chaining && self.is_constrained() && self.sampler.config().is_greedy() && model.can_chain_masked() {
-            return match self.next_masked(model, session).await? {
+            let piece = match self.next_masked(model, session).await? {
                 Some(token) => self.emit(model, session, token).await,
                 None => Ok(self.end(FinishReason::ContextFull)),
             };
+            if self.recorded_ahead && (self.finish.is_some() || piece.is_err()) {
+                model.discard_recorded(session);
+                self.recorded_ahead = false;
+            }
+            return piece;
         }
         if self.chaining && self.sampler.config().is_greedy() && model.can_chain() && !self.is_constrained() {
             // The session already holds the last token (evaluated ahead), and the
@@ -319,9 +333,7 @@ impl Generation {
         };
         let token = match evaluated {
             Evaluated::Submitted if self.is_constrained() => {
-                let constraint =
-                    self.constraint.as_mut().ok_or_else(|| ModelError::backend("the constraint was not compiled"))?;
-                let mask = constraint.allowed()?;
+                let mask = self.next_mask()?;
                 let mut logits = model.read_submitted_logits().await?;
                 mask.apply(&mut logits);
                 self.sampler.sample(&logits, &history)
@@ -371,11 +383,12 @@ impl Generation {
     ///
     /// Step t's mask depends on every token before it, so it can only be computed once
     /// step t-1's token is on the host, but it does not need step t's logits: the host
-    /// computes it (and records step t+1) while the device runs step t's forward pass,
-    /// then submits step t's masked argmax with step t+1 right behind it
-    /// (`Model::submit_masked`), and reads the token. The device waits for the host
-    /// only when the mask and the recording take longer than a forward pass; 4 bytes
-    /// are read back per token, as in unconstrained greedy decoding.
+    /// computes it while the device runs step t's forward pass, then submits step t's
+    /// masked argmax with step t+1 (recorded during the previous call) right behind it
+    /// (`Model::submit_masked`), records step t+2 while that token comes back, and
+    /// reads the token. The device waits for the host only when the mask, the recording
+    /// and the host's share of a token take longer than a forward pass; 4 bytes are
+    /// read back per token, as in unconstrained greedy decoding.
     async fn next_masked<B: Backend>(&mut self, model: &mut Model<B>, session: &mut Session<B>) -> Result<Option<u32>> {
         if !self.masked_pending {
             // The first constrained step: the prompt, or the last token when a
@@ -397,19 +410,50 @@ impl Generation {
             }
             self.masked_pending = true;
         }
-        let constraint =
-            self.constraint.as_mut().ok_or_else(|| ModelError::backend("the constraint was not compiled"))?;
-        let mask = constraint.allowed()?;
-        // The step after this one (its token is this step's argmax), when one may follow.
-        let more =
-            self.generated.len() + 1 < self.options.max_tokens && session.tokens().len() + 1 < session.capacity();
-        if more {
+        let mask = self.next_mask()?;
+        // The step after this one (its token is this step's argmax), when one may
+        // follow: recorded ahead by the previous call, or now.
+        let more = self.recorded_ahead || self.may_record_step(session, 1);
+        if more && !self.recorded_ahead {
             model.record_chained(session)?;
         }
+        self.recorded_ahead = false;
         self.masked_pending = false;
         model.submit_masked(mask.words()).await?;
         self.masked_pending = more;
+        // And the step after that, recorded while the device runs this step's argmax
+        // and its token comes back, so that the next call has only its mask to compute
+        // before it submits. Dropped unrun if the generation ends first (`next`).
+        if more && self.may_record_step(session, 2) {
+            model.record_chained(session)?;
+            self.recorded_ahead = true;
+        }
         model.finish_chained(session).await.map(Some)
+    }
+
+    /// Whether a masked step `ahead` steps after the one whose mask is being computed
+    /// may be recorded: it would generate a token within `max_tokens`, and its input
+    /// fits in the context (the session holds the inputs recorded so far).
+    fn may_record_step<B: Backend>(&self, session: &Session<B>, ahead: usize) -> bool {
+        self.generated.len() + ahead < self.options.max_tokens && session.tokens().len() + 1 < session.capacity()
+    }
+
+    /// The tokens the constraint allows next, its host time counted (`constraint_ms`).
+    fn next_mask(&mut self) -> Result<TokenMask> {
+        let constraint =
+            self.constraint.as_mut().ok_or_else(|| ModelError::backend("the constraint was not compiled"))?;
+        let start = Instant::now();
+        let mask = constraint.allowed();
+        self.constraint_ms += start.elapsed().as_secs_f64() * 1e3;
+        self.masks += 1;
+        mask
+    }
+
+    /// Host time spent computing the constraint's masks so far, in milliseconds, and how
+    /// many masks: what a constrained step costs beyond a free one, unless the device
+    /// hides it (on the GPU the mask is computed while the step's forward pass runs).
+    pub fn constraint_time(&self) -> (f64, usize) {
+        (self.constraint_ms, self.masks)
     }
 
     /// Whether greedy decoding may chain steps on the device (on by default, where the

@@ -5,6 +5,7 @@
 
 pub mod arch;
 pub mod backend;
+mod clock;
 pub mod config;
 pub mod constraint;
 pub mod embed;

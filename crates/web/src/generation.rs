@@ -153,6 +153,13 @@ impl WebGeneration {
         self.state.try_borrow().map(|s| s.generation.prompt().to_vec()).unwrap_or_default()
     }
 
+    /// Milliseconds the host spent computing the constraint's masks so far (0 without
+    /// a constraint); in the result's `timings.constraintMs`.
+    #[wasm_bindgen(js_name = constraintMs)]
+    pub fn constraint_ms(&self) -> f64 {
+        self.state.try_borrow().map(|s| s.generation.constraint_time().0).unwrap_or(0.0)
+    }
+
     /// The tool calls complete so far: `[{ name, arguments }]`, `arguments` as JSON text.
     #[wasm_bindgen(js_name = toolCalls)]
     pub fn tool_calls(&self) -> js_sys::Array {

@@ -287,6 +287,8 @@ struct GenRun {
     decode_tok_s: f64,
     finish: &'static str,
     text: String,
+    /// Host time computing the constraint's masks, per generated token (ms).
+    mask_ms_per_token: f64,
 }
 
 /// Free against constrained decoding through `Generation`, greedy, the same prompt.
@@ -305,7 +307,10 @@ impl Constrained {
     }
 
     fn json(&self) -> serde_json::Value {
-        let run = |r: &GenRun| serde_json::json!({"tokens": r.tokens, "decode_tok_s": r.decode_tok_s, "finish_reason": r.finish});
+        let run = |r: &GenRun| {
+            serde_json::json!({"tokens": r.tokens, "decode_tok_s": r.decode_tok_s, "finish_reason": r.finish,
+                "mask_ms_per_token": r.mask_ms_per_token})
+        };
         serde_json::json!({
             "prompt_tokens": self.prompt_tokens,
             "free": run(&self.free),
@@ -319,7 +324,11 @@ impl Constrained {
     fn print(&self) {
         println!("\nthrough Generation, greedy, a {}-token prompt:", self.prompt_tokens);
         let row = |name: &str, r: &GenRun| {
-            println!("  {name:<24} {:8.1} tok/s  ({} tokens, {})", r.decode_tok_s, r.tokens, r.finish);
+            print!("  {name:<24} {:8.1} tok/s  ({} tokens, {})", r.decode_tok_s, r.tokens, r.finish);
+            if r.mask_ms_per_token > 0.0 {
+                print!(", masks {:.3} ms a token on the host", r.mask_ms_per_token);
+            }
+            println!();
         };
         row("free decode", &self.free);
         row("constrained decode", &self.constrained);
@@ -408,7 +417,9 @@ fn decode_median<B: Backend>(
             continue; // warm-up: pipelines, bind groups, caches
         }
         let tokens = generation.generated().len();
+        let (mask_ms, _) = generation.constraint_time();
         runs.push(GenRun {
+            mask_ms_per_token: mask_ms / tokens.max(1) as f64,
             tokens,
             decode_tok_s: tokens.saturating_sub(1) as f64 / decode_s.max(1e-9),
             finish: generation.finish_reason().map_or("unknown", |f| f.as_str()),
