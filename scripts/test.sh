@@ -40,18 +40,9 @@ cargo fmt --all -- --check
 echo "== cargo test"
 cargo test --workspace --locked "$@"
 
-echo "== the CPU kernels' portable lanes (aarch64's and SIMD-less wasm's), natively"
-KINDLING_EXPECT_LANES=portable cargo test -p kindling-cpu --lib --features portable-lanes --locked
-
-echo "== lints (cargo clippy, every target, warnings are errors)"
-# The harness feature: the GPU test bench's diagnostics.rs, left out of the package's wasm.
-cargo clippy --workspace --all-targets --features kindling-web/harness --locked -- -D warnings
-
-echo "== fuzzing the header parser and chat templates (scripts/fuzz.sh: ${KINDLING_FUZZ_SECONDS:-15} s a target; built with plain cargo)"
-bash scripts/fuzz.sh
-
-echo "== the CPU kernels as WebAssembly with SIMD128, under Node"
-bash scripts/test_wasi.sh
-
-echo "== the browser tests (headless Chromium with WebGPU on SwiftShader, and without) and the pages people open"
-bash scripts/test_web.sh
+# The browser suite with WebGPU spends about 13 minutes on one core (SwiftShader compiling
+# pipelines); the suite without WebGPU and the pages take the other core for about 10, and
+# then the remaining checks (scripts/test_checks.sh: the portable lanes, clippy, the fuzzers,
+# the WASI tests) run there too, beside it, instead of before it.
+echo "== the browser tests (headless Chromium with WebGPU on SwiftShader, and without), the pages people open, and beside them the lints, the fuzzers and the WASI tests"
+KINDLING_BESIDE_WEBGPU="bash scripts/test_checks.sh" bash scripts/test_web.sh

@@ -3,8 +3,9 @@
 # side: the WebGPU suite spends most of its time in SwiftShader compiling pipelines, one
 # core's work, so the suite without WebGPU, the cache's restart and quota tests and then the
 # pages run beside it on the other core (own model-server ports; one wasm build for all, made
-# first, which none rebuilds under another's pages). The WebGPU suite's output follows the
-# others'. Each script also runs alone (see their headers).
+# first, which none rebuilds under another's pages), then KINDLING_BESIDE_WEBGPU (a command)
+# if set. The WebGPU suite's output follows the others'. Each script also runs alone (see
+# their headers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,12 +23,17 @@ if [ "$others" = 0 ]; then
   echo "== the pages people open: types, the packed package in a Vite app, the GPU test bench and the chat demo"
   KINDLING_PREBUILT=1 bash scripts/test_pages.sh || others=$?
 fi
+# What else should use this core while the WebGPU suite runs (scripts/test.sh: the lints,
+# the fuzzers, the WASI tests).
+if [ "$others" = 0 ] && [ -n "${KINDLING_BESIDE_WEBGPU:-}" ]; then
+  bash -c "$KINDLING_BESIDE_WEBGPU" || others=$?
+fi
 
 webgpu=0
 wait "$webgpu_suite" || webgpu=$?
 echo "== the browser tests with WebGPU (ran beside the above)"
 cat "$webgpu_log"
 if [ "$others" != 0 ] || [ "$webgpu" != 0 ]; then
-  echo "== failed: $([ "$webgpu" = 0 ] || echo 'the WebGPU suite ')$([ "$others" = 0 ] || echo 'the suites without WebGPU or the pages')" >&2
+  echo "== failed: $([ "$webgpu" = 0 ] || echo 'the WebGPU suite ')$([ "$others" = 0 ] || echo 'the suites without WebGPU, the pages or the checks beside them')" >&2
   exit 1
 fi
