@@ -109,7 +109,7 @@ async function constrainedRow(model, schemaFile) {
     row[kind] = {
       decode_tok_s: median(decode),
       decode_runs: decode,
-      mask_ms_per_token: median(runs[kind].map((r) => r.timings.constraintMs / Math.max(r.tokenIds.length, 1))),
+      constraint_ms_per_token: median(runs[kind].map((r) => r.timings.constraintMs / Math.max(r.tokenIds.length, 1))),
       tokens: last.tokenIds.length,
       finish_reason: last.finishReason,
     };

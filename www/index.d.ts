@@ -266,7 +266,7 @@ export interface Completion {
     decodeMs: number;
     prefillTokensPerSecond: number;
     decodeTokensPerSecond: number;
-    /** Host time spent computing a constraint's masks (0 without one); on WebGPU it overlaps the GPU's work. */
+    /** Host time spent in a constraint (its masks, taking its tokens; 0 without one); on WebGPU the masks overlap the GPU's work. */
     constraintMs: number;
   };
 }

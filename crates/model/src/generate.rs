@@ -124,7 +124,7 @@ pub struct Generation {
     calls: Vec<ToolCall>,
     /// Whether the constraints were compiled.
     compiled: bool,
-    /// Host time in `Constraint::allowed` (ms) and how many masks it computed.
+    /// Host time in `Constraint::allowed` and `commit` (ms), and how many masks.
     constraint_ms: f64,
     masks: usize,
 }
@@ -438,7 +438,7 @@ impl Generation {
         self.generated.len() + ahead < self.options.max_tokens && session.tokens().len() + 1 < session.capacity()
     }
 
-    /// The tokens the constraint allows next, its host time counted (`constraint_ms`).
+    /// The tokens the constraint allows next, its host time counted (`constraint_time`).
     fn next_mask(&mut self) -> Result<TokenMask> {
         let constraint =
             self.constraint.as_mut().ok_or_else(|| ModelError::backend("the constraint was not compiled"))?;
@@ -449,9 +449,10 @@ impl Generation {
         mask
     }
 
-    /// Host time spent computing the constraint's masks so far, in milliseconds, and how
-    /// many masks: what a constrained step costs beyond a free one, unless the device
-    /// hides it (on the GPU the mask is computed while the step's forward pass runs).
+    /// Host time spent in the constraint so far (computing its masks and taking its
+    /// tokens), in milliseconds, and how many masks: what a constrained step costs beyond
+    /// a free one, unless the device hides it (on the GPU the mask is computed while the
+    /// step's forward pass runs).
     pub fn constraint_time(&self) -> (f64, usize) {
         (self.constraint_ms, self.masks)
     }
@@ -484,7 +485,9 @@ impl Generation {
             if constraint.is_end_of_generation(token) {
                 return Ok(self.end(FinishReason::ConstraintComplete));
             }
+            let start = Instant::now();
             constraint.commit(token)?;
+            self.constraint_ms += start.elapsed().as_secs_f64() * 1e3;
         }
         if self.options.stop_at_eog && model.tokenizer().is_end_of_generation(token) {
             self.drain(model, session).await?;

@@ -153,8 +153,8 @@ impl WebGeneration {
         self.state.try_borrow().map(|s| s.generation.prompt().to_vec()).unwrap_or_default()
     }
 
-    /// Milliseconds the host spent computing the constraint's masks so far (0 without
-    /// a constraint); in the result's `timings.constraintMs`.
+    /// Milliseconds the host spent in the constraint so far (its masks, taking its
+    /// tokens; 0 without one); in the result's `timings.constraintMs`.
     #[wasm_bindgen(js_name = constraintMs)]
     pub fn constraint_ms(&self) -> f64 {
         self.state.try_borrow().map(|s| s.generation.constraint_time().0).unwrap_or(0.0)

@@ -287,8 +287,8 @@ struct GenRun {
     decode_tok_s: f64,
     finish: &'static str,
     text: String,
-    /// Host time computing the constraint's masks, per generated token (ms).
-    mask_ms_per_token: f64,
+    /// Host time in the constraint (its masks, taking its tokens), per generated token (ms).
+    constraint_ms_per_token: f64,
 }
 
 /// Free against constrained decoding through `Generation`, greedy, the same prompt.
@@ -309,7 +309,7 @@ impl Constrained {
     fn json(&self) -> serde_json::Value {
         let run = |r: &GenRun| {
             serde_json::json!({"tokens": r.tokens, "decode_tok_s": r.decode_tok_s, "finish_reason": r.finish,
-                "mask_ms_per_token": r.mask_ms_per_token})
+                "constraint_ms_per_token": r.constraint_ms_per_token})
         };
         serde_json::json!({
             "prompt_tokens": self.prompt_tokens,
@@ -325,8 +325,8 @@ impl Constrained {
         println!("\nthrough Generation, greedy, a {}-token prompt:", self.prompt_tokens);
         let row = |name: &str, r: &GenRun| {
             print!("  {name:<24} {:8.1} tok/s  ({} tokens, {})", r.decode_tok_s, r.tokens, r.finish);
-            if r.mask_ms_per_token > 0.0 {
-                print!(", masks {:.3} ms a token on the host", r.mask_ms_per_token);
+            if r.constraint_ms_per_token > 0.0 {
+                print!(", constraint {:.3} ms a token on the host", r.constraint_ms_per_token);
             }
             println!();
         };
@@ -419,7 +419,7 @@ fn decode_median<B: Backend>(
         let tokens = generation.generated().len();
         let (mask_ms, _) = generation.constraint_time();
         runs.push(GenRun {
-            mask_ms_per_token: mask_ms / tokens.max(1) as f64,
+            constraint_ms_per_token: mask_ms / tokens.max(1) as f64,
             tokens,
             decode_tok_s: tokens.saturating_sub(1) as f64 / decode_s.max(1e-9),
             finish: generation.finish_reason().map_or("unknown", |f| f.as_str()),
