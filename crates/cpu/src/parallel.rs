@@ -45,3 +45,24 @@ pub fn map_ranges<T: Send>(n: usize, min_per_thread: usize, f: impl Fn(usize, us
         (0..t).into_par_iter().map(|i| f((i * per).min(n), ((i + 1) * per).min(n))).collect()
     }
 }
+
+/// Runs `f(first, band)` over `out` cut into contiguous bands of whole units (`unit`
+/// values each; `first` is the band's first unit), one band per thread, written in
+/// place. Small jobs stay on the calling thread.
+pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    let units = out.len() / unit.max(1);
+    let t = threads().min(units / min_per_thread.max(1)).max(1);
+    if t == 1 {
+        return f(0, out);
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        f(0, out)
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        use rayon::prelude::*;
+        let per = units.div_ceil(t);
+        out.par_chunks_mut(per * unit).enumerate().for_each(|(i, band)| f(i * per, band));
+    }
+}

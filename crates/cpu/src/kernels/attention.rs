@@ -40,52 +40,40 @@ impl Rows<'_> {
 /// `q`: `[n, heads × head_dim]` for the batch's rows; `k`, `v`: the cache up to the end
 /// of this batch, `[start + n, width]` with `width = kv_heads × head_dim`, already
 /// holding the batch's rows; `out`: `[n, heads × head_dim]`. Each row attends to the
-/// positions `Rows::range` gives. Rows are split over threads (each row's sums are in a
-/// fixed order, so the result does not depend on the thread count).
+/// positions `Rows::range` gives. The work is split over threads by (row, head) pairs in
+/// `out`'s order: a prefill's rows, and a decode step's heads, whose context grows with
+/// the conversation. Each pair's sums are in a fixed order, so the result does not
+/// depend on the thread count.
 pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &AttentionParams, out: &mut [f32]) {
-    let q_cols = p.head_count * p.head_dim;
-    let n = b.n;
-    // Below this many score-times-value products a row band stays on one thread.
-    let per_row = (b.start + n) * q_cols;
-    let min_rows = (1 << 16) / per_row.max(1) + 1;
-    if parallel::threads() == 1 || n < 2 * min_rows {
-        rows(q, k, v, width, b, 0..n, p, out);
-        return;
-    }
-    let bands = parallel::map_ranges(n, min_rows, |lo, hi| {
-        let mut band = vec![0.0f32; (hi - lo) * q_cols];
-        rows(&q[lo * q_cols..hi * q_cols], k, v, width, b, lo..hi, p, &mut band);
-        (lo, band)
-    });
-    for (a, band) in bands {
-        out[a * q_cols..a * q_cols + band.len()].copy_from_slice(&band);
-    }
+    let hd = p.head_dim;
+    // Below this many score-times-value products a band of pairs stays on one thread.
+    let per_pair = (b.start + b.n) * hd;
+    let min_pairs = (1 << 16) / per_pair.max(1) + 1;
+    let out = &mut out[..b.n * p.head_count * hd];
+    parallel::for_each_band(out, hd, min_pairs, |first, band| heads(q, k, v, width, b, first, p, band));
 }
 
-/// Rows `band` of the batch (`q` and `out` hold just the band's rows).
+thread_local! {
+    /// One head's scores over its positions, reused from call to call.
+    static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The (row, head) pairs `first..` of the batch, as many as `out` holds (`q` is the
+/// whole batch's).
 #[allow(clippy::too_many_arguments)]
-fn rows(
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    width: usize,
-    b: Rows,
-    band: std::ops::Range<usize>,
-    p: &AttentionParams,
-    out: &mut [f32],
-) {
+fn heads(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, first: usize, p: &AttentionParams, out: &mut [f32]) {
     let hd = p.head_dim;
-    let q_cols = p.head_count * hd;
     let group = p.head_count / p.head_count_kv;
     // Never past the cache's end (where `k` ends).
     let cache_end = k.len() / width.max(1);
-    let mut scores = Vec::new();
-    for (r, row) in band.enumerate() {
-        let (lo, hi) = b.range(row, p);
-        let hi = hi.min(cache_end);
-        for h in 0..p.head_count {
+    SCORES.with_borrow_mut(|scores| {
+        for (i, o) in out.chunks_exact_mut(hd).enumerate() {
+            let pair = first + i;
+            let (row, h) = (pair / p.head_count, pair % p.head_count);
+            let (lo, hi) = b.range(row, p);
+            let hi = hi.min(cache_end);
             let kvh = h / group;
-            let qh = &q[r * q_cols + h * hd..r * q_cols + (h + 1) * hd];
+            let qh = &q[pair * hd..(pair + 1) * hd];
             scores.clear();
             scores.extend((lo..hi).map(|t| p.scale * dot(qh, &k[t * width + kvh * hd..t * width + (kvh + 1) * hd])));
             if let Some(cap) = p.softcap {
@@ -97,7 +85,6 @@ fn rows(
                 *s = (*s - max).exp();
                 sum += *s;
             }
-            let o = &mut out[r * q_cols + h * hd..r * q_cols + (h + 1) * hd];
             o.fill(0.0);
             for (i, t) in (lo..hi).enumerate() {
                 let a = scores[i] / sum;
@@ -107,7 +94,7 @@ fn rows(
                 }
             }
         }
-    }
+    });
 }
 
 #[cfg(test)]
@@ -163,8 +150,35 @@ mod tests {
         let whole = Rows { start: 0, n, spans: &[] };
         attention(&q, &k, &v, 2, whole, &p, &mut all);
         let mut one = vec![0.0; n * 2];
-        rows(&q, &k, &v, 2, whole, 0..n, &p, &mut one);
+        heads(&q, &k, &v, 2, whole, 0, &p, &mut one);
         assert_eq!(all, one);
+    }
+
+    /// A decode step (one row) over a long context splits its heads over the threads:
+    /// the same values as on one thread.
+    #[test]
+    fn one_rows_heads_split_over_threads_match_one_thread() {
+        let (heads_n, kv, hd, ctx) = (14, 2, 64, 1500);
+        let p = AttentionParams {
+            head_count: heads_n,
+            head_count_kv: kv,
+            head_dim: hd,
+            scale: 0.125,
+            sliding_window: None,
+            softcap: None,
+            causal: true,
+        };
+        let width = kv * hd;
+        let q: Vec<f32> = (0..heads_n * hd).map(|i| ((i * 7 % 13) as f32 - 6.0) / 5.0).collect();
+        let k: Vec<f32> = (0..ctx * width).map(|i| ((i * 5 % 11) as f32 - 5.0) / 4.0).collect();
+        let v: Vec<f32> = (0..ctx * width).map(|i| ((i * 3 % 17) as f32) - 8.0).collect();
+        let last = Rows { start: ctx - 1, n: 1, spans: &[] };
+        assert!(parallel::threads() == 1 || (1 << 16) / (ctx * hd) + 1 <= heads_n / 2, "the heads are split");
+        let mut split = vec![0.0; heads_n * hd];
+        attention(&q, &k, &v, width, last, &p, &mut split);
+        let mut one = vec![0.0; heads_n * hd];
+        heads(&q, &k, &v, width, last, 0, &p, &mut one);
+        assert_eq!(split, one);
     }
 
     /// A packed batch of three sequences gives each row what its sequence alone gives
