@@ -5,8 +5,8 @@
 //
 // PKG_DIR holds www/'s index.js, errors.js, source.js and the built wasm under wasm/
 // (bench/dawn.sh assembles it). Runs what `kindling bench` runs, through the public JS
-// API: load from a Blob (streamed chunk by chunk), a 512-token prompt (prefill tok/s and
-// decode after it) and an 8-token one (decode), 128 greedy tokens each, one warm-up and
+// API: load from a Blob (streamed chunk by chunk), prompts of 8, 512, 2,048 and 4,096 tokens
+// (PROMPTS; prefill tok/s and decode after each), 128 greedy tokens each, one warm-up and
 // REPS measured repetitions (median). Prints one JSON line per model.
 //
 // SCHEMAS="NAME=FILE.json ..." (issue 26) adds, per model and schema, free against
@@ -25,7 +25,7 @@ if (!pkgDir || specs.length === 0) {
 }
 const REPS = Number(process.env.REPS ?? 3);
 const GEN_TOKENS = Number(process.env.GEN_TOKENS ?? 128);
-const PROMPTS = (process.env.PROMPTS ?? '8 512').split(/\s+/).filter(Boolean).map(Number);
+const PROMPTS = (process.env.PROMPTS ?? '8 512 2048 4096').split(/\s+/).filter(Boolean).map(Number);
 const SCHEMAS = (process.env.SCHEMAS ?? '').split(/\s+/).filter(Boolean).map((s) => s.split('='));
 const CONSTRAINED_TOKENS = Number(process.env.CONSTRAINED_TOKENS ?? 256);
 

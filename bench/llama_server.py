@@ -7,7 +7,8 @@ by round, `kindling bench` processes and /completion requests with the same toke
 
   prompt ids   1 + (7919 * i) mod (vocab - 1), i < P   (what `kindling bench` feeds itself)
   generation   128 greedy tokens (temperature 0, ignore_eos, n_predict 128: exactly 128)
-  figures      decode tok/s after P = 8 and P = 512, prefill tok/s of the 512-token prompt
+  figures      decode tok/s after P = 8, 512, 2048 and 4096 (--prompts), prefill tok/s of
+               each prompt of 512 tokens or more
 
 llama.cpp's figures are the server's own per-request `timings` (prompt_per_second,
 predicted_per_second). Its predicted_per_second counts the first token, which the prompt's
@@ -24,7 +25,10 @@ from llama_proc import LlamaServer
 
 LABELS = {'qwen15': 'Qwen2.5-Coder-1.5B Q4_K_M', 'qwen05': 'Qwen2.5-Coder-0.5B Q4_K_M',
           'smollm2': 'SmolLM2-135M Q4_1', 'gemma3': 'Gemma-3-270M Q4_K_M'}
-FLOORS = {('qwen15', 'decode'): 1.5, ('qwen15', 'prefill'): 0.8}  # kindling ÷ llama.cpp, the issue's floors
+# kindling ÷ llama.cpp: issue 29's native floors, by (model, figure, prompt tokens).
+FLOORS = {('qwen15', 'prefill', 512): 1.2, ('qwen15', 'prefill', 4096): 1.0, ('qwen15', 'decode', 4096): 1.6}
+# Prompts this long or longer also give a prefill figure (a short one measures overhead).
+PREFILL_MIN = 512
 
 SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 
@@ -73,10 +77,10 @@ def prompt_ids(n, vocab):
 
 
 class Server(LlamaServer):
-    """`llama-server` with flash attention, one slot of 2,048 tokens."""
+    """`llama-server` with flash attention, one slot of `ctx` tokens."""
 
-    def __init__(self, binary, model, port, log, extra):
-        super().__init__(binary, model, port, ['-ngl', '99', '-fa', 'on', '-c', '2048', '-np', '1'] + extra, log)
+    def __init__(self, binary, model, port, log, extra, ctx):
+        super().__init__(binary, model, port, ['-ngl', '99', '-fa', 'on', '-c', str(ctx), '-np', '1'] + extra, log)
 
     def complete(self, ids, gen):
         return self.post('/completion', {
@@ -101,19 +105,19 @@ def table(rows, models, args):
     """rows: list of dicts {model, engine, pt, decode, prefill}."""
     def pick(m, eng, pt, key):
         return [r[key] for r in rows if r['model'] == m and r['engine'] == eng and r['pt'] == pt and r.get(key)]
-    out = [f'Decode: {args.gen} greedy tokens after a P-token prompt (tok/s); prefill: the 512-token prompt (tok/s).',
+    out = [f'Decode: {args.gen} greedy tokens after a P-token prompt (tok/s); prefill P: that prompt (tok/s).',
            f'Medians over {args.rounds} round(s) (kindling: one process per round, each the median of {args.reps};',
            f'llama.cpp: {args.reps} requests per round); ranges in brackets. Ratio = kindling ÷ llama.cpp.', '',
            '| model | figure | kindling | llama.cpp server | ratio | floor |', '| --- | --- | ---: | ---: | ---: | ---: |']
     for m in models:
         first = True
-        for label, pt, key in ((f'decode after {args.prompts[0]}', args.prompts[0], 'decode'),
-                               (f'decode after {args.prompts[-1]}', args.prompts[-1], 'decode'),
-                               (f'prefill {args.prompts[-1]}', args.prompts[-1], 'prefill')):
+        figures = [(f'decode after {pt}', pt, 'decode') for pt in args.prompts]
+        figures += [(f'prefill {pt}', pt, 'prefill') for pt in args.prompts if pt >= PREFILL_MIN]
+        for label, pt, key in figures:
             k, l = pick(m, 'kindling', pt, key), pick(m, 'llama', pt, key)
             km, lm = med(k), med(l)
             ratio = f'**{km / lm:.2f}×**' if km and lm else '—'
-            floor = FLOORS.get((m, key))
+            floor = FLOORS.get((m, key, pt))
             floor = '' if floor is None else f'{floor}× ' + ('✓' if km and lm and km / lm >= floor else '✗')
             out.append(f'| {LABELS.get(m, m) if first else ""} | {label} | {fmt(km)}{span(k)} | {fmt(lm)}{span(l)} | {ratio} | {floor} |')
             first = False
@@ -128,7 +132,7 @@ def main():
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--reps', type=int, default=3)
     ap.add_argument('--gen', type=int, default=128)
-    ap.add_argument('--prompts', default='8,512')
+    ap.add_argument('--prompts', default='8,512,2048,4096')
     ap.add_argument('--port', type=int, default=8089)
     ap.add_argument('--kindling-args', default='', help='appended to each kindling bench command, e.g. --kv-f16')
     ap.add_argument('--server-args', default='', help='appended to the llama-server command')
@@ -156,7 +160,7 @@ def main():
         r.update(model=name, round=rnd)
         kj.write(json.dumps(r) + '\n'); kj.flush()
         rows.append(dict(model=name, engine='kindling', pt=pt, decode=r['decode_tok_s'],
-                         prefill=r['prefill_tok_s'] if pt == args.prompts[-1] else None))
+                         prefill=r['prefill_tok_s'] if pt >= PREFILL_MIN else None))
         print(f'  kindling p{pt}: decode {r["decode_tok_s"]:.1f}  prefill {r["prefill_tok_s"]:.0f}  '
               f'({r.get("dispatches_per_token", 0):.0f} dispatches/token)', flush=True)
 
@@ -174,7 +178,7 @@ def main():
                 print(f'  llama p{pt}: prompt_n {t["prompt_n"]} predicted_n {t["predicted_n"]} (expected {pt}, {args.gen})', flush=True)
             if record:
                 rows.append(dict(model=name, engine='llama', pt=pt, decode=t['predicted_per_second'],
-                                 prefill=t['prompt_per_second'] if pt == args.prompts[-1] else None))
+                                 prefill=t['prompt_per_second'] if pt >= PREFILL_MIN else None))
         if record:
             print(f'  llama    p{pt}: decode {t["predicted_per_second"]:.1f}  prefill {t["prompt_per_second"]:.0f}  (last of {args.reps})', flush=True)
 
@@ -185,7 +189,7 @@ def main():
         ids = {pt: prompt_ids(pt, vocab) for pt in args.prompts}
         print(f'== {name}: {path}, vocab {vocab}, prompt ids {ids[args.prompts[-1]][:6]}... '
               f'(at {time.time() - t0:.0f} s)', flush=True)
-        srv = Server(args.server, path, args.port, log, args.server_args.split())
+        srv = Server(args.server, path, args.port, log, args.server_args.split(), max(args.prompts) + args.gen + 64)
         try:
             print(f'  llama-server ready in {srv.wait_ready(180):.1f} s', flush=True)
             for pt in args.prompts:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kindling (wgpu/Vulkan) beside llama.cpp's Vulkan llama-server on the same GGUF files, in one
-# run on the lent GPU machine: decode tok/s (128 greedy tokens after an 8- and a 512-token
-# prompt) and prefill-512 tok/s for both, with kindling ÷ llama.cpp. The models are the real
+# run on the lent GPU machine: decode tok/s (128 greedy tokens after 8-, 512-, 2,048- and
+# 4,096-token prompts; PROMPTS="8,512" for fewer) and prefill tok/s of the prompts of 512 tokens or
+# more, for both, with kindling ÷ llama.cpp. The models are the real
 # headers with noise weights of the real shapes (timing only; see bench/device_setup.sh).
 #
 #   bash bench/llama_server.sh prepare    # here: fills .gl/ .bench/ .llama/ (git-ignored)
@@ -65,5 +66,5 @@ fi
 LD_LIBRARY_PATH=/tmp/llama${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} /tmp/llama/llama-server --version 2>&1 | tail -2 | tee "$OUT/run.log"
 specs=; for m in $MODELS; do specs="$specs $m=/tmp/$m.gguf"; done
 PYTHONUNBUFFERED=1 python3 bench/llama_server.py --server /tmp/llama/llama-server --kindling .bench/kindling --out "$OUT" \
-  --rounds "${ROUNDS:-3}" --reps "${REPS:-3}" --kindling-args "${KINDLING_ARGS:-}" --server-args "${SERVER_ARGS:-}" \
+  --rounds "${ROUNDS:-3}" --reps "${REPS:-3}" --prompts "${PROMPTS:-8,512,2048,4096}" --kindling-args "${KINDLING_ARGS:-}" --server-args "${SERVER_ARGS:-}" \
   $specs 2>&1 | tee -a "$OUT/run.log"
