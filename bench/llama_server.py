@@ -132,6 +132,7 @@ def main():
     ap.add_argument('--rounds', type=int, default=3)
     ap.add_argument('--reps', type=int, default=3)
     ap.add_argument('--gen', type=int, default=128)
+    ap.add_argument('--backend', default='gpu', help="kindling's backend; with cpu, give the server -ngl 0 (--server-args)")
     ap.add_argument('--prompts', default='8,512,2048,4096')
     ap.add_argument('--port', type=int, default=8089)
     ap.add_argument('--kindling-args', default='', help='appended to each kindling bench command, e.g. --kv-f16')
@@ -147,10 +148,10 @@ def main():
     t0 = time.time()
 
     def kindling(name, path, pt, rnd):
-        cmd = [args.kindling, 'bench', path, '--backend', 'gpu', '--prompt-tokens', str(pt),
+        cmd = [args.kindling, 'bench', path, '--backend', args.backend, '--prompt-tokens', str(pt),
                '--gen-tokens', str(args.gen), '--repeat', str(args.reps), '--json'] + args.kindling_args.split()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         except subprocess.TimeoutExpired:
             print(f'  kindling {name} p{pt}: timed out', flush=True); return
         line = next((l for l in p.stdout.splitlines() if l.startswith('{')), None)

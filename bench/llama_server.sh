@@ -14,7 +14,9 @@
 # .llama/llama-server.tar.xz (~13 MB). Its CPU code dies with SIGILL on the CPU machines:
 # it runs on the GPU machine only.
 #
-# On the device: MODELS (default "qwen15 qwen05 smollm2 gemma3"), ROUNDS (3), REPS (3),
+# On the device: MODELS (default "qwen15 qwen05 smollm2 gemma3"), ROUNDS (3), REPS (3), GEN (128),
+# BACKEND (gpu; cpu: the CPU path beside llama.cpp's CPU code, e.g. with
+# KINDLING_ARGS="--threads 16" SERVER_ARGS="-ngl 0 -t 16 -tb 16"),
 # KINDLING_ARGS (e.g. --kv-f16), SERVER_ARGS. Writes under $OUT: table.md, kindling.jsonl,
 # llama.jsonl, server.log, gpu.txt, run.log. The client is bench/llama_server.py.
 set -u
@@ -66,5 +68,5 @@ fi
 LD_LIBRARY_PATH=/tmp/llama${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} /tmp/llama/llama-server --version 2>&1 | tail -2 | tee "$OUT/run.log"
 specs=; for m in $MODELS; do specs="$specs $m=/tmp/$m.gguf"; done
 PYTHONUNBUFFERED=1 python3 bench/llama_server.py --server /tmp/llama/llama-server --kindling .bench/kindling --out "$OUT" \
-  --rounds "${ROUNDS:-3}" --reps "${REPS:-3}" --prompts "${PROMPTS:-8,512,2048,4096}" --kindling-args "${KINDLING_ARGS:-}" --server-args "${SERVER_ARGS:-}" \
+  --rounds "${ROUNDS:-3}" --reps "${REPS:-3}" --gen "${GEN:-128}" --backend "${BACKEND:-gpu}" --prompts "${PROMPTS:-8,512,2048,4096}" --kindling-args "${KINDLING_ARGS:-}" --server-args "${SERVER_ARGS:-}" \
   $specs 2>&1 | tee -a "$OUT/run.log"
