@@ -25,10 +25,15 @@ pub fn threads() -> usize {
     }
 }
 
+/// How many threads share `n` units when each should get at least `min_per_thread`.
+fn thread_count(n: usize, min_per_thread: usize) -> usize {
+    threads().min(n / min_per_thread.max(1)).max(1)
+}
+
 /// Runs `f(start, end)` over `0..n` split into contiguous ranges, one per thread, and
 /// returns the results in range order. Small jobs stay on the calling thread.
 pub fn map_ranges<T: Send>(n: usize, min_per_thread: usize, f: impl Fn(usize, usize) -> T + Sync) -> Vec<T> {
-    let t = threads().min(n / min_per_thread.max(1)).max(1);
+    let t = thread_count(n, min_per_thread);
     if t == 1 {
         return vec![f(0, n)];
     }
@@ -51,7 +56,7 @@ pub fn map_ranges<T: Send>(n: usize, min_per_thread: usize, f: impl Fn(usize, us
 /// place. Small jobs stay on the calling thread.
 pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     let units = out.len() / unit.max(1);
-    let t = threads().min(units / min_per_thread.max(1)).max(1);
+    let t = thread_count(units, min_per_thread);
     if t == 1 {
         return f(0, out);
     }

@@ -124,9 +124,8 @@ pub struct Generation {
     calls: Vec<ToolCall>,
     /// Whether the constraints were compiled.
     compiled: bool,
-    /// Host time in `Constraint::allowed` and `commit` (ms), and how many masks.
+    /// Host time in `Constraint::allowed` and `commit` (ms).
     constraint_ms: f64,
-    masks: usize,
 }
 
 impl Generation {
@@ -156,7 +155,6 @@ impl Generation {
             calls: Vec::new(),
             compiled: false,
             constraint_ms: 0.0,
-            masks: 0,
         })
     }
 
@@ -445,16 +443,15 @@ impl Generation {
         let start = Instant::now();
         let mask = constraint.allowed();
         self.constraint_ms += start.elapsed().as_secs_f64() * 1e3;
-        self.masks += 1;
         mask
     }
 
     /// Host time spent in the constraint so far (computing its masks and taking its
-    /// tokens), in milliseconds, and how many masks: what a constrained step costs beyond
-    /// a free one, unless the device hides it (on the GPU the mask is computed while the
-    /// step's forward pass runs).
-    pub fn constraint_time(&self) -> (f64, usize) {
-        (self.constraint_ms, self.masks)
+    /// tokens), in milliseconds: what a constrained step costs beyond a free one, unless
+    /// the device hides it (on the GPU the mask is computed while the step's forward pass
+    /// runs).
+    pub fn constraint_time(&self) -> f64 {
+        self.constraint_ms
     }
 
     /// Whether greedy decoding may chain steps on the device (on by default, where the

@@ -157,7 +157,7 @@ impl WebGeneration {
     /// tokens; 0 without one); in the result's `timings.constraintMs`.
     #[wasm_bindgen(js_name = constraintMs)]
     pub fn constraint_ms(&self) -> f64 {
-        self.state.try_borrow().map(|s| s.generation.constraint_time().0).unwrap_or(0.0)
+        self.state.try_borrow().map(|s| s.generation.constraint_time()).unwrap_or(0.0)
     }
 
     /// The tool calls complete so far: `[{ name, arguments }]`, `arguments` as JSON text.

@@ -417,9 +417,9 @@ fn decode_median<B: Backend>(
             continue; // warm-up: pipelines, bind groups, caches
         }
         let tokens = generation.generated().len();
-        let (mask_ms, _) = generation.constraint_time();
+        let constraint_ms = generation.constraint_time();
         runs.push(GenRun {
-            constraint_ms_per_token: mask_ms / tokens.max(1) as f64,
+            constraint_ms_per_token: constraint_ms / tokens.max(1) as f64,
             tokens,
             decode_tok_s: tokens.saturating_sub(1) as f64 / decode_s.max(1e-9),
             finish: generation.finish_reason().map_or("unknown", |f| f.as_str()),
