@@ -1,23 +1,29 @@
-//! Splitting kernel work over threads natively (rayon's pool); one thread in
-//! WebAssembly.
+//! Splitting kernel work over threads on rayon's pool: natively, and in the threaded
+//! WebAssembly build (shared memory and atomics, its pool started by the page through
+//! `wasm-bindgen-rayon`). The plain wasm build has one thread.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 static MAX_THREADS: AtomicUsize = AtomicUsize::new(0);
 
-/// Caps the threads kernels use (0: as many as the machine has).
+/// Caps the threads kernels use (0: as many as the pool has).
 pub fn set_max_threads(n: usize) {
     MAX_THREADS.store(n, Ordering::Relaxed);
 }
 
+/// Whether this build can run kernels on more than one thread.
+pub const POOLED: bool = cfg!(any(not(target_arch = "wasm32"), target_feature = "atomics"));
+
 pub fn threads() -> usize {
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
     {
         1
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
     {
-        let avail = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // In wasm the pool's size is what the page started (`initThreadPool`);
+        // natively rayon's global pool has one thread per core.
+        let avail = rayon::current_num_threads().max(1);
         match MAX_THREADS.load(Ordering::Relaxed) {
             0 => avail,
             m => m.min(avail),
@@ -37,11 +43,11 @@ pub fn map_ranges<T: Send>(n: usize, min_per_thread: usize, f: impl Fn(usize, us
     if t == 1 {
         return vec![f(0, n)];
     }
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
     {
         vec![f(0, n)]
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
     {
         // rayon's pool keeps its threads: spawning per call cost ~200 thread starts
         // per token.
@@ -60,11 +66,11 @@ pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize,
     if t == 1 {
         return f(0, out);
     }
-    #[cfg(target_arch = "wasm32")]
+    #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
     {
         f(0, out)
     }
-    #[cfg(not(target_arch = "wasm32"))]
+    #[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
     {
         use rayon::prelude::*;
         let per = units.div_ceil(t);
