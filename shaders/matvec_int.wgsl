@@ -1,5 +1,5 @@
 // The decode matvecs (one activation row) over integer dot products, for weight types
-// whose snippet has 32-value units (shaders/quant_int/*.wgsl: unit_dot): the same entry
+// whose snippet has 32-value units (shaders/quant_int/*.wgsl: unit()): the same entry
 // points, bindings and parameters as their twins in matmul.wgsl (matvec, matvec_gated,
 // matvec_multi, each plain or with the RMS norm before it fused in), which the host
 // takes instead where the weight type has units and the input row fits the staging
@@ -146,6 +146,27 @@ fn stage_input(lid: u32, first: bool) -> f32 {
         ss += stage_run(r);
     }
     return in_finish(lid, first, ss);
+}
+
+// A weight unit (shaders/quant_int/unit.wgsl) · the staged input.
+fn unit_sum(t: Unit) -> f32 {
+    let x0 = run_scale(t.r.x);
+    let x1 = run_scale(t.r.y);
+    return t.a.x * x0.x * run_dot(t.r.x, t.q0) + t.b.x * x0.y + t.a.y * x1.x * run_dot(t.r.y, t.q1) + t.b.y * x1.y;
+}
+
+// Unit u of row `row` of weight 1, 2 or 3 (the type snippets' unit(), unit_2(), unit_3())
+// · the staged input.
+fn unit_dot(row: u32, u: u32) -> f32 {
+    return unit_sum(unit(row, u));
+}
+
+fn unit_dot_2(row: u32, u: u32) -> f32 {
+    return unit_sum(unit_2(row, u));
+}
+
+fn unit_dot_3(row: u32, u: u32) -> f32 {
+    return unit_sum(unit_3(row, u));
 }
 
 // Row `row` of weight 1 · the input, this lane's share: units lane, lane + p.lanes, ...

@@ -225,6 +225,52 @@ fn wide_decode_matvecs_share_a_row_among_many_lanes_and_match_cpu() {
     }
 }
 
+/// The batch matmul over integer dot products (shaders/matmul_int.wgsl), which prefill
+/// runs where the device has no cooperative matrices (lavapipe, browsers): chosen for
+/// every type with units, within the f32 class against the CPU on inputs with outliers
+/// (a run's scale is its largest value: Qwen's down projections have such inputs), over
+/// tiles left partly empty both ways; and off with its switch.
+#[test]
+fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_is_on() {
+    let int_types = [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_0, GgmlType::Q4_1];
+    let (rows, n) = (100, 130);
+    for allow_int_batch in [true, false] {
+        let mut b = gpu_with(GpuOptions { allow_coop_matrix: false, allow_int_batch, ..Default::default() });
+        assert_eq!(b.shader_features().int_batch, allow_int_batch, "lavapipe has room for the staging");
+        for (i, ty) in int_types.into_iter().enumerate() {
+            // Three blocks of 256, or 7 units of 32 (the last step half empty).
+            let cols = if ty.block_elems() == 256 { 768 } else { 224 };
+            let mut rng = Rng(900 + i as u64);
+            let w = random_weight(&mut rng, ty, rows, cols);
+            let mut x = rng.vec(n * cols, -1.0, 1.0);
+            for v in x.iter_mut().step_by(37) {
+                *v *= 300.0;
+            }
+            let before = b.stats().int_batch_matmuls;
+            let want = matmul_batches(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &[n, 65]);
+            let got = matmul_batches(&mut b, ty, rows, cols, &w, &x, &[n, 65]);
+            let ran = b.stats().int_batch_matmuls - before;
+            assert_eq!(ran, if allow_int_batch { 2 } else { 0 }, "{ty:?}: batch matmuls on integer dot products");
+            let wf = dequant(ty, &w, rows * cols);
+            let mut worst = 0.0f32;
+            for ((&m, want), got) in [n, 65].iter().zip(&want).zip(&got) {
+                for r in 0..m {
+                    for j in 0..rows {
+                        let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum();
+                        let (g, c) = (got[r * rows + j], want[r * rows + j]);
+                        assert!(
+                            (g - c).abs() <= 1e-5 * scale + 1e-6,
+                            "{ty:?} n={m} row {r} out {j}: gpu {g} cpu {c} (int batch {allow_int_batch})"
+                        );
+                        worst = worst.max((g - c).abs() / scale.max(1e-30));
+                    }
+                }
+            }
+            eprintln!("{ty:?} {rows} x {cols}, int batch {allow_int_batch}: max |Δ|/Σ|w·x| = {worst:.2e}");
+        }
+    }
+}
+
 #[test]
 fn matmul_over_a_weight_split_across_buffers() {
     // Parts of 5 rows (Q8_0) or so: every matmul dispatches once per part.
@@ -1774,8 +1820,9 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
     // (native only: naga takes subgroup operations without an `enable`, which tint
     // requires, and `wgpu_cooperative_matrix` is wgpu's own) through naga.
     let plain = KernelKey::all(&ALL_TYPES);
-    // (with room for the integer-dot kernels' staging, so their subgroup variants are kept)
-    let subgroups = ShaderFeatures { subgroup_size: 32, int_runs: 1024, ..Default::default() };
+    // (with room for the integer-dot kernels' staging and the integer-dot batch matmul, so
+    // their subgroup variants are kept)
+    let subgroups = ShaderFeatures { subgroup_size: 32, int_runs: 1024, int_batch: true, ..Default::default() };
     let coop = ShaderFeatures { subgroup_size: 32, coop_matrix: true, ..Default::default() };
     let kv_f16 = ShaderFeatures { kv_f16: true, ..Default::default() };
     let variants = |f: ShaderFeatures| {
@@ -1802,8 +1849,16 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
     for (key, browser) in &keys {
         let f = key.features;
         let path = dir.join(format!(
-            "{:?}_{:?}_{:?}_{}_{}_{}_{}_{}.wgsl",
-            key.op, key.ty, key.ty3, f.subgroup_size, f.kv_f16, f.coop_matrix, f.int_runs, f.int_input_staged
+            "{:?}_{:?}_{:?}_{}_{}_{}_{}_{}_{}.wgsl",
+            key.op,
+            key.ty,
+            key.ty3,
+            f.subgroup_size,
+            f.kv_f16,
+            f.coop_matrix,
+            f.int_runs,
+            f.int_input_staged,
+            f.int_batch
         ));
         let source = key.source();
         std::fs::write(&path, &source).expect("write shader");

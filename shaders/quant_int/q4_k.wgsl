@@ -1,4 +1,5 @@
-// Q4_K in 32-value units for the integer-dot decode matvecs (shaders/matvec_int.wgsl).
+// Q4_K in 32-value units for the integer-dot kernels (shaders/matvec_int.wgsl,
+// matmul_int.wgsl; struct Unit: unit.wgsl).
 // The weight is read as vec4<u32>: a block (144 bytes) is 9 vec4s, the header (d|dmin and
 // the twelve scale bytes, k4_scales.wgsl) and 8 units of 16 quant bytes. Unit j of a
 // block: its low nibbles are values 64(j/2) + 16(j%2) + 0..15 (group 2(j/2)), its high
@@ -6,8 +7,8 @@
 // 16-value runs.
 alias WEIGHT_WORD = vec4<u32>;
 
-// Unit u of weight row `row` · the staged input.
-fn unit_dot(row: u32, u: u32) -> f32 {
+// Unit u of weight row `row` (struct Unit: shaders/quant_int/unit.wgsl).
+fn unit(row: u32, u: u32) -> Unit {
     let j = u & 7u;
     let at = row * (p.row_words / 4u) + (u >> 3u) * 9u;
     let h = w[at];
@@ -15,13 +16,11 @@ fn unit_dot(row: u32, u: u32) -> f32 {
     // The run of the low nibbles; the high ones are two runs on.
     let r = 16u * (u >> 3u) + 4u * (j >> 1u) + (j & 1u);
     let mask = vec4<u32>(0x0f0f0f0fu);
-    let il = run_dot(r, q & mask);
-    let ih = run_dot(r + 2u, (q >> vec4<u32>(4u)) & mask);
-    let xl = run_scale(r);
-    let xh = run_scale(r + 2u);
     let dm = unpack2x16float(h.x);
     let g = 2u * (j >> 1u);
     let s0 = vec2<f32>(k4_scale_min(h.y, h.z, h.w, g));
     let s1 = vec2<f32>(k4_scale_min(h.y, h.z, h.w, g + 1u));
-    return dm.x * (s0.x * xl.x * il + s1.x * xh.x * ih) - dm.y * (s0.y * xl.y + s1.y * xh.y);
+    // y = d·scale·q − dmin·min over each 32-value group.
+    return Unit(q & mask, (q >> vec4<u32>(4u)) & mask, vec2<u32>(r, r + 2u), dm.x * vec2<f32>(s0.x, s1.x),
+                -dm.y * vec2<f32>(s0.y, s1.y));
 }

@@ -1,4 +1,5 @@
-// Q6_K in 32-value units for the integer-dot decode matvecs (shaders/matvec_int.wgsl),
+// Q6_K in 32-value units for the integer-dot kernels (shaders/matvec_int.wgsl,
+// matmul_int.wgsl; struct Unit: unit.wgsl),
 // over the stored layout of shaders/quant/q6_k.wgsl (53 words a block: not whole vec4s,
 // so the weight is read as u32). Unit j = 4h + s of a block is values 128h + 32s + l,
 // l = 0..31: nibble s/2 of ql words 16h + 8(s%2) + l/4, bit pair s of qh words
@@ -12,7 +13,7 @@ fn q6_bytes(lo: u32, hi: u32, s: u32) -> u32 {
     return ((lo >> (4u * (s >> 1u))) & 0x0f0f0f0fu) | (((hi >> (2u * s)) & 0x03030303u) << 4u);
 }
 
-fn unit_dot(row: u32, u: u32) -> f32 {
+fn unit(row: u32, u: u32) -> Unit {
     let j = u & 7u;
     let hf = j >> 2u;
     let s = j & 3u;
@@ -27,7 +28,5 @@ fn unit_dot(row: u32, u: u32) -> f32 {
     let sc = vec2<f32>(vec2<i32>(bitcast<i32>(sw << 24u) >> 24u, bitcast<i32>(sw << 16u) >> 24u));
     let d = unpack2x16float(w[b + 52u]).x;
     let r = 16u * (u >> 3u) + 8u * hf + 2u * s;
-    let x0 = run_scale(r);
-    let x1 = run_scale(r + 1u);
-    return d * (sc.x * (x0.x * run_dot(r, q0) - 32.0 * x0.y) + sc.y * (x1.x * run_dot(r + 1u, q1) - 32.0 * x1.y));
+    return Unit(q0, q1, vec2<u32>(r, r + 1u), d * sc, -32.0 * d * sc);
 }

@@ -16,12 +16,12 @@ pub struct Variant {
 
 /// Every variant for every weight type: the plain kernels (and their integer-dot
 /// forms), those with an f16 KV cache, with subgroups of 32 (with room for the
-/// integer-dot staging) and on cooperative matrices. Each appears once, in a fixed
+/// integer-dot staging and the integer-dot batch matmul) and on cooperative matrices. Each appears once, in a fixed
 /// order.
 pub fn every_variant() -> Vec<Variant> {
     let plain = KernelKey::all(&GgmlType::ALL);
     let kv_f16 = ShaderFeatures { kv_f16: true, ..Default::default() };
-    let subgroups = ShaderFeatures { subgroup_size: 32, int_runs: 1024, ..Default::default() };
+    let subgroups = ShaderFeatures { subgroup_size: 32, int_runs: 1024, int_batch: true, ..Default::default() };
     let coop = ShaderFeatures { subgroup_size: 32, coop_matrix: true, ..Default::default() };
     let with = |f: ShaderFeatures| {
         plain.iter().map(move |k| k.with_features(f)).filter(|k| k.features != ShaderFeatures::default())

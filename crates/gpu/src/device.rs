@@ -28,6 +28,11 @@ pub struct GpuOptions {
     /// kernels' speed on an H100 at f32's accuracy (bench/results/h100-int-dot.md).
     /// Off: the f32 kernels everywhere.
     pub allow_int_dot: bool,
+    /// With `allow_int_dot`, run the batch matmul (prefill) on integer dot products too
+    /// (shaders/matmul_int.wgsl) where the device has no cooperative matrices in use (the
+    /// browser, lavapipe). Its own switch so the two batch kernels can be timed side by
+    /// side (crates/gpu/examples/op_timing.rs: NO_INT_BATCH=1).
+    pub allow_int_batch: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
@@ -62,6 +67,7 @@ impl Default for GpuOptions {
             allow_subgroups: true,
             allow_coop_matrix: true,
             allow_int_dot: true,
+            allow_int_batch: true,
             max_part_bytes: None,
             kv_f16: false,
             profile: false,

@@ -392,7 +392,16 @@ impl GpuBackend {
         };
         // Not gated: the weight again (read only) in up's slot.
         let bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
-        self.record_grid(KernelKey::new(Op::MatmulTiled, Some(ty)), &bufs, &p, None, gx as u32, (gy * splits) as u32);
+        let mut key = KernelKey::new(Op::MatmulTiled, Some(ty));
+        // On integer dot products where the device runs that kernel (never split nor
+        // gated: those are on cooperative matrices) and it reads the activations as vec4s.
+        if p.x_stride.is_multiple_of(4) {
+            key = key.with_int_batch(k);
+        }
+        if key.with_features(self.shader_features).features.int_batch {
+            self.stats.int_batch_matmuls += 1;
+        }
+        self.record_grid(key, &bufs, &p, None, gx as u32, (gy * splits) as u32);
         if splits > 1 {
             self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, item_groups(n * rows));
         }

@@ -31,6 +31,11 @@ pub struct ShaderFeatures {
     /// Of an integer-dot `matvec`: its input binding holds the runs the gate/up kernel
     /// before it wrote (`KernelKey::with_input_staged`), so it stages nothing (`int_runs` 1).
     pub int_input_staged: bool,
+    /// The batch matmul (prefill's matmul_tiled) over integer dot products
+    /// (shaders/matmul_int.wgsl) for weight types with 32-value units: of a device,
+    /// whether it may run there (integer dot products on, no cooperative matrices, room
+    /// for its staging); of a kernel, whether it is that one.
+    pub int_batch: bool,
 }
 
 impl ShaderFeatures {
@@ -108,6 +113,16 @@ impl KernelKey {
         self
     }
 
+    /// The integer-dot variant of the batch matmul for rows of `k` values, where its
+    /// weight type has units (rows of whole units and blocks). `with_features` keeps it
+    /// where the device runs it. (The host also needs activation rows of whole vec4s.)
+    pub fn with_int_batch(mut self, k: usize) -> Self {
+        if self.op.spec().forms.int_batch && k > 0 && self.int_units_fit(k) {
+            self.features.int_batch = true;
+        }
+        self
+    }
+
     /// Whether rows of `k` values of this kernel's weight types are whole integer-dot
     /// units (and whole blocks).
     fn int_units_fit(self, k: usize) -> bool {
@@ -128,6 +143,8 @@ impl KernelKey {
             coop_matrix: forms.coop_matrix && f.coop_matrix,
             int_runs: if forms.int_dot && int_fits { int_runs } else { 0 },
             int_input_staged: self.features.int_input_staged && int_fits,
+            // Never beside cooperative matrices: the batch kernel is one or the other.
+            int_batch: self.features.int_batch && forms.int_batch && f.int_batch && !f.coop_matrix,
         };
         self
     }
@@ -165,6 +182,9 @@ impl KernelKey {
         if f.int_input_staged {
             s += "/staged";
         }
+        if f.int_batch {
+            s += "/idot";
+        }
         s
     }
 
@@ -188,10 +208,15 @@ impl KernelKey {
                 keys.extend(types.iter().zip(next).map(|(&t, &t3)| KernelKey::new(op, Some(t)).with_third_type(t3)));
             }
             // The integer-dot variants (one staging size; the others differ only in it),
-            // and the matvec that reads its input as the gate/up kernel left it.
+            // the matvec that reads its input as the gate/up kernel left it, and the
+            // batch matmul.
             let mine = keys.iter().filter(|k| k.op == op);
-            let int = mine.clone().map(|k| k.with_int_runs(256)).chain(mine.map(|k| k.with_input_staged(256)));
-            let int: Vec<KernelKey> = int.filter(|k| k.features.int_runs > 0).collect();
+            // The integer-dot batch matmul.
+            let staged = mine.clone().map(|k| k.with_input_staged(256));
+            let int = mine.clone().map(|k| k.with_int_runs(256)).chain(staged);
+            let int = int.filter(|k| k.features.int_runs > 0);
+            let batch = mine.map(|k| k.with_int_batch(256)).filter(|k| k.features.int_batch);
+            let int: Vec<KernelKey> = int.chain(batch).collect();
             keys.extend(int);
         }
         keys

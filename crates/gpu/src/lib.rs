@@ -87,6 +87,8 @@ pub struct GpuStats {
     /// Decode matvecs that read their input as the gate/up kernel before them left it,
     /// quantized (`MatmulParams::qx_runs`), instead of staging it themselves.
     pub input_staged_matvecs: u64,
+    /// Batch matmuls (prefill) recorded on integer dot products (shaders/matmul_int.wgsl).
+    pub int_batch_matmuls: u64,
 }
 
 /// Handle of an activation matrix.
@@ -259,11 +261,14 @@ impl GpuBackend {
         let coop = b.gpu.features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX);
         let int_runs =
             if options.allow_int_dot { int_runs_capacity(b.gpu.limits.max_compute_workgroup_storage_size) } else { 0 };
-        b.shader_features = ShaderFeatures {
-            kv_f16: options.kv_f16,
-            int_runs,
-            ..ShaderFeatures::for_device(subgroups, a.subgroup_size.0, a.subgroup_size.1, coop)
-        };
+        let device = ShaderFeatures::for_device(subgroups, a.subgroup_size.0, a.subgroup_size.1, coop);
+        // The integer-dot batch matmul where the batch kernel is not on cooperative
+        // matrices and its staging fits the workgroup memory.
+        let int_batch = options.allow_int_dot
+            && options.allow_int_batch
+            && !device.coop_matrix
+            && b.gpu.limits.max_compute_workgroup_storage_size >= INT_BATCH_STORAGE;
+        b.shader_features = ShaderFeatures { kv_f16: options.kv_f16, int_runs, int_batch, ..device };
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;

@@ -161,6 +161,9 @@ pub struct Forms {
     pub staged_input: bool,
     /// A batch kernel on cooperative matrices.
     pub coop_matrix: bool,
+    /// The batch matmul over integer dot products (shaders/matmul_int.wgsl) for weight
+    /// types with 32-value units.
+    pub int_batch: bool,
     /// Subgroup reductions (the matmul family's decode sums).
     pub subgroups: bool,
     /// An f16 KV cache (the families that read or write it).
@@ -193,6 +196,7 @@ const NO_FORMS: Forms = Forms {
     third_type: false,
     staged_input: false,
     coop_matrix: false,
+    int_batch: false,
     subgroups: false,
     kv_f16: false,
 };
@@ -342,7 +346,7 @@ pub const OPS: [OpSpec; 33] = [
         shares_layout_of: None,
         reads_weight: true,
         module: Module::Shared,
-        forms: Forms { coop_matrix: true, ..MATMUL },
+        forms: Forms { coop_matrix: true, int_batch: true, ..MATMUL },
         tuning: Tuning::BatchTiles,
     },
     OpSpec {
@@ -737,7 +741,7 @@ mod tests {
                 assert_eq!(s.bindings, o.bindings(), "{:?} shares {o:?}'s layout with other bindings", s.op);
             }
             // Integer-dot and subgroup forms exist only in the matmul family.
-            assert!(!(s.forms.int_dot || s.forms.subgroups) || s.family == Family::Matmul);
+            assert!(!(s.forms.int_dot || s.forms.int_batch || s.forms.subgroups) || s.family == Family::Matmul);
         }
     }
 }

@@ -9,7 +9,7 @@ use kindling_gguf::GgmlType;
 use crate::key::{KernelKey, ShaderFeatures};
 use crate::op_table::{Family, Module};
 use crate::params::MatmulParams;
-use crate::tuning::shader_consts;
+use crate::tuning::{int_batch_qx_max, shader_consts, INT_BATCH_DIGITS};
 
 pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
 pub const EMBED: &str = include_str!("../../../shaders/embed.wgsl");
@@ -42,6 +42,8 @@ fn xn_put(i: u32, v: vec4<f32>) {}";
 pub const NORM_OFF: &str = include_str!("../../../shaders/norm_off.wgsl");
 pub const WEIGHT_ROWS: &str = include_str!("../../../shaders/weight_rows.wgsl");
 pub const MATVEC_INT: &str = include_str!("../../../shaders/matvec_int.wgsl");
+pub const MATMUL_INT: &str = include_str!("../../../shaders/matmul_int.wgsl");
+pub const UNIT_INT: &str = include_str!("../../../shaders/quant_int/unit.wgsl");
 pub const NORM_INT: &str = include_str!("../../../shaders/norm_int.wgsl");
 /// norm_int.wgsl's functions for the plain integer-dot kernels: the row as it is.
 const INT_NORM_OFF: &str = "fn in_run(raw: vec4<f32>, i: u32) -> vec4<f32> { return raw; }
@@ -141,6 +143,7 @@ fn assemble_int(key: KernelKey) -> String {
         MatmulParams::WGSL,
         &sizes,
         PRELUDE,
+        UNIT_INT,
         &first,
         &other_weight(&first, "2"),
         &other_weight(&third, "3"),
@@ -150,6 +153,17 @@ fn assemble_int(key: KernelKey) -> String {
         MATVEC_INT,
     ]
     .join("\n")
+}
+
+/// The batch matmul over integer dot products (`ShaderFeatures::int_batch`): the
+/// family's params, the tile and digit sizes, the prelude, the unit struct and the weight
+/// type's unit snippet, matmul_int.wgsl.
+fn assemble_int_batch(key: KernelKey) -> String {
+    let ty = key.ty.expect("matmul_tiled reads a weight");
+    let digits =
+        format!("const QD: u32 = {INT_BATCH_DIGITS}u;\nconst QX_MAX: f32 = {:.1};", int_batch_qx_max(INT_BATCH_DIGITS));
+    let sizes = shader_consts(&["TM", "TN"]);
+    [MatmulParams::WGSL, &sizes, &digits, PRELUDE, UNIT_INT, &int_snippet(ty), MATMUL_INT].join("\n")
 }
 
 /// The row and workgroup sums of the matmul family's decode kernels: through workgroup
@@ -166,6 +180,9 @@ pub fn assemble(key: KernelKey) -> String {
     let family = key.op.family();
     if family == Family::Matmul && key.features.int_runs > 0 {
         return assemble_int(key);
+    }
+    if family == Family::Matmul && key.features.int_batch {
+        return assemble_int_batch(key);
     }
     let spec = family.spec();
     let module = key.op.spec().module;

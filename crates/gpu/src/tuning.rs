@@ -99,6 +99,36 @@ pub fn has_int_units(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::Q4K | GgmlType::Q6K | GgmlType::Q8_0 | GgmlType::Q5_0 | GgmlType::Q4_0 | GgmlType::Q4_1)
 }
 
+// ---- batch matmul (prefill) on integer dot products -----------------------------------
+
+/// Signed-byte digits per activation value in the integer-dot batch kernel
+/// (shaders/matmul_int.wgsl's QD, 1..=3): three keep each value within 6e-8 of its run's
+/// largest, the f32 accuracy class the kernel tests hold every matmul to (and the decode
+/// kernels' staging); each digit fewer drops a third of the dot products but rounds to
+/// 2^-16 (two) or 2^-8 (one, llama.cpp's 8-bit activations) of the run's largest.
+pub const INT_BATCH_DIGITS: u32 = 3;
+const _: () = assert!(INT_BATCH_DIGITS >= 1 && INT_BATCH_DIGITS <= 3);
+
+/// The largest |value| a run quantizes to with `digits` balanced signed-byte digits:
+/// 127, then 127 · 256 + 127, ... (the top digit stays within 127 after the lower
+/// digits' bias; see shaders/matmul_int.wgsl).
+pub fn int_batch_qx_max(digits: u32) -> f64 {
+    match digits {
+        1 => 127.0,
+        2 => 32639.0,
+        _ => 8355711.0,
+    }
+}
+
+/// Workgroup memory of the integer-dot batch kernel: per step, four runs of 16 values of
+/// each of the TM activation rows (QD digit vec4s and a (scale, Σ) pair) and of the TN
+/// weight rows (a vec4 of quants and a pair of factors). 20 KiB with three digits: above
+/// WebGPU's guaranteed 16 KiB, so devices with less keep the f32 kernel.
+pub const INT_BATCH_STORAGE: u32 =
+    4 * (BATCH_TILE_F32.0 as u32 * (16 * INT_BATCH_DIGITS + 8) + BATCH_TILE_F32.1 as u32 * (16 + 8));
+// matmul_int.wgsl (as matmul_tiled.wgsl) lays its 16 × 16 invocations over 64 × 64.
+const _: () = assert!(BATCH_TILE_F32.0 == 64 && BATCH_TILE_F32.1 == 64);
+
 // ---- batch matmul (prefill) -----------------------------------------------------------
 
 /// The f32 batch kernel's output tile (shaders/matmul_tiled.wgsl's TM × TN: activation

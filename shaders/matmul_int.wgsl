@@ -1,0 +1,204 @@
+// matmul_tiled over integer dot products: the batch (prefill) matmul for weight types with
+// 32-value units (shaders/quant_int/: unit(), struct Unit in unit.wgsl), which the host
+// takes instead of shaders/matmul_tiled.wgsl where the device has no cooperative
+// matrices and integer dot products are on (ShaderFeatures::int_batch). Same entry point,
+// bindings, parameters and grid as the f32 kernel: a TM × TN tile (activation rows ×
+// weight rows) per workgroup of 16 × 16 invocations, each holding 4 × 4 outputs.
+//
+// Why: browsers (WebGPU) have no cooperative matrices, and the f32 kernel multiplies one
+// pair of values an instruction after dequantizing every weight value; dot4I8Packed
+// multiplies four pairs of signed bytes an instruction, and the weight's quants are such
+// bytes already (the unit snippets only unpack them).
+//
+// Each step stages 64 values of every row of both operands in workgroup memory: for the
+// weight, units 2s and 2s + 1 of each row (the runs 4s..4s+3 in every type, unit.wgsl) as
+// packed quants and their factors; for the activations, the same four runs of 16 values
+// quantized as the decode kernels do (shaders/matvec_int.wgsl): a scale per run
+// (max |x| / QX_MAX) and QD signed-byte digits per value, high to low. A run's products
+// are summed exactly in i32 per digit; the digits' sums meet in f32 (with three digits
+// they can pass 2^31), then the unit's and the run's factors turn them into f32 sums.
+// QD (tuning.rs INT_BATCH_DIGITS) trades accuracy for speed: three digits keep a value
+// within 6e-8 of its run's largest (the f32 accuracy class of the kernel tests), one is
+// llama.cpp's 8-bit activations at a third of the dot products.
+//
+// Params: MatmulParams (not split, not gated: those are the cooperative-matrix kernel's).
+// Prepended by the host: QD and QX_MAX, TM and TN, the weight type's unit snippet.
+@group(0) @binding(0) var<uniform> p: Params;
+// x: [n, x_stride] f32 activations (x_stride a multiple of 4: the host checks).
+@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+// w: [rows, row_words] one weight part, read through unit().
+@group(0) @binding(2) var<storage, read> w: array<WEIGHT_WORD>;
+// out: [n, out_stride] f32; res: [n, res_stride], res += out where p.res_add == 1.
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+@group(0) @binding(4) var<storage, read_write> res: array<f32>;
+
+// Runs of 16 values per step: two units of every weight row.
+const RUNS: u32 = 4u;
+
+// The weight tile: run r of local row c at [r * TN + c] (16 quants as packed bytes) and
+// its unit's factors (a, b). Row c is read by invocation c % 16, so a quarter-warp's
+// reads are 16 consecutive vec4s.
+var<workgroup> wq: array<vec4<u32>, RUNS * TN>;
+var<workgroup> wf: array<vec2<f32>, RUNS * TN>;
+// The activation tile: digit d of run r of local row m at [(d * RUNS + r) * TM + m],
+// and the run's (scale, Σ x) at [r * TM + m].
+var<workgroup> xq: array<vec4<u32>, QD * RUNS * TM>;
+var<workgroup> xd: array<vec2<f32>, RUNS * TM>;
+
+// Σ over 16 values of the signed bytes of q times those of v.
+fn dot16(q: vec4<u32>, v: vec4<u32>) -> i32 {
+    return dot4I8Packed(q.x, v.x) + dot4I8Packed(q.y, v.y) + dot4I8Packed(q.z, v.z) + dot4I8Packed(q.w, v.w);
+}
+
+// A run's 16 weight quants · its QD digit vectors, in units of the run's scale. Up to two
+// digits the sum is exact in i32 (|a digit's sum| ≤ 2^18).
+fn run_dot(q: vec4<u32>, x0: vec4<u32>, x1: vec4<u32>, x2: vec4<u32>) -> f32 {
+    if (QD == 1u) {
+        return f32(dot16(q, x0));
+    }
+    if (QD == 2u) {
+        return f32(256 * dot16(q, x0) + dot16(q, x1));
+    }
+    return 65536.0 * f32(dot16(q, x0)) + f32(256 * dot16(q, x1) + dot16(q, x2));
+}
+
+// Quantizes 16 values into run slot r of local row m: q = round(v / scale) with
+// |q| ≤ QX_MAX, split into QD balanced digits in [-128, 127] (each digit's bias makes
+// the rest below it fit the lower digits, as in matvec_int.wgsl).
+fn stage_x_run(m: u32, r: u32, v: array<vec4<f32>, 4>) {
+    var amax = 0.0;
+    var sum = 0.0;
+    for (var i = 0u; i < 4u; i++) {
+        let a = abs(v[i]);
+        amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
+        sum += v[i].x + v[i].y + v[i].z + v[i].w;
+    }
+    let d = amax / QX_MAX;
+    let inv = select(0.0, 1.0 / d, d > 0.0);
+    let lim = vec4<i32>(i32(QX_MAX));
+    var digits: array<vec4<u32>, QD>;
+    for (var i = 0u; i < 4u; i++) {
+        var rest = clamp(vec4<i32>(round(v[i] * inv)), -lim, lim);
+        for (var k = 0u; k < QD; k++) {
+            // Lower digits left after this one, and the bias that keeps them in range:
+            // 128 · (1 + 256 + ...) over them.
+            let low = 8u * (QD - 1u - k);
+            let bias = i32(((1u << low) - 1u) / 255u * 128u);
+            let dig = (rest + vec4<i32>(bias)) >> vec4<u32>(low);
+            digits[k][i] = pack4xI8(dig);
+            rest -= dig << vec4<u32>(low);
+        }
+    }
+    for (var k = 0u; k < QD; k++) {
+        xq[(k * RUNS + r) * TM + m] = digits[k];
+    }
+    xd[r * TM + m] = vec2<f32>(d, sum);
+}
+
+// Stages step s: invocations 0..127 unpack one weight unit each (row l / 2, unit
+// 2s + l % 2), 128..255 quantize two activation runs each (row (l - 128) / 2, runs
+// 2 ((l - 128) % 2) and the next). Past the rows or the row's end: zeros.
+fn stage(s: u32, lid: u32, m0: u32, n0: u32) {
+    if (lid < 128u) {
+        let c = lid >> 1u;
+        let u = 2u * s + (lid & 1u);
+        var t = Unit(vec4<u32>(), vec4<u32>(), vec2<u32>(4u * s + 2u * (lid & 1u), 4u * s + 2u * (lid & 1u) + 1u),
+                     vec2<f32>(), vec2<f32>());
+        if (n0 + c < p.rows && u < p.k / 32u) {
+            t = unit(n0 + c, u);
+        }
+        let r0 = t.r.x - 4u * s;
+        let r1 = t.r.y - 4u * s;
+        wq[r0 * TN + c] = t.q0;
+        wf[r0 * TN + c] = vec2<f32>(t.a.x, t.b.x);
+        wq[r1 * TN + c] = t.q1;
+        wf[r1 * TN + c] = vec2<f32>(t.a.y, t.b.y);
+    } else {
+        let l = lid - 128u;
+        let m = l >> 1u;
+        let row = m0 + m;
+        for (var h = 0u; h < 2u; h++) {
+            let r = 2u * (l & 1u) + h;
+            let run = 4u * s + r;
+            var v: array<vec4<f32>, 4>;
+            if (row < p.n && run < p.k / 16u) {
+                let b = (row * p.x_stride + 16u * run) / 4u;
+                v = array<vec4<f32>, 4>(x[b], x[b + 1u], x[b + 2u], x[b + 3u]);
+            }
+            stage_x_run(m, r, v);
+        }
+    }
+}
+
+// Run slot r of local activation row m · the four weight runs q (rows c, c + 16, ...),
+// with their factors (fa, fb): four f32 sums.
+fn row_runs(r: u32, m: u32, q: array<vec4<u32>, 4>, fa: vec4<f32>, fb: vec4<f32>) -> vec4<f32> {
+    let at = r * TM + m;
+    let x0 = xq[at];
+    let x1 = xq[min(1u, QD - 1u) * RUNS * TM + at];
+    let x2 = xq[min(2u, QD - 1u) * RUNS * TM + at];
+    let sd = xd[at];
+    let t = vec4<f32>(run_dot(q[0], x0, x1, x2), run_dot(q[1], x0, x1, x2), run_dot(q[2], x0, x1, x2),
+                      run_dot(q[3], x0, x1, x2));
+    return fa * sd.x * t + fb * sd.y;
+}
+
+@compute @workgroup_size(16, 16)
+fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+    let n0 = wid.x * TN;
+    let m0 = wid.y * TM;
+    let tx = lid3.x;
+    let ty = lid3.y;
+    // accI: activation row m0 + ty + 16 I, weight rows (output columns) n0 + tx + 16 J in
+    // component J.
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
+    let steps = (p.k + 63u) / 64u;
+    for (var s = 0u; s < steps; s++) {
+        stage(s, lid, m0, n0);
+        workgroupBarrier();
+        for (var r = 0u; r < RUNS; r++) {
+            let c = r * TN + tx;
+            let q = array<vec4<u32>, 4>(wq[c], wq[c + 16u], wq[c + 32u], wq[c + 48u]);
+            let f0 = wf[c];
+            let f1 = wf[c + 16u];
+            let f2 = wf[c + 32u];
+            let f3 = wf[c + 48u];
+            let fa = vec4<f32>(f0.x, f1.x, f2.x, f3.x);
+            let fb = vec4<f32>(f0.y, f1.y, f2.y, f3.y);
+            acc0 += row_runs(r, ty, q, fa, fb);
+            acc1 += row_runs(r, ty + 16u, q, fa, fb);
+            acc2 += row_runs(r, ty + 32u, q, fa, fb);
+            acc3 += row_runs(r, ty + 48u, q, fa, fb);
+        }
+        workgroupBarrier();
+    }
+    store4(m0 + ty, n0 + tx, acc0);
+    store4(m0 + ty + 16u, n0 + tx, acc1);
+    store4(m0 + ty + 32u, n0 + tx, acc2);
+    store4(m0 + ty + 48u, n0 + tx, acc3);
+}
+
+// Output (r, c) (c: column within the part), added into res where asked.
+fn put(r: u32, c: u32, v: f32) {
+    out[r * p.out_stride + p.out_offset + c] = v;
+    if (p.res_add != 0u) {
+        let at = r * p.res_stride + p.out_offset + c;
+        res[at] = res[at] + v;
+    }
+}
+
+// out[r, c + 16 J] = v[J], within the batch and this part's rows.
+fn store4(r: u32, c: u32, v: vec4<f32>) {
+    if (r >= p.n) {
+        return;
+    }
+    for (var j = 0u; j < 4u; j++) {
+        if (c + 16u * j < p.rows) {
+            put(r, c + 16u * j, v[j]);
+        }
+    }
+}
