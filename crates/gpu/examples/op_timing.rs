@@ -3,6 +3,8 @@
 //! per-dispatch overhead inside a pass is included but the submit is not; with DEVICE=1,
 //! the device time of the ops' dispatches (timestamp queries), host recording left out.
 //! `cargo run --release -p kindling-gpu --example op_timing [prefill rows, default 512]`
+//! The prefill matmuls beside each other: `NO_COOP=1` (the kernels browsers run) with and
+//! without `NO_INT_BATCH=1` (integer dot products, or f32).
 use std::time::Instant;
 
 use kindling_gguf::GgmlType;
@@ -85,10 +87,13 @@ fn measure(
 
 fn main() {
     let m: usize = std::env::args().nth(1).map_or(512, |s| s.parse().expect("rows"));
-    // NO_COOP=1: the f32 batch kernel even where the device has cooperative matrices.
+    // NO_COOP=1: the batch kernel on the shader cores even where the device has
+    // cooperative matrices: on integer dot products (shaders/matmul_int.wgsl), or with
+    // NO_INT_BATCH=1 in f32 (shaders/matmul_tiled.wgsl).
     // DEVICE=1: device times from timestamp queries instead of wall times.
     let options = GpuOptions {
         allow_coop_matrix: std::env::var_os("NO_COOP").is_none(),
+        allow_int_batch: std::env::var_os("NO_INT_BATCH").is_none(),
         profile: std::env::var_os("DEVICE").is_some(),
         ..Default::default()
     };
