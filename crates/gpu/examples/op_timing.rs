@@ -4,7 +4,8 @@
 //! the device time of the ops' dispatches (timestamp queries), host recording left out.
 //! `cargo run --release -p kindling-gpu --example op_timing [prefill rows, default 512]`
 //! The prefill matmuls beside each other: `NO_COOP=1` (the kernels browsers run) with and
-//! without `NO_INT_BATCH=1` (integer dot products, or f32).
+//! without `NO_INT_BATCH=1` (integer dot products, or f32); `INT_DIGITS=1|2|3` sets the
+//! integer-dot kernel's digits per activation value (3 by default: the f32 class).
 use std::time::Instant;
 
 use kindling_gguf::GgmlType;
@@ -94,6 +95,7 @@ fn main() {
     let options = GpuOptions {
         allow_coop_matrix: std::env::var_os("NO_COOP").is_none(),
         allow_int_batch: std::env::var_os("NO_INT_BATCH").is_none(),
+        int_batch_digits: std::env::var("INT_DIGITS").ok().map(|s| s.parse().expect("INT_DIGITS: 1, 2 or 3")),
         profile: std::env::var_os("DEVICE").is_some(),
         ..Default::default()
     };

@@ -5,6 +5,7 @@
 use kindling_gguf::GgmlType;
 
 use crate::key::{KernelKey, ShaderFeatures};
+use crate::tuning::INT_BATCH_DIGITS;
 
 /// A kernel variant and whether browsers run it (the subgroup and cooperative-matrix
 /// variants are native only).
@@ -21,7 +22,8 @@ pub struct Variant {
 pub fn every_variant() -> Vec<Variant> {
     let plain = KernelKey::all(&GgmlType::ALL);
     let kv_f16 = ShaderFeatures { kv_f16: true, ..Default::default() };
-    let subgroups = ShaderFeatures { subgroup_size: 32, int_runs: 1024, int_batch: true, ..Default::default() };
+    let subgroups =
+        ShaderFeatures { subgroup_size: 32, int_runs: 1024, int_batch: INT_BATCH_DIGITS, ..Default::default() };
     let coop = ShaderFeatures { subgroup_size: 32, coop_matrix: true, ..Default::default() };
     let with = |f: ShaderFeatures| {
         plain.iter().map(move |k| k.with_features(f)).filter(|k| k.features != ShaderFeatures::default())

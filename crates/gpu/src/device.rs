@@ -33,6 +33,10 @@ pub struct GpuOptions {
     /// browser, lavapipe). Its own switch so the two batch kernels can be timed side by
     /// side (crates/gpu/examples/op_timing.rs: NO_INT_BATCH=1).
     pub allow_int_batch: bool,
+    /// The integer-dot batch kernel's digits per activation value (1..=3; None:
+    /// `tuning::INT_BATCH_DIGITS`, the f32 accuracy class). Fewer are faster and less
+    /// accurate (one: llama.cpp's 8-bit activations): for measuring, not for use.
+    pub int_batch_digits: Option<u32>,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
@@ -68,6 +72,7 @@ impl Default for GpuOptions {
             allow_coop_matrix: true,
             allow_int_dot: true,
             allow_int_batch: true,
+            int_batch_digits: None,
             max_part_bytes: None,
             kv_f16: false,
             profile: false,

@@ -398,7 +398,7 @@ impl GpuBackend {
         if p.x_stride.is_multiple_of(4) {
             key = key.with_int_batch(k);
         }
-        if key.with_features(self.shader_features).features.int_batch {
+        if key.with_features(self.shader_features).features.int_batch > 0 {
             self.stats.int_batch_matmuls += 1;
         }
         self.record_grid(key, &bufs, &p, None, gx as u32, (gy * splits) as u32);

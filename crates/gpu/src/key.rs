@@ -6,7 +6,7 @@ use kindling_gguf::GgmlType;
 
 use crate::op_table::{Family, Module, Op};
 use crate::shaders;
-use crate::tuning::{has_int_units, INT_RUNS_STEP, INT_STAGE_MAX_K};
+use crate::tuning::{has_int_units, INT_BATCH_DIGITS, INT_RUNS_STEP, INT_STAGE_MAX_K};
 
 /// Optional shader features a variant is compiled for. The kernels run without any;
 /// these select faster variants where the adapter has them.
@@ -32,10 +32,12 @@ pub struct ShaderFeatures {
     /// before it wrote (`KernelKey::with_input_staged`), so it stages nothing (`int_runs` 1).
     pub int_input_staged: bool,
     /// The batch matmul (prefill's matmul_tiled) over integer dot products
-    /// (shaders/matmul_int.wgsl) for weight types with 32-value units: of a device,
-    /// whether it may run there (integer dot products on, no cooperative matrices, room
-    /// for its staging); of a kernel, whether it is that one.
-    pub int_batch: bool,
+    /// (shaders/matmul_int.wgsl) for weight types with 32-value units, with activations
+    /// of this many signed-byte digits (QD, 1..=3; 0: the f32 kernel): of a device, the
+    /// digits it runs it with (integer dot products on, no cooperative matrices, room for
+    /// its staging; `tuning::INT_BATCH_DIGITS` unless `GpuOptions::int_batch_digits`
+    /// says otherwise); of a kernel, whether it is that one (`with_int_batch`).
+    pub int_batch: u32,
 }
 
 impl ShaderFeatures {
@@ -118,7 +120,7 @@ impl KernelKey {
     /// where the device runs it. (The host also needs activation rows of whole vec4s.)
     pub fn with_int_batch(mut self, k: usize) -> Self {
         if self.op.spec().forms.int_batch && k > 0 && self.int_units_fit(k) {
-            self.features.int_batch = true;
+            self.features.int_batch = INT_BATCH_DIGITS;
         }
         self
     }
@@ -144,7 +146,7 @@ impl KernelKey {
             int_runs: if forms.int_dot && int_fits { int_runs } else { 0 },
             int_input_staged: self.features.int_input_staged && int_fits,
             // Never beside cooperative matrices: the batch kernel is one or the other.
-            int_batch: self.features.int_batch && forms.int_batch && f.int_batch && !f.coop_matrix,
+            int_batch: if self.features.int_batch > 0 && forms.int_batch && !f.coop_matrix { f.int_batch } else { 0 },
         };
         self
     }
@@ -182,8 +184,8 @@ impl KernelKey {
         if f.int_input_staged {
             s += "/staged";
         }
-        if f.int_batch {
-            s += "/idot";
+        if f.int_batch > 0 {
+            s += &format!("/idot{}", f.int_batch);
         }
         s
     }
@@ -215,7 +217,7 @@ impl KernelKey {
             let staged = mine.clone().map(|k| k.with_input_staged(256));
             let int = mine.clone().map(|k| k.with_int_runs(256)).chain(staged);
             let int = int.filter(|k| k.features.int_runs > 0);
-            let batch = mine.map(|k| k.with_int_batch(256)).filter(|k| k.features.int_batch);
+            let batch = mine.map(|k| k.with_int_batch(256)).filter(|k| k.features.int_batch > 0);
             let int: Vec<KernelKey> = int.chain(batch).collect();
             keys.extend(int);
         }

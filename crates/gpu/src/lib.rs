@@ -264,10 +264,10 @@ impl GpuBackend {
         let device = ShaderFeatures::for_device(subgroups, a.subgroup_size.0, a.subgroup_size.1, coop);
         // The integer-dot batch matmul where the batch kernel is not on cooperative
         // matrices and its staging fits the workgroup memory.
-        let int_batch = options.allow_int_dot
-            && options.allow_int_batch
-            && !device.coop_matrix
-            && b.gpu.limits.max_compute_workgroup_storage_size >= INT_BATCH_STORAGE;
+        let digits = options.int_batch_digits.unwrap_or(INT_BATCH_DIGITS).clamp(1, 3);
+        let fits = b.gpu.limits.max_compute_workgroup_storage_size >= int_batch_storage(digits);
+        let int_batch =
+            if options.allow_int_dot && options.allow_int_batch && !device.coop_matrix && fits { digits } else { 0 };
         b.shader_features = ShaderFeatures { kv_f16: options.kv_f16, int_runs, int_batch, ..device };
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;

@@ -9,7 +9,7 @@ use kindling_gguf::GgmlType;
 use crate::key::{KernelKey, ShaderFeatures};
 use crate::op_table::{Family, Module};
 use crate::params::MatmulParams;
-use crate::tuning::{int_batch_qx_max, shader_consts, INT_BATCH_DIGITS};
+use crate::tuning::{int_batch_qx_max, shader_consts};
 
 pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
 pub const EMBED: &str = include_str!("../../../shaders/embed.wgsl");
@@ -160,8 +160,8 @@ fn assemble_int(key: KernelKey) -> String {
 /// type's unit snippet, matmul_int.wgsl.
 fn assemble_int_batch(key: KernelKey) -> String {
     let ty = key.ty.expect("matmul_tiled reads a weight");
-    let digits =
-        format!("const QD: u32 = {INT_BATCH_DIGITS}u;\nconst QX_MAX: f32 = {:.1};", int_batch_qx_max(INT_BATCH_DIGITS));
+    let qd = key.features.int_batch;
+    let digits = format!("const QD: u32 = {qd}u;\nconst QX_MAX: f32 = {:.1};", int_batch_qx_max(qd));
     let sizes = shader_consts(&["TM", "TN"]);
     [MatmulParams::WGSL, &sizes, &digits, PRELUDE, UNIT_INT, &int_snippet(ty), MATMUL_INT].join("\n")
 }
@@ -181,7 +181,7 @@ pub fn assemble(key: KernelKey) -> String {
     if family == Family::Matmul && key.features.int_runs > 0 {
         return assemble_int(key);
     }
-    if family == Family::Matmul && key.features.int_batch {
+    if family == Family::Matmul && key.features.int_batch > 0 {
         return assemble_int_batch(key);
     }
     let spec = family.spec();

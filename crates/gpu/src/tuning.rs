@@ -120,12 +120,14 @@ pub fn int_batch_qx_max(digits: u32) -> f64 {
     }
 }
 
-/// Workgroup memory of the integer-dot batch kernel: per step, four runs of 16 values of
-/// each of the TM activation rows (QD digit vec4s and a (scale, Σ) pair) and of the TN
-/// weight rows (a vec4 of quants and a pair of factors). 20 KiB with three digits: above
-/// WebGPU's guaranteed 16 KiB, so devices with less keep the f32 kernel.
-pub const INT_BATCH_STORAGE: u32 =
-    4 * (BATCH_TILE_F32.0 as u32 * (16 * INT_BATCH_DIGITS + 8) + BATCH_TILE_F32.1 as u32 * (16 + 8));
+/// Workgroup memory of the integer-dot batch kernel with activations of `digits` digits:
+/// per step, four runs of 16 values of each of the TM activation rows (a vec4 per digit
+/// and a (scale, Σ) pair) and of the TN weight rows (a vec4 of quants and a pair of
+/// factors). 20 KiB with three digits: above WebGPU's guaranteed 16 KiB, so devices with
+/// less keep the f32 kernel.
+pub const fn int_batch_storage(digits: u32) -> u32 {
+    4 * (BATCH_TILE_F32.0 as u32 * (16 * digits + 8) + BATCH_TILE_F32.1 as u32 * (16 + 8))
+}
 // matmul_int.wgsl (as matmul_tiled.wgsl) lays its 16 × 16 invocations over 64 × 64.
 const _: () = assert!(BATCH_TILE_F32.0 == 64 && BATCH_TILE_F32.1 == 64);
 
