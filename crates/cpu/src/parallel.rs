@@ -19,10 +19,19 @@ pub fn threads() -> usize {
     {
         1
     }
-    #[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
+    #[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]
     {
-        // In wasm the pool's size is what the page started (`initThreadPool`);
-        // natively rayon's global pool has one thread per core.
+        // The page sets the count once its pool has started (`initThreadPool`, then
+        // `set_max_threads`); before, rayon has no pool, and would try to spawn
+        // threads, which wasm cannot.
+        match MAX_THREADS.load(Ordering::Relaxed) {
+            0 => 1,
+            m => m.min(rayon::current_num_threads().max(1)),
+        }
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        // rayon's global pool has one thread per core.
         let avail = rayon::current_num_threads().max(1);
         match MAX_THREADS.load(Ordering::Relaxed) {
             0 => avail,
@@ -34,27 +43,6 @@ pub fn threads() -> usize {
 /// How many threads share `n` units when each should get at least `min_per_thread`.
 fn thread_count(n: usize, min_per_thread: usize) -> usize {
     threads().min(n / min_per_thread.max(1)).max(1)
-}
-
-/// Runs `f(start, end)` over `0..n` split into contiguous ranges, one per thread, and
-/// returns the results in range order. Small jobs stay on the calling thread.
-pub fn map_ranges<T: Send>(n: usize, min_per_thread: usize, f: impl Fn(usize, usize) -> T + Sync) -> Vec<T> {
-    let t = thread_count(n, min_per_thread);
-    if t == 1 {
-        return vec![f(0, n)];
-    }
-    #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
-    {
-        vec![f(0, n)]
-    }
-    #[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
-    {
-        // rayon's pool keeps its threads: spawning per call cost ~200 thread starts
-        // per token.
-        use rayon::prelude::*;
-        let per = n.div_ceil(t);
-        (0..t).into_par_iter().map(|i| f((i * per).min(n), ((i + 1) * per).min(n))).collect()
-    }
 }
 
 /// Runs `f(first, band)` over `out` cut into contiguous bands of whole units (`unit`

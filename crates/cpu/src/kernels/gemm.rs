@@ -18,6 +18,7 @@ use std::cell::RefCell;
 
 use kindling_gguf::GgmlType;
 
+use super::matmul::Layout;
 use crate::dot::{dot_rows, XRow};
 
 /// From this many activation rows, float weights take the panel path: each widened
@@ -43,18 +44,19 @@ thread_local! {
     static PANEL: RefCell<(Vec<f32>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
 }
 
-/// Weight rows `a..b` of `w` (`row_bytes` each, `cols` values of type `ty`) times every
-/// activation row in `xrows`, into `dst[r * stride + j - a]`.
+/// Weight rows `a..b` of `w` (`row_bytes` each, `cols` values of type `ty`) times the
+/// `n` activation rows `xrow(r)`, into `dst` as `at` lays it out.
 #[allow(clippy::too_many_arguments)]
-pub fn float_band(
+pub fn float_band<'x>(
     ty: GgmlType,
-    xrows: &[XRow],
+    n: usize,
+    xrow: &impl Fn(usize) -> XRow<'x>,
     w: &[u8],
     row_bytes: usize,
     cols: usize,
     (a, b): (usize, usize),
     dst: &mut [f32],
-    stride: usize,
+    at: Layout,
 ) {
     let per = (PANEL_BYTES / (cols * 4).max(1)).clamp(1, 64);
     PANEL.with(|panel| {
@@ -76,31 +78,40 @@ pub fn float_band(
                 bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
                 (&bytes[..], cols * 4)
             };
-            panel_times_rows(weights, wrow.max(1), p0 - a, xrows, dst, stride);
+            panel_times_rows(weights, wrow.max(1), p0 - a, n, xrow, dst, at);
         }
     });
 }
 
 /// One panel of F32 weight rows (`wrow` bytes each, the first being output column
 /// `first` of `dst`) times every activation row.
-fn panel_times_rows(weights: &[u8], wrow: usize, first: usize, xrows: &[XRow], dst: &mut [f32], stride: usize) {
-    let (quads, rest) = xrows.split_at(xrows.len() / ROWS * ROWS);
+fn panel_times_rows<'x>(
+    weights: &[u8],
+    wrow: usize,
+    first: usize,
+    n: usize,
+    xrow: &impl Fn(usize) -> XRow<'x>,
+    dst: &mut [f32],
+    at: Layout,
+) {
+    let quads = n / ROWS;
     let mut put = |r: usize, j: usize, v: f32| {
-        if let Some(o) = dst.get_mut(r * stride + first + j) {
+        if let Some(o) = dst.get_mut(r * at.row + (first + j) * at.col) {
             *o = v;
         }
     };
-    for (q, xs) in quads.chunks_exact(ROWS).enumerate() {
-        let xs: [XRow; ROWS] = core::array::from_fn(|i| xs[i]);
+    for q in 0..quads {
+        let xs: [XRow; ROWS] = core::array::from_fn(|i| xrow(q * ROWS + i));
         for (j, wr) in weights.chunks_exact(wrow).enumerate() {
             for (i, v) in dot_rows::<ROWS>(GgmlType::F32, wr, xs).into_iter().enumerate() {
                 put(q * ROWS + i, j, v);
             }
         }
     }
-    for (i, xr) in rest.iter().enumerate() {
+    for r in quads * ROWS..n {
+        let xr = xrow(r);
         for (j, wr) in weights.chunks_exact(wrow).enumerate() {
-            put(quads.len() + i, j, dot_rows::<1>(GgmlType::F32, wr, [*xr])[0]);
+            put(r, j, dot_rows::<1>(GgmlType::F32, wr, [xr])[0]);
         }
     }
 }

@@ -11,13 +11,25 @@ use crate::parallel;
 /// this many rows (prefill); decode has one.
 const ROWS: usize = 4;
 
-/// Per-matmul preparation of the activation rows (group sums, integer planes), kept
-/// by the backend so the token loop does not allocate.
+/// Per-matmul preparation of the activation rows (group sums, integer planes) and the
+/// prefill's per-thread results, kept by the backend so the token loop does not
+/// allocate.
 #[derive(Default)]
 pub struct Scratch {
     sums: Vec<f32>,
     planes: Vec<i16>,
     scales: Vec<f32>,
+    /// A threaded prefill's results by output column (`[rows, n]`): each thread's band of
+    /// columns is one contiguous run of it, copied into `out`'s `[n, rows]` at the end.
+    columns: Vec<f32>,
+}
+
+/// Where output (activation row `r`, weight row `j`) of a band lands in its buffer:
+/// `r * row + (j - first) * col`.
+#[derive(Clone, Copy)]
+pub struct Layout {
+    pub row: usize,
+    pub col: usize,
 }
 
 /// `x`: `[n, cols]`; `w`: `rows` rows of `cols` values in GGUF type `ty`;
@@ -39,7 +51,7 @@ pub fn matmul(
     let group = need.sum_group.unwrap_or(0);
     let per_sums = cols.checked_div(group).unwrap_or(0);
     let (per_planes, per_scales) = if need.planes { (2 * cols, cols / 32) } else { (0, 0) };
-    let Scratch { sums, planes, scales } = scratch;
+    let Scratch { sums, planes, scales, columns } = scratch;
     sums.clear();
     sums.resize(n * per_sums, 0.0);
     planes.clear();
@@ -60,52 +72,58 @@ pub fn matmul(
         }
     }
     let (sums, planes, scales) = (&sums[..], &planes[..], &scales[..]);
-    let xrows: Vec<XRow> = (0..n)
-        .map(|r| XRow {
-            x: x.get(r * cols..(r + 1) * cols).unwrap_or(&[]),
-            sums: sums.get(r * per_sums..(r + 1) * per_sums).unwrap_or(&[]),
-            planes: planes.get(r * per_planes..(r + 1) * per_planes).unwrap_or(&[]),
-            scales: scales.get(r * per_scales..(r + 1) * per_scales).unwrap_or(&[]),
-        })
-        .collect();
-    // Output columns a..b for every activation row, into `dst[r * stride + j - a]`.
+    let xrow = |r: usize| XRow {
+        x: x.get(r * cols..(r + 1) * cols).unwrap_or(&[]),
+        sums: sums.get(r * per_sums..(r + 1) * per_sums).unwrap_or(&[]),
+        planes: planes.get(r * per_planes..(r + 1) * per_planes).unwrap_or(&[]),
+        scales: scales.get(r * per_scales..(r + 1) * per_scales).unwrap_or(&[]),
+    };
+    // Output columns a..b for every activation row, into `dst` as `at` lays it out.
     let panels = n >= gemm::GEMM_ROWS && gemm::is_float(ty);
-    let fill = |a: usize, b: usize, dst: &mut [f32], stride: usize| {
+    let fill = |a: usize, b: usize, dst: &mut [f32], at: Layout| {
         if panels {
-            gemm::float_band(ty, &xrows, w, row_bytes, cols, (a, b), dst, stride);
+            gemm::float_band(ty, n, &xrow, w, row_bytes, cols, (a, b), dst, at);
             return;
         }
-        let (quads, rest) = xrows.split_at(n / ROWS * ROWS);
+        let quads = n / ROWS;
         for (j, wr) in w.chunks_exact(row_bytes.max(1)).enumerate().take(b).skip(a) {
-            for (q, xs) in quads.chunks_exact(ROWS).enumerate() {
-                let xs: [XRow; ROWS] = core::array::from_fn(|i| xs[i]);
+            let col = (j - a) * at.col;
+            for q in 0..quads {
+                let xs: [XRow; ROWS] = core::array::from_fn(|i| xrow(q * ROWS + i));
                 for (i, v) in dot_rows::<ROWS>(ty, wr, xs).into_iter().enumerate() {
-                    if let Some(o) = dst.get_mut((q * ROWS + i) * stride + j - a) {
+                    if let Some(o) = dst.get_mut((q * ROWS + i) * at.row + col) {
                         *o = v;
                     }
                 }
             }
-            for (i, xr) in rest.iter().enumerate() {
-                if let Some(o) = dst.get_mut((quads.len() + i) * stride + j - a) {
-                    *o = dot_rows::<1>(ty, wr, [*xr])[0];
+            for r in quads * ROWS..n {
+                if let Some(o) = dst.get_mut(r * at.row + col) {
+                    *o = dot_rows::<1>(ty, wr, [xrow(r)])[0];
                 }
             }
         }
     };
-    if parallel::threads() == 1 {
-        fill(0, rows, out, rows);
+    let len = (n * rows).min(out.len());
+    let out = &mut out[..len];
+    if n == 1 {
+        // Decode: a band of output columns is a run of `out`; written in place.
+        parallel::for_each_band(out, 1, 64, |a, band| fill(a, a + band.len(), band, Layout { row: 0, col: 1 }));
         return;
     }
-    // Each thread computes a band of output columns for every input row.
-    let bands = parallel::map_ranges(rows, 64, |a, b| {
-        let mut band = vec![0.0f32; n * (b - a)];
-        fill(a, b, &mut band, b - a);
-        (a, b, band)
-    });
-    for (a, b, band) in bands {
-        let width = b - a;
-        for r in 0..n {
-            out[r * rows + a..r * rows + b].copy_from_slice(&band[r * width..(r + 1) * width]);
+    if parallel::threads() == 1 {
+        fill(0, rows, out, Layout { row: rows, col: 1 });
+        return;
+    }
+    // Prefill on several threads: each computes a band of output columns for every
+    // activation row into its run of `columns` (`[rows, n]`), then it is transposed.
+    columns.clear();
+    columns.resize(n * rows, 0.0);
+    parallel::for_each_band(columns, n, 64, |a, band| fill(a, a + band.len() / n, band, Layout { row: 1, col: n }));
+    for (j, col) in columns.chunks_exact(n).enumerate() {
+        for (r, &v) in col.iter().enumerate() {
+            if let Some(o) = out.get_mut(r * rows + j) {
+                *o = v;
+            }
         }
     }
 }
@@ -339,6 +357,44 @@ mod tests {
             assert!((f64::from(base) - want).abs() <= 1e-5 * (1.0 + want.abs()), "{len}: {base} vs {want}");
             for lanes in crate::dot::Lanes::available() {
                 assert_eq!(dot_on(lanes, &a, &b).to_bits(), base.to_bits(), "{len} {lanes:?}");
+            }
+        }
+    }
+
+    /// Every output, whichever thread's band (decode in place, prefill through the
+    /// column scratch) or batch it was computed in, bit for bit the one-row kernel's.
+    /// 300 weight rows split over this machine's threads (64 at least per band).
+    #[test]
+    fn thread_bands_give_the_one_row_results() {
+        let (rows, cols) = (300, 256);
+        for ty in [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0, GgmlType::Q4_1, GgmlType::F16] {
+            let row_bytes = ty.bytes_for(cols as u64).unwrap() as usize;
+            let w: Vec<u8> = (0..rows * row_bytes).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
+            for n in [1, 5, gemm::GEMM_ROWS + 1] {
+                let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7 % 29) as f32 - 14.0) / 9.0).collect();
+                let mut out = vec![f32::NAN; n * rows];
+                let mut scratch = Scratch::default();
+                matmul(&x, n, ty, &w, rows, cols, &mut out, &mut scratch);
+                // Twice with the same scratch: nothing left over from the first call counts.
+                let mut again = vec![f32::NAN; n * rows];
+                matmul(&x, n, ty, &w, rows, cols, &mut again, &mut scratch);
+                for r in 0..n {
+                    let xr = &x[r * cols..(r + 1) * cols];
+                    let need = needs(ty);
+                    let mut sums = vec![0.0; need.sum_group.map_or(0, |g| cols / g)];
+                    if let Some(g) = need.sum_group {
+                        x_sums(xr, g, &mut sums);
+                    }
+                    let (mut planes, mut scales) = (vec![0i16; 2 * cols], vec![0.0f32; cols / 32]);
+                    x_planes(xr, &mut planes, &mut scales);
+                    let (planes, scales) = if need.planes { (&planes[..], &scales[..]) } else { (&[][..], &[][..]) };
+                    let one = XRow { x: xr, sums: &sums, planes, scales };
+                    for (j, wr) in w.chunks_exact(row_bytes).enumerate() {
+                        let want = dot_rows::<1>(ty, wr, [one])[0];
+                        assert_eq!(out[r * rows + j].to_bits(), want.to_bits(), "{ty} n={n} [{r}][{j}]");
+                        assert_eq!(again[r * rows + j].to_bits(), want.to_bits(), "{ty} n={n} [{r}][{j}] again");
+                    }
+                }
             }
         }
     }
