@@ -62,6 +62,13 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** KV cache positions (default: the model's, capped to 4096 on WebGPU and 2048 on the CPU). */
   contextLength?: number;
+  /**
+   * CPU models: threads for the kernels (default `navigator.hardwareConcurrency` less one,
+   * at most 8). More than one runs the threaded build, which needs a worker
+   * (`kindling/worker`) on a cross-origin-isolated page; elsewhere one thread, and
+   * `info.threads.reason` says why.
+   */
+  threads?: number;
   /** URL sources: the persistent cache (default 'default'; `true`/`false` mean 'default'/'off'). */
   cache?: CacheMode | boolean;
   /**
@@ -209,6 +216,8 @@ export interface ModelInfo {
   adapter: AdapterInfo | null;
   /** Why 'auto' did not choose WebGPU (null when it did, or when a backend was named). */
   fallbackReason: string | null;
+  /** The CPU kernels' threads (1 on WebGPU) and why that many (the threaded build or not). */
+  threads: { count: number; reason: string };
 }
 
 export interface GenerateOptions {

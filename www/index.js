@@ -17,6 +17,7 @@ import { modelCache } from './cache.js';
 import { RestartLoad } from './download.js';
 import { openSource } from './source.js';
 import { inspectSource } from './inspect.js';
+import { GPU_THREADS, cpuEngine, threadsOption } from './threads.js';
 
 export {
   AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, InvalidRequestError, OutOfMemoryError,
@@ -82,7 +83,17 @@ function feed(loader, bytes) {
   }
 }
 
-/** Streams `source` into a new engine loader; returns the engine's model. */
+/** A new loader of `eng` for `src` (see crates/web/src/loader.rs). */
+function createLoader(eng, backend, src, contextLength) {
+  return 'shardCount' in src
+    ? eng.createLoader(backend, src.firstTotal ?? undefined, contextLength ?? undefined, src.total ?? undefined)
+    : eng.createLoader(backend, src.total ?? undefined, contextLength ?? undefined);
+}
+
+/**
+ * Streams `source` into a new engine loader; returns the engine's model, with the
+ * fallback reason and CPU threads of its build (threads.js).
+ */
 async function loadOnce(source, backend, options) {
   const { signal, onProgress, contextLength } = options;
   throwIfAborted(signal, 'the model load');
@@ -93,13 +104,25 @@ async function loadOnce(source, backend, options) {
   signal?.addEventListener('abort', onAbort, { once: true });
   let creating = null;
   let onGpu = false;
+  let fallbackReason = null;
+  let threads = GPU_THREADS;
   try {
     throwIfAborted(signal, 'the model load');
     const sharded = 'shardCount' in src;
-    creating = sharded
-      ? engine.createLoader(backend, src.firstTotal ?? undefined, contextLength ?? undefined, src.total ?? undefined)
-      : engine.createLoader(backend, src.total ?? undefined, contextLength ?? undefined);
+    creating = createLoader(engine, backend, src, contextLength);
     loader = await raceAbort(creating, signal, 'the model load');
+    fallbackReason = loader.fallbackReason ?? null;
+    if (loader.backend === 'cpu') {
+      // A CPU model may run on the threaded build instead (threads.js): its own loader.
+      const cpu = await raceAbort(cpuEngine(engine, options), signal, 'the model load');
+      threads = cpu.threads;
+      if (cpu.engine !== engine) {
+        loader.free();
+        loader = null;
+        creating = createLoader(cpu.engine, 'cpu', src, contextLength);
+        loader = await raceAbort(creating, signal, 'the model load');
+      }
+    }
     // The fits-check runs on the header as it arrives (inspect.js, crates/web/src/inspect.rs).
     if (options.limits) loader.setLimits(options.limits);
     onGpu = loader.backend === 'webgpu';
@@ -151,7 +174,7 @@ async function loadOnce(source, backend, options) {
     const model = loader.finish(contextLength ?? undefined);
     await src.commit();
     emit(onProgress, { phase: 'prepare', loaded: 1, total: 1 });
-    return { model, label: src.label };
+    return { model, label: src.label, fallbackReason, threads };
   } catch (e) {
     src.cancel();
     // Drop every buffer allocated so far before reporting.
@@ -199,11 +222,12 @@ export class Model {
   #disposed = false;
 
   /** Use `Model.load`. */
-  constructor(engineModel, fallbackReason) {
+  constructor(engineModel, fallbackReason, threads) {
     if (!engineModel) throw new TypeError('use Model.load(source, options) to create a Model');
     this.#engine = engineModel;
     this.#info = engineModel.info;
     if (fallbackReason) this.#info.fallbackReason = fallbackReason;
+    this.#info.threads = { ...(threads ?? GPU_THREADS) };
     // `create(request, { signal })` as OpenAI's SDK takes it, or the signal in the request.
     this.chat = { completions: { create: (request, options) => this.#chatCreate(withSignal(request, options)) } };
     // OpenAI's `embeddings.create`, for an embedding model (info.kind 'encoder').
@@ -248,15 +272,16 @@ export class Model {
   static async load(source, options = {}) {
     const backend = options.backend ?? 'auto';
     try {
+      threadsOption(options); // a bad `threads` fails before the download
       await raceAbort(initEngine(), options.signal, 'the model load');
-      const { model } = await loadFresh(source, backend, options);
-      return new Model(model);
+      const { model, fallbackReason, threads } = await loadFresh(source, backend, options);
+      return new Model(model, fallbackReason, threads);
     } catch (e0) {
       const e = toError(e0);
       // 'auto': a model that does not fit the GPU runs on the CPU, if we can read it again.
       if (backend === 'auto' && e instanceof OutOfMemoryError && failedOnGpu.has(e) && isRereadable(source)) {
-        const { model } = await loadFresh(source, 'cpu', options);
-        return new Model(model, `the model does not fit the WebGPU device: ${e.message}`);
+        const { model, threads } = await loadFresh(source, 'cpu', options);
+        return new Model(model, `the model does not fit the WebGPU device: ${e.message}`, threads);
       }
       throw e;
     }
@@ -264,7 +289,7 @@ export class Model {
 
   /** `{ architecture, name, parameters, quantization, contextLength, backend, adapter, fallbackReason, ... }` */
   get info() {
-    return { ...this.#info };
+    return { ...this.#info, threads: { ...this.#info.threads } };
   }
 
   #live() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A static file server for the browser tests and the test page.
 
-    python3 tests/scripts/serve.py [--port 8631] [--root .] [--cache-control no-store]
+    python3 tests/scripts/serve.py [--port 8631] [--root .] [--cache-control no-store] [--isolate]
 
 Serves ROOT (the repository: models under .cache/, the package under www/ and pkg/,
 the test page under examples/) on 127.0.0.1 with `Access-Control-Allow-Origin: *`,
@@ -15,6 +15,11 @@ CDN serving large files does:
     effectively are: the browser's HTTP cache keeps nothing), `--cache-control` to change;
   - HEAD as GET without the body; the validators and `Content-Range` are exposed to
     cross-origin pages (`Access-Control-Expose-Headers`).
+
+`--isolate` adds the headers that make its pages cross-origin isolated
+(`Cross-Origin-Opener-Policy: same-origin`, `Cross-Origin-Embedder-Policy: require-corp`),
+as a site must send them for the package's threaded CPU build (www/threads.js); every
+response also allows itself into such pages (`Cross-Origin-Resource-Policy: cross-origin`).
 
 Query options make the failure cases the tests need without extra files:
 
@@ -66,6 +71,7 @@ LOG = []  # one dict per request, in arrival order
 RULES = []  # control rules, first match wins
 CACHE_CONTROL = "no-store"
 HUB_DIRS = [".cache/models", ".cache/synthetic"]
+ISOLATE = False
 
 
 def take_rule(target, method):
@@ -121,6 +127,10 @@ class Handler(SimpleHTTPRequestHandler):
             "ETag, Last-Modified, Content-Range, Accept-Ranges, Content-Length, X-Repo-Commit",
         )
         self.send_header("Cache-Control", CACHE_CONTROL)
+        self.send_header("Cross-Origin-Resource-Policy", "cross-origin")
+        if ISOLATE:
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         super().end_headers()
 
     def log_message(self, fmt, *args):  # quiet unless asked
@@ -311,15 +321,17 @@ class Handler(SimpleHTTPRequestHandler):
 
 
 def main():
-    global CACHE_CONTROL, HUB_DIRS
+    global CACHE_CONTROL, HUB_DIRS, ISOLATE
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--port", type=int, default=8631)
     ap.add_argument("--root", default=".")
     ap.add_argument("--cache-control", default="no-store", help="the Cache-Control of every response")
+    ap.add_argument("--isolate", action="store_true", help="send COOP/COEP: pages are cross-origin isolated")
     ap.add_argument("--hub-dir", action="append", help="folders /hf/... resolves to (default .cache/models, .cache/synthetic)")
     args = ap.parse_args()
     os.chdir(args.root)
     CACHE_CONTROL = args.cache_control
+    ISOLATE = args.isolate
     HUB_DIRS = args.hub_dir or HUB_DIRS
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

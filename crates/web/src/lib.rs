@@ -45,6 +45,12 @@ pub use inspect::WebInspector;
 pub use loader::{create_loader, WebLoader};
 pub use model::WebModel;
 
+/// The threaded build's pool of Web Workers for the CPU kernels (JS:
+/// `initThreadPool(n)` → Promise), started by www/index.js before the build's first
+/// load; the plain build has no pool and runs the kernels on its one thread.
+#[cfg(target_feature = "atomics")]
+pub use wasm_bindgen_rayon::init_thread_pool;
+
 use std::sync::Once;
 
 use wasm_bindgen::prelude::*;
@@ -56,6 +62,20 @@ pub fn memory_bytes() -> f64 {
     wasm_bindgen::memory()
         .dyn_into::<js_sys::WebAssembly::Memory>()
         .map_or(0.0, |m| m.buffer().unchecked_into::<js_sys::ArrayBuffer>().byte_length() as f64)
+}
+
+/// Threads the CPU kernels split their work over: the pool's size, or 1 in the plain
+/// build.
+#[wasm_bindgen(js_name = cpuThreads)]
+pub fn cpu_threads() -> usize {
+    kindling_cpu::threads()
+}
+
+/// Caps the CPU kernels' threads at `n`; in the threaded build, called once its pool
+/// has started (before, the kernels keep to one thread).
+#[wasm_bindgen(js_name = setCpuThreads)]
+pub fn set_cpu_threads(n: usize) {
+    kindling_cpu::set_max_threads(n);
 }
 
 /// Installs the panic hook once, so a panic we failed to prevent shows its message in

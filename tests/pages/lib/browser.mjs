@@ -98,9 +98,13 @@ export async function assertAccessible(page, what) {
   return violations;
 }
 
-/** Starts tests/scripts/serve.py on `port` (repository root); resolves when it answers. */
-export async function startServer(port) {
-  const child = spawn('python3', [path.join(ROOT, 'tests/scripts/serve.py'), '--port', String(port), '--root', ROOT], {
+/**
+ * Starts tests/scripts/serve.py on `port` (repository root); resolves when it answers.
+ * `isolate`: its pages are cross-origin isolated (COOP/COEP headers).
+ */
+export async function startServer(port, { isolate = false } = {}) {
+  const args = [path.join(ROOT, 'tests/scripts/serve.py'), '--port', String(port), '--root', ROOT, ...(isolate ? ['--isolate'] : [])];
+  const child = spawn('python3', args, {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
