@@ -6,7 +6,8 @@
 // Query parameters (run.mjs sets them): report (the driver's URL), models (comma-separated
 // URLs), prompt, gen, reps, warmup, webgpu (auto | force | off), wgPrompt, wgGen, wgReps,
 // engines (comma-separated subset of kindling-cpu, kindling-webgpu, wllama,
-// kindling-cpu-embed), stepTimeout (seconds per row); embedModels (URLs of embedding
+// kindling-cpu-threads, wllama-threads, kindling-cpu-embed), threads (the threaded rows'
+// count each), stepTimeout (seconds per row); embedModels (URLs of embedding
 // models), embedBatches ("32x16 4x2000": INPUTSxTOKENS), embedReps: the embeddings rows.
 
 import { makePrompts } from './prompt.js';
@@ -33,6 +34,7 @@ const params = {
   embedModels: (q.get('embedModels') ?? '').split(',').filter(Boolean),
   embedBatches: parseBatches(q.get('embedBatches') ?? '32x16'),
   embedReps: num('embedReps', 2),
+  threads: num('threads', 2),
 };
 const report = q.get('report');
 
@@ -129,6 +131,17 @@ async function benchModel(url, gpu, rows) {
   rows.push(await row({ id: 'wllama', engine: 'wllama', backend: 'cpu-1t', model }, warmup, async () => {
     prompts ??= await promptsWithTokenizer(url, promptsFor(n, warmup + reps));
     return runWllama({ url, prompts, genTokens, warmup, log });
+  }));
+
+  // The threaded pair: both engines on `threads` threads (a cross-origin-isolated page).
+  const threads = params.threads;
+  rows.push(await row({ id: 'kindling-cpu-threads', engine: 'kindling', backend: `cpu-${threads}t`, model, threads }, warmup, async () => {
+    prompts ??= await promptsWithTokenizer(url, promptsFor(n, warmup + reps));
+    return runKindling({ url, backend: 'cpu', prompts, threads, genTokens, warmup, log });
+  }));
+  rows.push(await row({ id: 'wllama-threads', engine: 'wllama', backend: `cpu-${threads}t`, model, threads }, warmup, async () => {
+    prompts ??= await promptsWithTokenizer(url, promptsFor(n, warmup + reps));
+    return runWllama({ url, prompts, genTokens, warmup, log, threads });
   }));
 }
 

@@ -3,6 +3,7 @@
 // imported as a plain ES module from the static server: no bundler.
 
 import { Model } from '/www/index.js';
+import { WorkerModel } from '/www/worker-model.js';
 import { commonPrefix } from './prompt.js';
 
 /** `Model.capabilities()`, and whether its adapter is a CPU emulation (SwiftShader). */
@@ -34,17 +35,20 @@ export async function promptsWithTokenizer(url, promptsFor) {
  * → last over (tokens − 1). Prefill counts only the tokens evaluated: the engine reuses
  * the prefix a prompt shares with the previous request (at most a BOS token here).
  */
-export async function runKindling({ url, backend, promptsFor, genTokens, warmup, log }) {
+export async function runKindling({ url, backend, promptsFor, prompts, threads, genTokens, warmup, log }) {
   const t0 = performance.now();
-  const model = await Model.load(url, { backend });
+  // `threads`: the threaded build, which runs in a worker (kindling/worker) of this
+  // cross-origin-isolated page; its prompts come made (a worker's tokenize is async).
+  const model = threads ? await WorkerModel.load(url, { backend, threads }) : await Model.load(url, { backend });
   const loadMs = performance.now() - t0;
   const info = model.info;
-  log(`kindling ${backend}: loaded in ${loadMs.toFixed(0)} ms (${info.architecture}, ${info.quantization}, backend ${info.backend})`);
+  const name = threads ? `kindling ${backend} ${threads}t` : `kindling ${backend}`;
+  log(`${name}: loaded in ${loadMs.toFixed(0)} ms (${info.architecture}, ${info.quantization}, backend ${info.backend}, threads ${info.threads.count}: ${info.threads.reason})`);
   if (info.backend !== backend) throw new Error(`asked for backend ${backend}, got ${info.backend}`);
+  if (threads && info.threads.count !== threads) throw new Error(`asked for ${threads} threads, got ${info.threads.count}: ${info.threads.reason}`);
   const runs = [];
-  let prompts;
   try {
-    prompts = promptsFor(tokenizerOf(model));
+    prompts ??= promptsFor(tokenizerOf(model));
     let session = [];
     for (const [i, { ids }] of prompts.entries()) {
       const out = await model.complete(ids, { maxTokens: genTokens, temperature: 0, ignoreEos: true });
@@ -64,7 +68,7 @@ export async function runKindling({ url, backend, promptsFor, genTokens, warmup,
         text: out.text.slice(0, 80),
       };
       runs.push(run);
-      log(`kindling ${backend}: ${i < warmup ? 'warm-up' : `rep ${i - warmup + 1}`}: prefill ${run.prefillTokS.toFixed(1)} tok/s, decode ${run.decodeTokS.toFixed(1)} tok/s (${run.promptTokens} prompt tokens, ${cached} cached; ${run.genTokens} generated)`);
+      log(`${name}: ${i < warmup ? 'warm-up' : `rep ${i - warmup + 1}`}: prefill ${run.prefillTokS.toFixed(1)} tok/s, decode ${run.decodeTokS.toFixed(1)} tok/s (${run.promptTokens} prompt tokens, ${cached} cached; ${run.genTokens} generated)`);
     }
   } finally {
     await model.dispose();
@@ -72,7 +76,7 @@ export async function runKindling({ url, backend, promptsFor, genTokens, warmup,
   return {
     loadMs,
     prompts,
-    info: { backend: info.backend, adapter: info.adapter ?? null, quantization: info.quantization, architecture: info.architecture },
+    info: { backend: info.backend, adapter: info.adapter ?? null, quantization: info.quantization, architecture: info.architecture, threads: info.threads },
     runs,
   };
 }

@@ -59,11 +59,16 @@ export function formatEmbedTable(rows) {
 /** Per model: Kindling CPU ÷ wllama, for decode and prefill (medians). */
 export function ratios(rows) {
   const out = [];
+  // One thread each, then the threaded pair (same thread count) where it ran.
+  const pairs = [['kindling-cpu', 'wllama', 1], ['kindling-cpu-threads', 'wllama-threads', null]];
   for (const model of [...new Set(rows.map((r) => r.model))]) {
-    const ours = rows.find((r) => r.model === model && r.id === 'kindling-cpu' && r.status === 'ok');
-    const theirs = rows.find((r) => r.model === model && r.id === 'wllama' && r.status === 'ok');
-    if (!ours || !theirs) continue;
-    out.push({ model, decode: ours.decodeTokS / theirs.decodeTokS, prefill: ours.prefillTokS / theirs.prefillTokS });
+    for (const [oursId, theirsId, one] of pairs) {
+      const ours = rows.find((r) => r.model === model && r.id === oursId && r.status === 'ok');
+      const theirs = rows.find((r) => r.model === model && r.id === theirsId && r.status === 'ok');
+      if (!ours || !theirs) continue;
+      const threads = one ?? ours.threads;
+      out.push({ model, threads, decode: ours.decodeTokS / theirs.decodeTokS, prefill: ours.prefillTokS / theirs.prefillTokS });
+    }
   }
   return out;
 }
@@ -71,8 +76,9 @@ export function ratios(rows) {
 export function formatRatios(list, floor) {
   return list
     .map((r) => {
-      const verdict = floor ? ` (floor ${floor}×: ${r.decode >= floor ? 'met' : 'NOT met'})` : '';
-      return `${r.model}: Kindling CPU decode ÷ wllama decode = ${fmt(r.decode, 2)}×${verdict}; prefill ${fmt(r.prefill, 2)}×`;
+      const verdict = floor && r.threads === 1 ? ` (floor ${floor}×: ${r.decode >= floor ? 'met' : 'NOT met'})` : '';
+      const on = `${r.threads} thread${r.threads === 1 ? '' : 's'} each`;
+      return `${r.model}, ${on}: Kindling CPU decode ÷ wllama decode = ${fmt(r.decode, 2)}×${verdict}; prefill ${fmt(r.prefill, 2)}×`;
     })
     .join('\n');
 }

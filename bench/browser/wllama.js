@@ -2,9 +2,10 @@
 // WebAssembly, single-threaded and CPU-only, timed the same way as Kindling.
 //
 // Options that matter for a fair comparison (all checked against wllama 3.8.1's source):
-// - n_threads: 1. Without it wllama takes hardwareConcurrency / 2 threads where
-//   SharedArrayBuffer is available (this page is not cross-origin isolated, so it is not,
-//   but say it anyway).
+// - n_threads: 1 for the single-threaded row. Without it wllama takes
+//   hardwareConcurrency / 2 threads where SharedArrayBuffer is available (a
+//   cross-origin-isolated page: run.mjs serves one when threaded rows run); the threaded
+//   row (wllama-threads) asks for Kindling's count and checks it got them.
 // - n_gpu_layers: 0. wllama 3.x offloads every layer to WebGPU by default; 0 also skips
 //   opening a WebGPU device.
 // - setCompat(null): its "compat" build (for browsers without JSPI or Memory64) comes
@@ -24,18 +25,18 @@ export function wllamaVersion() {
 }
 
 /** Same contract as `runKindling` (kindling.js), with `prompts` ({ text, ids }) made. */
-export async function runWllama({ url, prompts, genTokens, warmup, log }) {
+export async function runWllama({ url, prompts, genTokens, warmup, log, threads = 1 }) {
   // Only warnings and errors reach the driver; wllama's debug chatter stays out.
   const logger = { debug() {}, log() {}, warn: (...a) => log(`wllama warn: ${a.join(' ')}`), error: (...a) => log(`wllama error: ${a.join(' ')}`) };
   const wllama = new Wllama({ default: WASM }, { logger });
   wllama.setCompat(null);
   const nCtx = Math.max(1024, Math.max(...prompts.map((p) => p.ids.length)) + genTokens + 16);
   const t0 = performance.now();
-  await wllama.loadModelFromUrl(url, { n_threads: 1, n_gpu_layers: 0, n_ctx: nCtx, useCache: false, log_level: 3 });
+  await wllama.loadModelFromUrl(url, { n_threads: threads, n_gpu_layers: 0, n_ctx: nCtx, useCache: false, log_level: 3 });
   const loadMs = performance.now() - t0;
   const info = { multithread: wllama.isMultithread(), threads: wllama.getNumThreads(), nCtx };
   log(`wllama: loaded in ${loadMs.toFixed(0)} ms (threads ${info.threads}, multithread ${info.multithread})`);
-  if (info.multithread || info.threads !== 1) throw new Error(`wllama is not single-threaded: ${JSON.stringify(info)}`);
+  if (info.threads !== threads || (threads > 1 && !info.multithread)) throw new Error(`wllama did not take ${threads} thread(s): ${JSON.stringify(info)}`);
   const runs = [];
   try {
     for (const [i, { text, ids }] of prompts.entries()) {
