@@ -27,6 +27,8 @@ mod lanes;
 mod legacy;
 mod simd;
 #[cfg(test)]
+mod speed;
+#[cfg(test)]
 mod tests;
 mod xplanes;
 
@@ -191,6 +193,10 @@ pub struct Block<'a, const E: usize, const G: usize, const P: usize, const S: us
 }
 
 /// Walks a row of `B`-byte blocks with `f`, the type's block kernel.
+///
+/// Each row's per-block arrays are found by index once the lengths are checked: a
+/// chunk iterator per array and row (up to 16 of them for four rows) cost more
+/// scalar work and register spills per block than the block's vector work.
 #[inline(always)]
 fn blocks<const B: usize, const E: usize, const G: usize, const P: usize, const S: usize, const R: usize>(
     w: &[u8],
@@ -203,41 +209,36 @@ fn blocks<const B: usize, const E: usize, const G: usize, const P: usize, const 
         return [0.0; R];
     }
     let mut acc = [Acc::zero(); R];
-    let mut xs = x.map(|r| Rows::<f32, E>::new(r.x));
-    let mut sums = x.map(|r| Rows::<f32, G>::new(r.sums));
-    let mut planes = x.map(|r| Rows::<i16, P>::new(r.planes));
-    let mut scales = x.map(|r| Rows::<f32, S>::new(r.scales));
-    for b in w.chunks_exact(B) {
-        let (Ok(b), Some(x), Some(sums), Some(planes), Some(scales)) =
-            (<&[u8; B]>::try_from(b), next(&mut xs), next(&mut sums), next(&mut planes), next(&mut scales))
-        else {
+    for (i, b) in w.chunks_exact(B).enumerate() {
+        let Ok(b) = <&[u8; B]>::try_from(b) else {
             break;
         };
-        f(b, &Block { x, sums, planes, scales }, &mut acc);
+        // SAFETY (each): every array with a non-zero count holds exactly `n` blocks of
+        // it (checked above) and `i < n`.
+        let block = unsafe {
+            Block {
+                x: x.map(|r| nth::<f32, E>(r.x, i)),
+                sums: x.map(|r| nth::<f32, G>(r.sums, i)),
+                planes: x.map(|r| nth::<i16, P>(r.planes, i)),
+                scales: x.map(|r| nth::<f32, S>(r.scales, i)),
+            }
+        };
+        f(b, &block, &mut acc);
     }
     acc.map(Acc::total)
 }
 
-/// Walks one row's per-block arrays of `N` values (`N = 0`: endless empty arrays).
-struct Rows<'a, T, const N: usize>(Option<core::slice::ChunksExact<'a, T>>);
-
-impl<'a, T: Zero, const N: usize> Rows<'a, T, N> {
-    #[inline(always)]
-    fn new(s: &'a [T]) -> Self {
-        Rows(if N > 0 { Some(s.chunks_exact(N.max(1))) } else { None })
-    }
-}
-
-/// The next block of every row.
+/// Block `i` of `N` values of `s` (`N = 0`: an empty array).
+///
+/// SAFETY: for `N > 0`, `s` must hold at least `(i + 1) · N` values.
 #[inline(always)]
-fn next<'a, T: Zero, const N: usize, const R: usize>(rows: &mut [Rows<'a, T, N>; R]) -> Option<[&'a [T; N]; R]> {
-    let mut out: [&[T; N]; R] = [T::zeros::<N>(); R];
-    for (o, r) in out.iter_mut().zip(rows.iter_mut()) {
-        if let Some(it) = &mut r.0 {
-            *o = it.next()?.try_into().ok()?;
-        }
+unsafe fn nth<T: Zero, const N: usize>(s: &[T], i: usize) -> &[T; N] {
+    if N == 0 {
+        return T::zeros::<N>();
     }
-    Some(out)
+    debug_assert!(s.len() >= (i + 1) * N);
+    // SAFETY: the caller's promise; `[T; N]` has `T`'s alignment.
+    unsafe { &*s.as_ptr().add(i * N).cast::<[T; N]>() }
 }
 
 /// Element types of the per-row arrays, with a zero array to initialise arrays of
