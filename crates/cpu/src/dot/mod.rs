@@ -104,6 +104,33 @@ pub fn x_sums(x: &[f32], group: usize, out: &mut [f32]) {
     }
 }
 
+/// How far ahead of the row being multiplied its successors' weights are asked for
+/// ([`prefetch_ahead`]).
+pub const PREFETCH_BYTES: usize = 4096;
+
+/// Asks the memory system for the weight bytes that row `j`'s successors start with:
+/// the `row_bytes` of `w` that end [`PREFETCH_BYTES`] past row `j`'s end, so over a walk
+/// through the rows every cache line is asked for once, that far before its row is
+/// reached. A matvec reads each weight once, and left to the hardware prefetcher a core
+/// streamed weights at a fraction of the bandwidth a plain read loop gets here
+/// (`speed::kernel_speed`). A hint only: no result depends on it; nothing off x86_64.
+#[inline(always)]
+pub fn prefetch_ahead(w: &[u8], row_bytes: usize, j: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let start = (j + 1) * row_bytes + PREFETCH_BYTES.saturating_sub(row_bytes);
+        let end = (start + row_bytes).min(w.len());
+        for at in (start..end).step_by(64) {
+            // SAFETY: `at < w.len()`; a prefetch reads nothing and cannot fault.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(w.as_ptr().add(at).cast())
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (w, row_bytes, j);
+}
+
 /// `out[r] = w_row · x[r]` for `R` activation rows, where `w_row` is one row of `ty`'s
 /// blocks and each `XRow` holds what [`needs`] asks for, on the CPU's widest lanes
 /// ([`Lanes::best`]). Rows whose lengths do not match give 0 rather than panicking

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use kindling_gguf::GgmlType;
 
-use super::{dot_rows_on, needs, x_planes, x_sums, Lanes, XRow};
+use super::{dot_rows_on, needs, prefetch_ahead, x_planes, x_sums, Lanes, XRow};
 
 /// Best of `reps` timings of `f`, in seconds.
 fn best(reps: usize, mut f: impl FnMut()) -> f64 {
@@ -47,16 +47,22 @@ fn kernel_speed() {
         let row_bytes = ty.bytes_for(cols as u64).unwrap() as usize;
         for (what, rows) in [("in L2", (1 << 20) / row_bytes), ("from memory", (256 << 20) / row_bytes)] {
             let w: Vec<u8> = (0..rows * row_bytes).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
-            for lanes in Lanes::available().into_iter().filter(|l| *l != Lanes::Base) {
+            let lanes = Lanes::best();
+            // Alternating, as the matmul walks rows with and without asking ahead.
+            for prefetch in [false, true, false, true] {
                 let mut sink = 0.0f32;
                 let t = best(if rows > 10_000 { 3 } else { 200 }, || {
-                    for wr in w.chunks_exact(row_bytes) {
+                    for (j, wr) in w.chunks_exact(row_bytes).enumerate() {
+                        if prefetch {
+                            prefetch_ahead(&w, row_bytes, j);
+                        }
                         sink += dot_rows_on::<1>(lanes, ty, wr, [row])[0];
                     }
                 });
                 let gbs = w.len() as f64 / t / 1e9;
                 let ns = t * 1e9 / (rows * cols / 32) as f64;
-                println!("{ty:5} {what:11} {lanes:?}: {ns:.2} ns per 32 weights, {gbs:.1} GB/s ({sink:.0})");
+                let pf = if prefetch { "prefetch" } else { "" };
+                println!("{ty:5} {what:11} {lanes:?} {pf:8}: {ns:.2} ns per 32 weights, {gbs:.1} GB/s ({sink:.0})");
             }
         }
     }

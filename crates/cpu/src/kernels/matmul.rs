@@ -4,7 +4,7 @@
 use kindling_gguf::GgmlType;
 
 use super::gemm;
-use crate::dot::{dot_rows, needs, x_planes, x_sums, XRow};
+use crate::dot::{dot_rows, needs, prefetch_ahead, x_planes, x_sums, XRow};
 use crate::parallel;
 
 /// Activation rows handed to one fused call: each weight block is unpacked once for
@@ -86,7 +86,9 @@ pub fn matmul(
             return;
         }
         let quads = n / ROWS;
+        let band = w.get(..b * row_bytes).unwrap_or(w);
         for (j, wr) in w.chunks_exact(row_bytes.max(1)).enumerate().take(b).skip(a) {
+            prefetch_ahead(band, row_bytes, j);
             let col = (j - a) * at.col;
             for q in 0..quads {
                 let xs: [XRow; ROWS] = core::array::from_fn(|i| xrow(q * ROWS + i));
