@@ -121,7 +121,7 @@ suite() {
   local status
   KINDLING_WEBGPU=$1 WASM_BINDGEN_TEST_WEBDRIVER_JSON="$2" \
     CHROMEDRIVER_ARGS="--enable-chrome-logs --log-path=$3.chrome" \
-    wasm-pack test --headless --chrome crates/web --test browser -- --nocapture ${KINDLING_BROWSER_FILTER:-} 2>&1 | timed | tee "$3"
+    wasm-pack test --release --headless --chrome crates/web --test browser -- --nocapture ${KINDLING_BROWSER_FILTER:-} 2>&1 | timed | tee "$3"
   status=${PIPESTATUS[0]}
   if [ "$status" != 0 ] && [ -s "$3.chrome" ]; then
     echo "== the last 60 lines of chromedriver's and Chromium's log"
@@ -174,7 +174,7 @@ visits() {
     # Each visit takes seconds; a page that has not answered in 2 minutes has hung.
     KINDLING_WEBGPU=off WASM_BINDGEN_TEST_WEBDRIVER_JSON="$config" WASM_BINDGEN_TEST_TIMEOUT=120 \
       WASM_BINDGEN_TEST_ADDRESS=127.0.0.1:${KINDLING_RESTART_PORT:-8632} \
-      wasm-pack test --headless --chrome crates/web --test browser -- --nocapture --include-ignored \
+      wasm-pack test --release --headless --chrome crates/web --test browser -- --nocapture --include-ignored \
       "cache_restart_visit_$visit" 2>&1 | timed | tee "$log"
     [ "${PIPESTATUS[0]}" = 0 ] || { status=1; break; }
   done

@@ -3,11 +3,13 @@
 # against its JavaScript (tsc), the packed package in a fresh app (built by Vite and by
 # webpack, served, generating in headless Chromium), and the example pages — the GPU test bench, the
 # chat demo and the semantic-search demo — driven by Playwright with the system Chromium, with WebGPU (SwiftShader)
-# and without. Screenshots: tests/pages/artifacts/. Installs what it needs once (apt
-# chromium; the pinned npm devDependencies from package-lock.json; the models).
+# and without, and the CPU path on threads (tests/pages/threads.test.mjs). Screenshots:
+# tests/pages/artifacts/. Installs what it needs once (apt chromium; the pinned npm
+# devDependencies from package-lock.json; the models; the nightly toolchain the threaded
+# build needs, through scripts/build_threads.sh).
 #
 #   scripts/test_pages.sh                  # everything
-#   KINDLING_PAGES_RUNS="types" scripts/test_pages.sh   # or: bundle, on, off (any of them)
+#   KINDLING_PAGES_RUNS="types" scripts/test_pages.sh   # or: bundle, threads, on, off (any of them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +36,11 @@ if [ "${KINDLING_PREBUILT:-0}" = 1 ] && [ -f www/wasm/kindling_web_bg.wasm ]; th
   npm run --silent build
 fi
 
+# The threaded CPU build (www/wasm-threads/: a pinned nightly, its own target dir; quick
+# when current), for the threads test and the packed package.
+echo "== npm run build:threads (the threaded CPU build)"
+npm run --silent build:threads
+
 # The GPU test bench's own wasm: the engine with its kernel checks (the `harness` feature).
 echo "== npm run build:harness (the test bench's wasm)"
 npm run --silent build:harness
@@ -43,11 +50,12 @@ timed() {
   "$@"
   echo "== $((SECONDS - start)) s: $*"
 }
-for run in ${KINDLING_PAGES_RUNS:-types bundle on off}; do
+for run in ${KINDLING_PAGES_RUNS:-types bundle threads on off}; do
   case $run in
     types) echo "== the package's types against its JavaScript"; timed node tests/pages/types/check.mjs ;;
     bundle) echo "== the packed package in a fresh app, built by Vite and by webpack"; timed node tests/pages/bundle/test.mjs ;;
+    threads) echo "== the CPU on threads: the threaded build in a worker of an isolated page, and its fallbacks"; timed node tests/pages/threads.test.mjs ;;
     on | off) timed node tests/pages/pages.test.mjs "$run" ;;
-    *) echo "unknown run '$run' (types|bundle|on|off)" >&2; exit 2 ;;
+    *) echo "unknown run '$run' (types|bundle|threads|on|off)" >&2; exit 2 ;;
   esac
 done

@@ -1,10 +1,12 @@
 // The package as a bundler sees it: `npm pack`, install the tarball into a fresh app
 // (tests/pages/bundle/app, copied to a temporary folder), build it with Vite and with
-// webpack, each with no kindling-specific options, serve each build, and generate text in
-// headless Chromium both on the page and in WorkerModel's worker. Fails when a bundler
-// does not bundle the worker (or the wasm), when generation fails, or on any console error.
+// webpack, each with no kindling-specific options, serve each build cross-origin isolated,
+// and generate text in headless Chromium both on the page and in WorkerModel's worker (on
+// two threads: the threaded build). Fails when a bundler does not bundle the worker, the
+// threaded build's pool workers or the wasm, when generation fails, or on any console error.
 //
-//   node tests/pages/bundle/test.mjs     (needs www/wasm: npm run build; the models)
+//   node tests/pages/bundle/test.mjs     (needs www/wasm and www/wasm-threads: npm run build,
+//                                          npm run build:threads; the models)
 
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +18,9 @@ import { ROOT, assertNoProblems, launch, openPage, screenshot, startServer, step
 
 const MODEL = '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf';
 const SERVER_PORT = Number(process.env.KINDLING_BUNDLE_SERVER_PORT ?? 8641);
+// The app's pages are cross-origin isolated, as a site that wants the threaded CPU build
+// serves them.
+const ISOLATED = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };
 const PREVIEW_PORT = Number(process.env.KINDLING_BUNDLE_PREVIEW_PORT ?? 8642);
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kindling-vite-'));
@@ -57,7 +62,7 @@ try {
   server = await startServer(SERVER_PORT);
   browser = await launch({ webgpu: false });
   for (const [bundler, outDir] of [['vite', 'dist'], ['webpack', 'dist-webpack']]) {
-    site = await preview({ root: app, logLevel: 'warn', build: { outDir }, preview: { port: PREVIEW_PORT, strictPort: true, host: '127.0.0.1' } });
+    site = await preview({ root: app, logLevel: 'warn', build: { outDir }, preview: { port: PREVIEW_PORT, strictPort: true, host: '127.0.0.1', headers: ISOLATED } });
     await step(`the ${bundler} build generates text on the page and in its worker`, async () => {
       const url = `http://127.0.0.1:${PREVIEW_PORT}/?model=${encodeURIComponent(`${server.base}/${MODEL}`)}`;
       const page = await openPage(browser, url);
@@ -66,6 +71,7 @@ try {
       await screenshot(page, `${bundler}-app`);
       console.log(`   ${status}; page: ${JSON.stringify(main)}; worker: ${JSON.stringify(worker)}`);
       if (!status.startsWith('done')) throw new Error(status);
+      if (!status.endsWith('worker threads 2')) throw new Error(`the worker should run the threaded build on 2 threads: ${status}`);
       if (!main.trim() || main !== worker) throw new Error('the page and the worker should generate the same greedy text');
       assertNoProblems(page, `the ${bundler} app`);
       await page.context().close();
