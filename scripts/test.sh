@@ -40,9 +40,10 @@ cargo fmt --all -- --check
 echo "== cargo test"
 cargo test --workspace --locked "$@"
 
-# The browser suite with WebGPU spends about 13 minutes on one core (SwiftShader compiling
-# pipelines); the suite without WebGPU and the pages take the other core for about 10, and
-# then the remaining checks (scripts/test_checks.sh: the portable lanes, clippy, the fuzzers,
-# the WASI tests) run there too, beside it, instead of before it.
-echo "== the browser tests (headless Chromium with WebGPU on SwiftShader, and without), the pages people open, and beside them the lints, the fuzzers and the WASI tests"
-KINDLING_BESIDE_WEBGPU="bash scripts/test_checks.sh" bash scripts/test_web.sh
+# The browser suite with WebGPU spends about 15 minutes on one core (SwiftShader compiling
+# pipelines); the suite without WebGPU and the pages (with the threaded build's compile)
+# take the other core for about 19. The remaining checks (scripts/test_checks.sh: the
+# portable lanes, clippy, the fuzzers, the WASI tests, about 7) follow the WebGPU suite on
+# its core, so both lanes end near the same time.
+echo "== the browser tests (headless Chromium with WebGPU on SwiftShader, then the lints, the fuzzers and the WASI tests; beside them the suite without WebGPU and the pages people open)"
+KINDLING_AFTER_WEBGPU="bash scripts/test_checks.sh" bash scripts/test_web.sh

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The checks that need no browser and no real model, after the native test run: the CPU
 # kernels' portable lanes, clippy, the fuzzers and the CPU kernels as WASI wasm.
-# scripts/test.sh runs this beside the WebGPU browser suite (scripts/test_web.sh's
-# KINDLING_BESIDE_WEBGPU); it also runs alone.
+# scripts/test.sh runs this after the WebGPU browser suite, on its core, while the other
+# core finishes the pages (scripts/test_web.sh's KINDLING_AFTER_WEBGPU); it also runs alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

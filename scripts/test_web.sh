@@ -4,8 +4,9 @@
 # core's work, so the suite without WebGPU, the cache's restart and quota tests and then the
 # pages run beside it on the other core (own model-server ports; one wasm build for all, made
 # first, which none rebuilds under another's pages), then KINDLING_BESIDE_WEBGPU (a command)
-# if set. The WebGPU suite's output follows the others'. Each script also runs alone (see
-# their headers).
+# if set; KINDLING_AFTER_WEBGPU (a command) runs after the WebGPU suite on its core, so the
+# two lanes end near the same time. The WebGPU lane's output follows the others'. Each
+# script also runs alone (see their headers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,8 +14,10 @@ KINDLING_BROWSER_RUNS=setup bash scripts/test_browser.sh   # tools, inputs, the 
 
 webgpu_log=$(mktemp)
 trap 'rm -f "$webgpu_log"' EXIT
-KINDLING_PREBUILT=1 KINDLING_SERVE_PORT=8641 KINDLING_BROWSER_RUNS=on \
-  bash scripts/test_browser.sh >"$webgpu_log" 2>&1 &
+{
+  KINDLING_PREBUILT=1 KINDLING_SERVE_PORT=8641 KINDLING_BROWSER_RUNS=on bash scripts/test_browser.sh || exit 1
+  [ -z "${KINDLING_AFTER_WEBGPU:-}" ] || bash -c "$KINDLING_AFTER_WEBGPU" || exit 2
+} >"$webgpu_log" 2>&1 &
 webgpu_suite=$!
 
 others=0
@@ -31,9 +34,10 @@ fi
 
 webgpu=0
 wait "$webgpu_suite" || webgpu=$?
-echo "== the browser tests with WebGPU (ran beside the above)"
+echo "== the browser tests with WebGPU${KINDLING_AFTER_WEBGPU:+, then: $KINDLING_AFTER_WEBGPU} (ran beside the above)"
 cat "$webgpu_log"
 if [ "$others" != 0 ] || [ "$webgpu" != 0 ]; then
-  echo "== failed: $([ "$webgpu" = 0 ] || echo 'the WebGPU suite ')$([ "$others" = 0 ] || echo 'the suites without WebGPU, the pages or the checks beside them')" >&2
+  lane=$([ "$webgpu" = 2 ] && echo 'the checks after the WebGPU suite ' || echo 'the WebGPU suite ')
+  echo "== failed: $([ "$webgpu" = 0 ] || echo "$lane")$([ "$others" = 0 ] || echo 'the suites without WebGPU, the pages or the checks beside them')" >&2
   exit 1
 fi
