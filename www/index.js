@@ -17,7 +17,7 @@ import { modelCache } from './cache.js';
 import { RestartLoad } from './download.js';
 import { openSource } from './source.js';
 import { inspectSource } from './inspect.js';
-import { GPU_THREADS, cpuEngine, threadsOption } from './threads.js';
+import { GPU_THREADS, cpuEngine, threadedMemoryBytes, threadsOption } from './threads.js';
 
 export {
   AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, InvalidRequestError, OutOfMemoryError,
@@ -240,10 +240,13 @@ export class Model {
     return engine.capabilities();
   }
 
-  /** Bytes of WebAssembly memory the engine holds (it only grows: after a load, the peak). */
+  /**
+   * Bytes of WebAssembly memory the engine holds (it only grows: after a load, the peak);
+   * with the threaded CPU build started in this worker, both builds' memories.
+   */
   static async memoryBytes() {
     await initEngine();
-    return engine.memoryBytes();
+    return engine.memoryBytes() + (await threadedMemoryBytes());
   }
 
   /**

@@ -93,5 +93,11 @@ export async function cpuEngine(plain, options) {
   };
 }
 
+/** Bytes of the threaded engine's (shared) memory; 0 before it has started. */
+export async function threadedMemoryBytes() {
+  const pool = await threaded?.catch(() => null);
+  return pool ? pool.engine.memoryBytes() : 0;
+}
+
 /** `info.threads` of a model on WebGPU. */
 export const GPU_THREADS = Object.freeze({ count: 1, reason: 'the model runs on WebGPU' });
