@@ -25,7 +25,8 @@ pub struct GpuOptions {
     /// Run the decode matvecs over weight types with integer units (`has_int_units`:
     /// Q4_K, Q6_K, Q8_0, Q5_0, Q4_0, Q4_1) on integer dot products against their input
     /// quantized to 24 bits a value (shaders/matvec_int.wgsl): about twice the f32
-    /// kernels' speed on an H100 at f32's accuracy (bench/results/h100-int-dot.md).
+    /// kernels' speed on an H100 at f32's accuracy (bench/results/h100-int-dot.md); and,
+    /// where `allow_int_batch` too, the prefill matmul (shaders/matmul_int.wgsl).
     /// Off: the f32 kernels everywhere.
     pub allow_int_dot: bool,
     /// With `allow_int_dot`, run the batch matmul (prefill) on integer dot products too
