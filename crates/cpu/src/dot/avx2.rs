@@ -89,6 +89,26 @@ impl<const VNNI: bool> Isa for Avx2<VNNI> {
     }
 
     #[inline(always)]
+    fn fifth_bits(qh: u32) -> (B16, B16) {
+        unsafe {
+            // Byte i of the result takes byte i / 8 of `qh` (lanes 16..32: 2 + (i - 16) / 8),
+            // keeps bit i % 8 of it, and becomes 0x10 where that bit is set: five
+            // instructions for the 32 values where the SSE2 route takes two of seven.
+            let v = _mm256_set1_epi32(qh as i32);
+            let spread = _mm256_shuffle_epi8(
+                v,
+                _mm256_setr_epi8(
+                    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+                ),
+            );
+            let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+            let set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+            let v = _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+            (B16(_mm256_castsi256_si128(v)), B16(_mm256_extracti128_si256::<1>(v)))
+        }
+    }
+
+    #[inline(always)]
     fn dot16(q: [__m256; 2], x: &[f32], at: usize) -> F4 {
         let Some(x) = x.get(at..at + 16) else {
             return F4::zero();

@@ -25,6 +25,9 @@ pub trait Isa {
     /// the block's planes (`xplanes::int_dot32`).
     fn int_dot32(q: Self::Codes32, p: &[i16], at: usize) -> F4;
     fn codes16(q: B16, signed: bool) -> Self::Codes16;
+    /// `0x10` in byte i of the first vector where bit i of `qh` is set, of the second
+    /// where bit 16 + i is (a Q5 block's fifth bits, values 0..16 and 16..32).
+    fn fifth_bits(qh: u32) -> (B16, B16);
     /// `Σ q·x[at..at + 16]` as [`dot4`] sums it: `(p0 + p1) + (p2 + p3)` of the four
     /// lane products.
     fn dot16(q: Self::Codes16, x: &[f32], at: usize) -> F4;
@@ -68,6 +71,11 @@ impl Isa for Base {
     #[inline(always)]
     fn dot16(q: [F4; 4], x: &[f32], at: usize) -> F4 {
         dot4(q, x, at)
+    }
+
+    #[inline(always)]
+    fn fifth_bits(qh: u32) -> (B16, B16) {
+        (B16::from_bits(qh as u16, 0x10), B16::from_bits((qh >> 16) as u16, 0x10))
     }
 
     #[inline(always)]

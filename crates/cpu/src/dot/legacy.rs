@@ -17,12 +17,10 @@ fn nibbles(b: &[u8], at: usize) -> (B16, B16) {
     (q.and(B16::splat(0x0f)), q.shr(4))
 }
 
-/// The fifth bits of a `Q5` block (u32 at `at`): 0x10 in byte i of the first vector
-/// where value i has it, of the second where value 16 + i has it.
+/// The fifth bits of a `Q5` block, the little-endian u32 at byte `at`.
 #[inline(always)]
-fn high_bits(b: &[u8], at: usize) -> (B16, B16) {
-    let qh = [0, 1, 2, 3].map(|i| b.get(at + i).copied().unwrap_or(0));
-    (B16::from_bits(u16::from_le_bytes([qh[0], qh[1]]), 0x10), B16::from_bits(u16::from_le_bytes([qh[2], qh[3]]), 0x10))
+fn high_bits<const B: usize>(b: &[u8; B], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
 /// Adds `d · Σ q·x` for every row.
@@ -59,7 +57,7 @@ pub fn q4_1<I: Isa, const R: usize>(b: &[u8; 20], x: &Legacy<1, R>, acc: &mut [A
 #[inline(always)]
 pub fn q5_0<I: Isa, const R: usize>(b: &[u8; 22], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 6);
-    let (h0, h1) = high_bits(b, 2);
+    let (h0, h1) = I::fifth_bits(high_bits(b, 2));
     let sixteen = B16::splat(16);
     scaled::<I, _, R>(I::codes32(lo.or(h0).sub(sixteen), hi.or(h1).sub(sixteen), true), f16(b[0], b[1]), x, acc);
 }
@@ -67,7 +65,7 @@ pub fn q5_0<I: Isa, const R: usize>(b: &[u8; 22], x: &Legacy<0, R>, acc: &mut [A
 #[inline(always)]
 pub fn q5_1<I: Isa, const R: usize>(b: &[u8; 24], x: &Legacy<1, R>, acc: &mut [Acc; R]) {
     let (lo, hi) = nibbles(b, 8);
-    let (h0, h1) = high_bits(b, 4);
+    let (h0, h1) = I::fifth_bits(high_bits(b, 4));
     scaled::<I, _, R>(I::codes32(lo.or(h0), hi.or(h1), false), f16(b[0], b[1]), x, acc);
     minimum(f16(b[2], b[3]), x, acc);
 }

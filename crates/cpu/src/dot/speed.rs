@@ -79,7 +79,7 @@ fn kernel_work() {
     let Some(ty) = GgmlType::ALL.into_iter().find(|t| t.to_string() == name) else {
         panic!("KINDLING_SPEED_TYPE={name}: no such type");
     };
-    let four = std::env::var("KINDLING_SPEED_ROWS").is_ok_and(|r| r == "4");
+    let per_call = std::env::var("KINDLING_SPEED_ROWS").ok().and_then(|r| r.parse().ok()).unwrap_or(1usize);
     let (cols, rows) = (1536, 256);
     let need = needs(ty);
     let xs: Vec<Vec<f32>> =
@@ -106,12 +106,11 @@ fn kernel_work() {
     let mut sink = 0.0f32;
     for _ in 0..passes {
         for wr in w.chunks_exact(row_bytes) {
-            if four {
-                sink += dot_rows_on::<4>(Lanes::best(), ty, wr, [row(0), row(1), row(2), row(3)]).iter().sum::<f32>();
-            } else {
-                sink += dot_rows_on::<1>(Lanes::best(), ty, wr, [row(0)])[0];
-            }
+            sink += match per_call {
+                4 => dot_rows_on::<4>(Lanes::best(), ty, wr, core::array::from_fn(row)).iter().sum::<f32>(),
+                _ => dot_rows_on::<1>(Lanes::best(), ty, wr, [row(0)])[0],
+            };
         }
     }
-    println!("{ty} rows={} sink {sink}", if four { 4 } else { 1 });
+    println!("{ty} rows={per_call} sink {sink}");
 }
