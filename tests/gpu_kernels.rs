@@ -25,7 +25,7 @@ mod gpu_common;
 use gpu_common::{gpu, gpu_with, max_abs_diff};
 use kindling_cpu::CpuBackend;
 use kindling_gguf::GgmlType;
-use kindling_gpu::{GpuBackend, GpuOptions, KernelKey, ShaderFeatures, MATVEC_MAX_ROWS};
+use kindling_gpu::{int_batch_pays, GpuBackend, GpuOptions, KernelKey, ShaderFeatures, MATVEC_MAX_ROWS};
 use kindling_model::{Activation, AttentionParams, Backend, KvSpec, QkRope, RopeConfig, RopeStyle, WeightSpec};
 use kindling_testdata::random::{awkward_cols, f32_bytes, random_weight, Rng};
 
@@ -235,11 +235,22 @@ fn wide_decode_matvecs_share_a_row_among_many_lanes_and_match_cpu() {
 fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_is_on() {
     let int_types = [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0, GgmlType::Q5_0, GgmlType::Q4_0, GgmlType::Q4_1];
     let (rows, n) = (100, 130);
-    // (switch, digits asked for, digits expected: 0 for the f32 kernel)
-    for (allow_int_batch, int_batch_digits, digits) in
-        [(true, None, 3), (false, None, 0), (true, Some(1), 1), (true, Some(2), 2)]
-    {
-        let options = GpuOptions { allow_coop_matrix: false, allow_int_batch, int_batch_digits, ..Default::default() };
+    // (switch, digits asked for, digits expected: 0 for the f32 kernel, every unit type or
+    // only those where it pays: tuning::int_batch_pays)
+    for (allow_int_batch, int_batch_digits, digits, int_batch_every_type) in [
+        (true, None, 3, true),
+        (true, None, 3, false),
+        (false, None, 0, true),
+        (true, Some(1), 1, true),
+        (true, Some(2), 2, true),
+    ] {
+        let options = GpuOptions {
+            allow_coop_matrix: false,
+            allow_int_batch,
+            int_batch_digits,
+            int_batch_every_type,
+            ..Default::default()
+        };
         let mut b = gpu_with(options);
         assert_eq!(b.shader_features().int_batch, digits, "lavapipe has room for the staging");
         // The largest |value| a run of 16 activations is rounded to (matmul_int.wgsl's
@@ -263,7 +274,8 @@ fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_
             let want = matmul_batches(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &[n, 65]);
             let got = matmul_batches(&mut b, ty, rows, cols, &w, &x, &[n, 65]);
             let ran = b.stats().int_batch_matmuls - before;
-            assert_eq!(ran, if digits > 0 { 2 } else { 0 }, "{ty:?}: batch matmuls on integer dot products");
+            let chosen = digits > 0 && (int_batch_every_type || int_batch_pays(ty, digits));
+            assert_eq!(ran, if chosen { 2 } else { 0 }, "{ty:?}: batch matmuls on integer dot products");
             let wf = dequant(ty, &w, rows * cols);
             let run_max: Vec<f32> = x.chunks(16).map(|r| r.iter().fold(0.0f32, |m, v| m.max(v.abs()))).collect();
             let mut worst = 0.0f32;

@@ -5,7 +5,9 @@
 //! `cargo run --release -p kindling-gpu --example op_timing [prefill rows, default 512]`
 //! The prefill matmuls beside each other: `NO_COOP=1` (the kernels browsers run) with and
 //! without `NO_INT_BATCH=1` (integer dot products, or f32); `INT_DIGITS=1|2|3` sets the
-//! integer-dot kernel's digits per activation value (3 by default: the f32 class).
+//! integer-dot kernel's digits per activation value (3 by default: the f32 class). Every
+//! type with integer units runs the integer-dot kernel here, not only those where it pays
+//! (`tuning::int_batch_pays`), so each type's two kernels can be compared.
 use std::time::Instant;
 
 use kindling_gguf::GgmlType;
@@ -96,6 +98,7 @@ fn main() {
         allow_coop_matrix: std::env::var_os("NO_COOP").is_none(),
         allow_int_batch: std::env::var_os("NO_INT_BATCH").is_none(),
         int_batch_digits: std::env::var("INT_DIGITS").ok().map(|s| s.parse().expect("INT_DIGITS: 1, 2 or 3")),
+        int_batch_every_type: true,
         profile: std::env::var_os("DEVICE").is_some(),
         ..Default::default()
     };

@@ -38,6 +38,10 @@ pub struct GpuOptions {
     /// `tuning::INT_BATCH_DIGITS`, the f32 accuracy class). Fewer are faster and less
     /// accurate (one: llama.cpp's 8-bit activations): for measuring, not for use.
     pub int_batch_digits: Option<u32>,
+    /// Run the integer-dot batch kernel on every weight type with integer units, not
+    /// only where it measured faster than the f32 kernel (`tuning::int_batch_pays`): for
+    /// the kernel tests and for timing each type.
+    pub int_batch_every_type: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
@@ -74,6 +78,7 @@ impl Default for GpuOptions {
             allow_int_dot: true,
             allow_int_batch: true,
             int_batch_digits: None,
+            int_batch_every_type: false,
             max_part_bytes: None,
             kv_f16: false,
             profile: false,

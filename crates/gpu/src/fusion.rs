@@ -394,8 +394,10 @@ impl GpuBackend {
         let bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
         let mut key = KernelKey::new(Op::MatmulTiled, Some(ty));
         // On integer dot products where the device runs that kernel (never split nor
-        // gated: those are on cooperative matrices) and it reads the activations as vec4s.
-        if p.x_stride.is_multiple_of(4) {
+        // gated: those are on cooperative matrices), it reads the activations as vec4s
+        // and it is the faster kernel for this type.
+        let pays = self.int_batch_every_type || tuning::int_batch_pays(ty, self.shader_features.int_batch);
+        if p.x_stride.is_multiple_of(4) && pays {
             key = key.with_int_batch(k);
         }
         if key.with_features(self.shader_features).features.int_batch > 0 {

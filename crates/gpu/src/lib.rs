@@ -51,7 +51,7 @@ pub use catalog::{every_variant, find as find_variant, Variant};
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
 pub use key::{KernelKey, ShaderFeatures};
 pub use op_table::{Family, Module, Op, OpSpec, Slot, OPS};
-pub use tuning::{matvec_lanes, Tuning, MATVEC_MAX_ROWS};
+pub use tuning::{int_batch_pays, matvec_lanes, Tuning, MATVEC_MAX_ROWS};
 pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;
@@ -165,6 +165,8 @@ pub struct GpuBackend {
     chain: chain::Chain,
     /// The kernel variants this device runs (subgroup reductions where it can).
     shader_features: ShaderFeatures,
+    /// `GpuOptions::int_batch_every_type`.
+    int_batch_every_type: bool,
     /// The top-k chunk candidates and top_k_rows' results, and their bytes (grown on
     /// first use).
     top_k_part: Option<(BufId, u64)>,
@@ -243,6 +245,7 @@ impl GpuBackend {
             top_k_out: None,
             token_mask: None,
             shader_features: ShaderFeatures::default(),
+            int_batch_every_type: false,
             chain: chain::Chain::default(),
             pending: None,
             dummy: BufId(0),
@@ -269,6 +272,7 @@ impl GpuBackend {
         let int_batch =
             if options.allow_int_dot && options.allow_int_batch && !device.coop_matrix && fits { digits } else { 0 };
         b.shader_features = ShaderFeatures { kv_f16: options.kv_f16, int_runs, int_batch, ..device };
+        b.int_batch_every_type = options.int_batch_every_type;
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;

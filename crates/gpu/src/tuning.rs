@@ -109,6 +109,15 @@ pub fn has_int_units(ty: GgmlType) -> bool {
 pub const INT_BATCH_DIGITS: u32 = 3;
 const _: () = assert!(INT_BATCH_DIGITS >= 1 && INT_BATCH_DIGITS <= 3);
 
+/// Whether the integer-dot batch kernel with `digits` digits beat the f32 one
+/// (matmul_tiled) on `ty`, as timed per op on an H200 through Vulkan (op_timing with
+/// NO_COOP=1, n = 512; bench/results/int-dot-prefill-h200.md). With three digits (the f32
+/// accuracy class) only Q4_K: its time 0.85–0.95× the f32 kernel's, Q5_0 0.99–1.0×, Q6_K
+/// 1.04–1.18×, Q4_1 1.07–1.17×, Q8_0 1.14–1.19×. Fewer digits (measuring only) pay on all.
+pub fn int_batch_pays(ty: GgmlType, digits: u32) -> bool {
+    digits < 3 || ty == GgmlType::Q4K
+}
+
 /// The largest |value| a run quantizes to with `digits` balanced signed-byte digits:
 /// 127, then 127 · 256 + 127, ... (the top digit stays within 127 after the lower
 /// digits' bias; see shaders/matmul_int.wgsl).
