@@ -37,13 +37,27 @@ python3 tests/scripts/make_synthetic.py .cache/synthetic
 echo "== formatting (cargo fmt --check; rustfmt.toml)"
 cargo fmt --all -- --check
 
+# The threaded wasm build (scripts/build_threads.sh: a nightly std and its own target dir,
+# so it does not wait on cargo test's lock) compiles beside the native tests at low
+# priority, in the gaps their serial links and single long tests leave; the pages need it.
+threads_log=$(mktemp)
+nice -n 15 bash scripts/build_threads.sh >"$threads_log" 2>&1 &
+threads_build=$!
+
 echo "== cargo test"
 cargo test --workspace --locked "$@"
 
+echo "== the threaded wasm build (ran beside cargo test)"
+threads_status=0
+wait "$threads_build" || threads_status=$?
+grep -v '^ *Compiling ' "$threads_log" | tail -n 20
+rm -f "$threads_log"
+[ "$threads_status" = 0 ] || { echo "error: npm run build:threads failed" >&2; exit 1; }
+
 # The browser suite with WebGPU spends about 15 minutes on one core (SwiftShader compiling
-# pipelines); the suite without WebGPU and the pages (with the threaded build's compile)
-# take the other core for about 19. The remaining checks (scripts/test_checks.sh: the
-# portable lanes, clippy, the fuzzers, the WASI tests, about 7) follow the WebGPU suite on
-# its core, so both lanes end near the same time.
+# pipelines); the suite without WebGPU and the pages take the other core for about as long.
+# The remaining checks (scripts/test_checks.sh: the portable lanes, clippy, the fuzzers,
+# the WASI tests, about 7) follow the WebGPU suite on its core, so both lanes end near the
+# same time.
 echo "== the browser tests (headless Chromium with WebGPU on SwiftShader, then the lints, the fuzzers and the WASI tests; beside them the suite without WebGPU and the pages people open)"
 KINDLING_AFTER_WEBGPU="bash scripts/test_checks.sh" bash scripts/test_web.sh
