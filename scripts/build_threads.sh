@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+bash scripts/wasm_tools.sh
 NIGHTLY=${KINDLING_NIGHTLY:-nightly-2026-05-19}
 installed() { rustup component list --toolchain "$NIGHTLY" --installed 2>/dev/null; }
 if ! installed | grep -q '^rust-src'; then

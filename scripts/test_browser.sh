@@ -29,13 +29,7 @@ if ! need chromium || ! need chromedriver; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq chromium chromium-driver
 fi
-rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
-need wasm-pack || cargo install wasm-pack --locked
-# wasm-bindgen-cli must match the wasm-bindgen crate exactly; --locked fails on it.
-WB_VERSION=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
-if ! need wasm-bindgen || [ "$(wasm-bindgen --version | awk '{print $2}')" != "$WB_VERSION" ]; then
-  cargo install wasm-bindgen-cli --version "$WB_VERSION"
-fi
+bash scripts/wasm_tools.sh
 
 # --- inputs ------------------------------------------------------------------------
 for model in SmolLM2-135M-Instruct.Q4_1 gemma-3-270m-q4_k_m qwen2.5-coder-0.5b-instruct-q4_k_m \
