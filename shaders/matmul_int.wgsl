@@ -78,8 +78,13 @@ fn run_dots(q: array<vec4<u32>, 4>, x0: vec4<u32>, x1: vec4<u32>, x2: vec4<u32>)
 }
 
 // Quantizes 16 values into run slot r of local row m: q = round(v / scale) with
-// |q| ≤ QX_MAX, split into QD balanced digits in [-128, 127] (each digit's bias makes
-// the rest below it fit the lower digits, as in matvec_int.wgsl).
+// |q| ≤ QX_MAX, split into QD balanced digits in [-128, 127], high to low: the digits
+// of matvec_int.wgsl (each digit's bias makes the rest below it fit the lower digits).
+// Those are the base-256 digits of q + B less 128 each, B = 128 · (1 + 256 + ...) over
+// all QD digits: q + B = Σ (digit + 128) · 256^k with every digit + 128 in [0, 255], a
+// base-256 expansion and so the only one. So each digit word is the bytes of
+// (q + B) >> 8k, packed and with every byte's top bit flipped (b - 128 as a signed byte
+// is b ^ 0x80): a shift, a pack and an xor instead of a carry chain per digit.
 fn stage_x_run(m: u32, r: u32, v: array<vec4<f32>, 4>) {
     var amax = 0.0;
     var sum = 0.0;
@@ -91,17 +96,14 @@ fn stage_x_run(m: u32, r: u32, v: array<vec4<f32>, 4>) {
     let d = amax / QX_MAX;
     let inv = select(0.0, 1.0 / d, d > 0.0);
     let lim = vec4<i32>(i32(QX_MAX));
+    // B above (QD = 3: 8421504, and q + B is in [65793, 2^24 - 1]).
+    let bias = vec4<i32>(i32(((1u << (8u * QD)) - 1u) / 255u * 128u));
     var digits: array<vec4<u32>, QD>;
     for (var i = 0u; i < 4u; i++) {
-        var rest = clamp(vec4<i32>(round(v[i] * inv)), -lim, lim);
+        let u = bitcast<vec4<u32>>(clamp(vec4<i32>(round(v[i] * inv)), -lim, lim) + bias);
         for (var k = 0u; k < QD; k++) {
-            // Lower digits left after this one, and the bias that keeps them in range:
-            // 128 · (1 + 256 + ...) over them.
-            let low = 8u * (QD - 1u - k);
-            let bias = i32(((1u << low) - 1u) / 255u * 128u);
-            let dig = (rest + vec4<i32>(bias)) >> vec4<u32>(low);
-            digits[k][i] = pack4xI8(dig);
-            rest -= dig << vec4<u32>(low);
+            let low = vec4<u32>(8u * (QD - 1u - k));
+            digits[k][i] = pack4xU8((u >> low) & vec4<u32>(255u)) ^ 0x80808080u;
         }
     }
     for (var k = 0u; k < QD; k++) {
