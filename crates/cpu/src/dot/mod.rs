@@ -128,7 +128,7 @@ pub fn prefetch_ahead(w: &[u8], row_bytes: usize, j: usize) {
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (w, row_bytes, j);
+    let _ = (w, row_bytes, j, PREFETCH_BYTES);
 }
 
 /// `out[r] = w_row · x[r]` for `R` activation rows, where `w_row` is one row of `ty`'s
