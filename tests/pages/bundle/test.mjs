@@ -17,7 +17,8 @@ import webpack from 'webpack';
 import { ROOT, assertNoProblems, launch, openPage, screenshot, startServer, step } from '../lib/browser.mjs';
 
 const MODEL = '.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf';
-const SERVER_PORT = Number(process.env.KINDLING_BUNDLE_SERVER_PORT ?? 8641);
+// Not 8641: scripts/test_web.sh runs the WebGPU suite's server there at the same time.
+const SERVER_PORT = Number(process.env.KINDLING_BUNDLE_SERVER_PORT ?? 8645);
 // The app's pages are cross-origin isolated, as a site that wants the threaded CPU build
 // serves them.
 const ISOLATED = { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' };

@@ -104,20 +104,31 @@ export async function assertAccessible(page, what) {
  */
 export async function startServer(port, { isolate = false } = {}) {
   const args = [path.join(ROOT, 'tests/scripts/serve.py'), '--port', String(port), '--root', ROOT, ...(isolate ? ['--isolate'] : [])];
-  const child = spawn('python3', args, {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn('python3', args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      if ((await fetch(`${base}/package.json`, { method: 'HEAD' })).ok) return { base, stop: () => child.kill() };
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill();
-  throw new Error(`serve.py did not answer on ${base}`);
+  // serve.py prints "serving ..." once it holds the port. Waiting for that line, not for
+  // an answer on the port, keeps a server already there (another suite's, without
+  // --isolate, say) from answering for ours when our bind fails.
+  await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve.py did not start on ${base} within 10 s`)), 10_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('serving ')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`serve.py on port ${port} exited (${code ?? signal}) before serving: is the port taken?`));
+    });
+  }).catch((e) => {
+    child.kill();
+    throw e;
+  });
+  child.stdout.resume();
+  return { base, stop: () => child.kill() };
 }
 
 /** Runs `f` and prints how long it took. */
