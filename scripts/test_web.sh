@@ -26,8 +26,8 @@ if [ "$others" = 0 ]; then
   echo "== the pages people open: types, the packed package in a Vite app, the GPU test bench and the chat demo"
   KINDLING_PREBUILT=1 bash scripts/test_pages.sh || others=$?
 fi
-# What else should use this core while the WebGPU suite runs (scripts/test.sh: the lints,
-# the fuzzers, the WASI tests).
+# What else should use this core while the WebGPU suite runs (scripts/test.sh: the fuzzers
+# and the WASI tests).
 if [ "$others" = 0 ] && [ -n "${KINDLING_BESIDE_WEBGPU:-}" ]; then
   bash -c "$KINDLING_BESIDE_WEBGPU" || others=$?
 fi
