@@ -17,7 +17,7 @@ import { modelCache } from './cache.js';
 import { RestartLoad } from './download.js';
 import { openSource } from './source.js';
 import { inspectSource } from './inspect.js';
-import { GPU_THREADS, cpuEngine, threadedMemoryBytes, threadsOption } from './threads.js';
+import { GPU_THREADS, cpuEngine, oneThreadReason, threadedMemoryBytes, threadsOption } from './threads.js';
 
 export {
   AbortError, DeviceLostError, DownloadError, IntegrityError, InvalidModelError, InvalidRequestError, OutOfMemoryError,
@@ -91,8 +91,26 @@ function createLoader(eng, backend, src, contextLength) {
 }
 
 /**
+ * Which build and backend a load starts on (threads.js): a model bound for the CPU goes to
+ * the threaded build where that may run. For 'auto' there the engine first says which
+ * backend it would pick (no device opened, no memory reserved), so that a plain loader
+ * never reserves the weights' memory only to be dropped. `{ eng, backend, threads,
+ * fallbackReason, adapter }`; the last two are set only where the plain engine chose.
+ */
+async function planLoad(backend, options, signal) {
+  const plan = { eng: engine, backend, threads: null, fallbackReason: undefined, adapter: undefined };
+  if (backend === 'auto' && !oneThreadReason(options)) {
+    const pick = await raceAbort(engine.autoBackend(), signal, 'the model load');
+    if (pick.backend === 'cpu') Object.assign(plan, { backend: 'cpu', fallbackReason: pick.fallbackReason, adapter: pick.adapter });
+  }
+  if (plan.backend !== 'cpu') return plan;
+  const cpu = await raceAbort(cpuEngine(engine, options), signal, 'the model load');
+  return { ...plan, eng: cpu.engine, threads: cpu.threads };
+}
+
+/**
  * Streams `source` into a new engine loader; returns the engine's model, with the
- * fallback reason and CPU threads of its build (threads.js).
+ * fallback reason, adapter and CPU threads of its build (threads.js).
  */
 async function loadOnce(source, backend, options) {
   const { signal, onProgress, contextLength } = options;
@@ -105,23 +123,19 @@ async function loadOnce(source, backend, options) {
   let creating = null;
   let onGpu = false;
   let fallbackReason = null;
+  let adapter;
   let threads = GPU_THREADS;
   try {
     throwIfAborted(signal, 'the model load');
     const sharded = 'shardCount' in src;
-    creating = createLoader(engine, backend, src, contextLength);
+    const plan = await planLoad(backend, options, signal);
+    creating = createLoader(plan.eng, plan.backend, src, contextLength);
     loader = await raceAbort(creating, signal, 'the model load');
-    fallbackReason = loader.fallbackReason ?? null;
+    fallbackReason = plan.fallbackReason ?? loader.fallbackReason ?? null;
+    adapter = plan.adapter;
     if (loader.backend === 'cpu') {
-      // A CPU model may run on the threaded build instead (threads.js): its own loader.
-      const cpu = await raceAbort(cpuEngine(engine, options), signal, 'the model load');
-      threads = cpu.threads;
-      if (cpu.engine !== engine) {
-        loader.free();
-        loader = null;
-        creating = createLoader(cpu.engine, 'cpu', src, contextLength);
-        loader = await raceAbort(creating, signal, 'the model load');
-      }
+      // 'auto' that fell back only once WebGPU failed to open stays on the plain build.
+      threads = plan.threads ?? { count: 1, reason: oneThreadReason(options) ?? 'WebGPU failed to open after its adapter was chosen; the fallback runs on one thread' };
     }
     // The fits-check runs on the header as it arrives (inspect.js, crates/web/src/inspect.rs).
     if (options.limits) loader.setLimits(options.limits);
@@ -174,7 +188,7 @@ async function loadOnce(source, backend, options) {
     const model = loader.finish(contextLength ?? undefined);
     await src.commit();
     emit(onProgress, { phase: 'prepare', loaded: 1, total: 1 });
-    return { model, label: src.label, fallbackReason, threads };
+    return { model, label: src.label, fallbackReason, adapter, threads };
   } catch (e) {
     src.cancel();
     // Drop every buffer allocated so far before reporting.
@@ -222,11 +236,13 @@ export class Model {
   #disposed = false;
 
   /** Use `Model.load`. */
-  constructor(engineModel, fallbackReason, threads) {
+  constructor(engineModel, fallbackReason, threads, adapter) {
     if (!engineModel) throw new TypeError('use Model.load(source, options) to create a Model');
     this.#engine = engineModel;
     this.#info = engineModel.info;
     if (fallbackReason) this.#info.fallbackReason = fallbackReason;
+    // The adapter the plain engine probed when the threaded build runs the model.
+    if (adapter !== undefined) this.#info.adapter = adapter;
     this.#info.threads = { ...(threads ?? GPU_THREADS) };
     // `create(request, { signal })` as OpenAI's SDK takes it, or the signal in the request.
     this.chat = { completions: { create: (request, options) => this.#chatCreate(withSignal(request, options)) } };
@@ -277,8 +293,8 @@ export class Model {
     try {
       threadsOption(options); // a bad `threads` fails before the download
       await raceAbort(initEngine(), options.signal, 'the model load');
-      const { model, fallbackReason, threads } = await loadFresh(source, backend, options);
-      return new Model(model, fallbackReason, threads);
+      const { model, fallbackReason, threads, adapter } = await loadFresh(source, backend, options);
+      return new Model(model, fallbackReason, threads, adapter);
     } catch (e0) {
       const e = toError(e0);
       // 'auto': a model that does not fit the GPU runs on the CPU, if we can read it again.

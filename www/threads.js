@@ -55,6 +55,12 @@ export function whyOneThread(want, asked) {
   return null;
 }
 
+/** Why a CPU load with these options gets one thread here, or null when it may have more. */
+export function oneThreadReason(options) {
+  const asked = threadsOption(options);
+  return whyOneThread(asked ?? defaultThreads(), asked !== undefined);
+}
+
 /** The threaded engine with its pool, started once per JS realm (a pool cannot be resized). */
 let threaded = null;
 
@@ -73,10 +79,9 @@ function startThreaded(size) {
  * threaded one when it may run (its pool started on first use), else `plain`.
  */
 export async function cpuEngine(plain, options) {
-  const asked = threadsOption(options);
-  const want = asked ?? defaultThreads();
-  const why = whyOneThread(want, asked !== undefined);
+  const why = oneThreadReason(options);
   if (why) return { engine: plain, threads: { count: 1, reason: why } };
+  const want = threadsOption(options) ?? defaultThreads();
   let pool;
   try {
     pool = await startThreaded(want);

@@ -49,6 +49,13 @@ try {
   console.log(`   "${two.text.slice(0, 60)}…"; decode ${one.timings.decodeTokensPerSecond.toFixed(1)} tok/s on 1 thread, ` +
     `${two.timings.decodeTokensPerSecond.toFixed(1)} on 2; prefill ${one.timings.prefillTokensPerSecond.toFixed(1)} → ${two.timings.prefillTokensPerSecond.toFixed(1)}`);
 
+  await step("'auto' without WebGPU in a worker of an isolated page: the threaded build, with the fallback's reason", async () => {
+    const r = await run('inWorker', { backend: 'auto', threads: 2 });
+    assert.equal(r.info.backend, 'cpu');
+    assert.equal(r.info.threads.count, 2, JSON.stringify(r.info.threads));
+    assert.ok(r.info.fallbackReason, 'the reason auto did not take WebGPU');
+    assert.deepEqual(r.tokenIds, one.tokenIds);
+  });
   await step('the main thread of an isolated page: one thread, and why', async () => {
     const r = await run('onMainThread', { threads: 2 });
     assert.equal(r.info.threads.count, 1);

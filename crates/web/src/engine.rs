@@ -49,6 +49,33 @@ pub(crate) struct Choice {
     pub fallback_reason: Option<String>,
 }
 
+/// What 'auto' picks before a device is opened: the CPU when no WebGPU adapter is offered
+/// or the only one is a software renderer (with the reason), else WebGPU.
+pub(crate) struct Preference {
+    pub gpu: bool,
+    /// The adapter's `{vendor, architecture, description, isFallbackAdapter}`, or null.
+    pub adapter: JsValue,
+    pub fallback_reason: Option<String>,
+}
+
+pub(crate) async fn auto_preference() -> Preference {
+    let adapter = match caps::request_adapter().await {
+        Ok(a) => a,
+        Err(reason) => return Preference { gpu: false, adapter: JsValue::NULL, fallback_reason: Some(reason) },
+    };
+    let info = caps::adapter_info(&adapter);
+    let software = js_sys::Reflect::get(&info, &JsValue::from_str("isFallbackAdapter"))
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    if software {
+        let reason = "the only WebGPU adapter is a software renderer (fallback adapter, e.g. SwiftShader); \
+                      the CPU backend is faster there — pass backend: 'webgpu' to use it anyway";
+        return Preference { gpu: false, adapter: info, fallback_reason: Some(reason.into()) };
+    }
+    Preference { gpu: true, adapter: info, fallback_reason: None }
+}
+
 pub(crate) async fn open_backend(kind: BackendKind) -> JsResult<Choice> {
     let cpu = |adapter: JsValue, reason: Option<String>| Choice {
         opened: Opened::Cpu(CpuBackend::new()),
@@ -67,23 +94,15 @@ pub(crate) async fn open_backend(kind: BackendKind) -> JsResult<Choice> {
             })
         }
         BackendKind::Auto => {
-            let adapter = match caps::request_adapter().await {
-                Ok(a) => a,
-                Err(reason) => return Ok(cpu(JsValue::NULL, Some(reason))),
-            };
-            let info = caps::adapter_info(&adapter);
-            let software = js_sys::Reflect::get(&info, &JsValue::from_str("isFallbackAdapter"))
-                .ok()
-                .and_then(|v| v.as_bool())
-                .unwrap_or(false);
-            if software {
-                let reason = "the only WebGPU adapter is a software renderer (fallback adapter, e.g. SwiftShader); \
-                              the CPU backend is faster there — pass backend: 'webgpu' to use it anyway";
-                return Ok(cpu(info, Some(reason.into())));
+            let pick = auto_preference().await;
+            if !pick.gpu {
+                return Ok(cpu(pick.adapter, pick.fallback_reason));
             }
             match open_gpu().await {
-                Ok(gpu) => Ok(Choice { opened: Opened::Gpu(Box::new(gpu)), adapter: info, fallback_reason: None }),
-                Err(e) => Ok(cpu(info, Some(e.message))),
+                Ok(gpu) => {
+                    Ok(Choice { opened: Opened::Gpu(Box::new(gpu)), adapter: pick.adapter, fallback_reason: None })
+                }
+                Err(e) => Ok(cpu(pick.adapter, Some(e.message))),
             }
         }
     }

@@ -71,6 +71,24 @@ pub fn cpu_threads() -> usize {
     kindling_cpu::threads()
 }
 
+/// What `createLoader('auto')` would pick, without opening a device or reserving memory:
+/// `{ backend: 'webgpu' | 'cpu', adapter, fallbackReason }` (`engine::auto_preference`).
+/// www/threads.js asks first, so that a model bound for the CPU goes straight to the
+/// threaded build rather than through a plain loader (which reserves the weights' memory).
+#[wasm_bindgen(js_name = autoBackend)]
+pub async fn auto_backend() -> JsValue {
+    init();
+    let pick = engine::auto_preference().await;
+    let out = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), &v);
+    };
+    set("backend", JsValue::from_str(if pick.gpu { "webgpu" } else { "cpu" }));
+    set("adapter", pick.adapter);
+    set("fallbackReason", pick.fallback_reason.map_or(JsValue::NULL, JsValue::from));
+    out.into()
+}
+
 /// Caps the CPU kernels' threads at `n`; in the threaded build, called once its pool
 /// has started (before, the kernels keep to one thread).
 #[wasm_bindgen(js_name = setCpuThreads)]
