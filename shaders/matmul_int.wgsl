@@ -86,14 +86,9 @@ fn run_dots(q: array<vec4<u32>, 4>, x0: vec4<u32>, x1: vec4<u32>, x2: vec4<u32>)
 // (q + B) >> 8k, packed and with every byte's top bit flipped (b - 128 as a signed byte
 // is b ^ 0x80): a shift, a pack and an xor instead of a carry chain per digit.
 fn stage_x_run(m: u32, r: u32, v: array<vec4<f32>, 4>) {
-    var amax = 0.0;
-    var sum = 0.0;
-    for (var i = 0u; i < 4u; i++) {
-        let a = abs(v[i]);
-        amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
-        sum += v[i].x + v[i].y + v[i].z + v[i].w;
-    }
-    let d = amax / QX_MAX;
+    let stats = run_max_sum(v);
+    let sum = stats.y;
+    let d = stats.x / QX_MAX;
     let inv = select(0.0, 1.0 / d, d > 0.0);
     let lim = vec4<i32>(i32(QX_MAX));
     // B above (QD = 3: 8421504, and q + B is in [65793, 2^24 - 1]).

@@ -92,14 +92,9 @@ struct Run {
 }
 
 fn quantize_run(v: array<vec4<f32>, 4>) -> Run {
-    var amax = 0.0;
-    var sum = 0.0;
-    for (var i = 0u; i < 4u; i++) {
-        let a = abs(v[i]);
-        amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
-        sum += v[i].x + v[i].y + v[i].z + v[i].w;
-    }
-    let d = amax / QX_MAX;
+    let stats = run_max_sum(v);
+    let sum = stats.y;
+    let d = stats.x / QX_MAX;
     let inv = select(0.0, 1.0 / d, d > 0.0);
     var run: Run;
     for (var i = 0u; i < 4u; i++) {

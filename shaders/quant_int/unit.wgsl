@@ -14,3 +14,17 @@ struct Unit {
     a: vec2<f32>,
     b: vec2<f32>,
 }
+
+// The largest |value| and the sum of a 16-value input run, in a fixed order: where both
+// kernels' run quantization starts (matvec_int.wgsl's quantize_run, matmul_int.wgsl's
+// stage_x_run), so decode and prefill scale a run alike.
+fn run_max_sum(v: array<vec4<f32>, 4>) -> vec2<f32> {
+    var amax = 0.0;
+    var sum = 0.0;
+    for (var i = 0u; i < 4u; i++) {
+        let a = abs(v[i]);
+        amax = max(amax, max(max(a.x, a.y), max(a.z, a.w)));
+        sum += v[i].x + v[i].y + v[i].z + v[i].w;
+    }
+    return vec2<f32>(amax, sum);
+}
