@@ -6,7 +6,8 @@
 #                                      under each OP_VARIANTS entry (env assignments, ',' between)
 #   web-old.tar.xz, web-new.tar.xz     kindling_web.js and kindling_web_bg.wasm of each build
 #   NAME.hdr.xz, NAME.hdr.json, gguf_stub.py   the model headers (noise weights; timing only)
-# Native: bench/ab.sh over BINS "kindling kindling-new"; then Dawn: the two wasm builds take
+# Native: bench/ab.sh over BINS (default "kindling kindling-new"; entries may set variables,
+# as bench/ab.sh says); then Dawn: the two wasm builds take
 # turns for ROUNDS rounds (bench/dawn.mjs, the package's JS from www/). MODELS (default
 # qwen15), PROMPTS (default "8 512 4096"), ROUNDS (default 2). Writes under $OUT.
 set -u
@@ -25,7 +26,7 @@ if [ -x .bench/op_timing-new ]; then
   done
   mv .bench/op_timing-new .bench/op_timing-new.done   # bench/ab.sh would run it again
 fi
-BINS="kindling kindling-new" bash bench/ab.sh
+BINS=${BINS:-kindling kindling-new} bash bench/ab.sh
 specs=; for m in $MODELS; do specs="$specs $m=/tmp/$m.gguf"; done
 for side in old new; do
   pkg=/tmp/pkg-$side

@@ -76,9 +76,9 @@ fn kv_store(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
 
 // `attention`: one workgroup of WG invocations per (row, head). The row's positions are
 // taken CHUNK at a time (online softmax across chunks: running max and sum):
-//   1. scores: the invocations split the chunk's positions, 1 to 8 of them per position
-//      (score_share: more where there are few) each taking a share of its q·k dot (q
-//      scaled, in workgroup memory, read as a broadcast);
+//   1. scores (`scores`): SHARE invocations per position, each a share of its q·k dot
+//      (q scaled, in workgroup memory, read as a broadcast), four positions each per
+//      round of SCORE_ROUND;
 //   2. one workgroup max reduction per chunk (fold: each invocation keeps its share of
 //      the sum, reduced once at the end);
 //   3. the weighted sum of V: invocations over (4-value lane of head_dim) × (slice of
@@ -291,44 +291,95 @@ fn attention_rope(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
     attend(id, lid, 0u, h, range);
 }
 
-// The scores of `attend`: up to 8 invocations per position where a chunk has few
-// positions (score_share), each a share of the q·k dot (every share-th vec4 of
-// head_dim, so a position's invocations read consecutive words), summed through
-// workgroup memory: a short context's few positions would otherwise leave one
-// invocation each to walk all of head_dim, load after load, while the rest wait.
-fn score_share(cnt: u32) -> u32 {
-    var t = 8u;
-    while (t > 1u && cnt * t > WG) {
-        t >>= 1u;
-    }
-    return t;
+// The scores of `attend`: SHARE invocations per position, each a share of the q·k dot
+// (every SHARE-th vec4 of head_dim, so a position's invocations read consecutive words:
+// one cache line per position and load, where one invocation per position made every
+// load of a warp touch as many lines as it has invocations), and each invocation four
+// positions a round (`dots4`: their loads all in flight at once). The shares meet in
+// `part` (a vec4 per invocation: its four positions), summed once per round of
+// SCORE_ROUND positions: one load latency and two barriers a round, where walking
+// head_dim load after load had cost a latency per step.
+const SHARE: u32 = 8u;
+const SCORE_ROUND: u32 = 4u * (WG / SHARE);
+
+// Whether head_dim is a multiple of 4: then every head's slice of a cache row starts at
+// a multiple of 4 and the kernels read four values a load (k4_at, v4_at). They branch
+// on it outside their loops, so no branch stands between a loop's loads and they can
+// all be in flight together.
+fn whole_vec4s() -> bool {
+    return (p.head_dim & 3u) == 0u;
 }
 
-// Invocation t's share (of `share`) of the (scaled) query · the key at cache position
-// `pos`, head columns from kvb.
-fn part_dot(pos: u32, t: u32, share: u32, kvb: u32) -> f32 {
+// Invocation t's share of the (scaled) query · the keys at cache positions pos (four of
+// them), head columns from kvb: every SHARE-th vec4 of head_dim from the t-th, two a
+// step (for head_dim 128, all of a share's loads at once).
+fn dots4(pos: vec4<u32>, t: u32, kvb: u32) -> vec4<f32> {
     let hd = p.head_dim;
     let hd4 = hd & ~3u;
-    let kb = pos * p.width + kvb;
-    var s4 = vec4<f32>(0.0);
-    var d = 4u * t;
-    // Two vec4s a step, for loads in flight (head_dim 128 over 8: all of a share at once).
-    for (; d + 4u * share < hd4; d += 8u * share) {
-        let d2 = d + 4u * share;
-        let k0 = vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u));
-        let k1 = vec4<f32>(k_at(kb + d2), k_at(kb + d2 + 1u), k_at(kb + d2 + 2u), k_at(kb + d2 + 3u));
-        s4 += k0 * q4(d) + k1 * q4(d2);
+    let kb = pos * p.width + vec4<u32>(kvb);
+    var s = vec4<f32>(0.0);
+    if (whole_vec4s()) {
+        var d = 4u * t;
+        for (; d + 4u * SHARE < hd; d += 8u * SHARE) {
+            let e = d + 4u * SHARE;
+            let qv = q4(d);
+            let qw = q4(e);
+            s += vec4<f32>(dot(k4_at(kb.x + d), qv), dot(k4_at(kb.y + d), qv), dot(k4_at(kb.z + d), qv), dot(k4_at(kb.w + d), qv))
+                + vec4<f32>(dot(k4_at(kb.x + e), qw), dot(k4_at(kb.y + e), qw), dot(k4_at(kb.z + e), qw), dot(k4_at(kb.w + e), qw));
+        }
+        if (d < hd) {
+            let qv = q4(d);
+            s += vec4<f32>(dot(k4_at(kb.x + d), qv), dot(k4_at(kb.y + d), qv), dot(k4_at(kb.z + d), qv), dot(k4_at(kb.w + d), qv));
+        }
+        return s;
     }
-    if (d < hd4) {
-        s4 += vec4<f32>(k_at(kb + d), k_at(kb + d + 1u), k_at(kb + d + 2u), k_at(kb + d + 3u)) * q4(d);
+    // Rows not on vec4 boundaries: value by value, and the tail past the last whole
+    // vec4 by t == 0.
+    for (var d = 4u * t; d < hd4; d += 4u * SHARE) {
+        let qv = q4(d);
+        s += vec4<f32>(dot(k4(kb.x + d), qv), dot(k4(kb.y + d), qv), dot(k4(kb.z + d), qv), dot(k4(kb.w + d), qv));
     }
-    var s = s4.x + s4.y + s4.z + s4.w;
     if (t == 0u) {
         for (var e = hd4; e < hd; e++) {
-            s += k_at(kb + e) * qs[e];
+            s += vec4<f32>(k_at(kb.x + e), k_at(kb.y + e), k_at(kb.z + e), k_at(kb.w + e)) * qs[e];
         }
     }
     return s;
+}
+
+// Cache values at..at+3 of K, one by one.
+fn k4(at: u32) -> vec4<f32> {
+    return vec4<f32>(k_at(at), k_at(at + 1u), k_at(at + 2u), k_at(at + 3u));
+}
+
+// The scores of positions c0..c0 + cnt into sc[0..cnt] (soft-capped where asked), the
+// scaled query in qs. Called in uniform control flow.
+fn scores(lid: u32, c0: u32, cnt: u32, kvb: u32) {
+    let t = lid % SHARE;
+    let g = lid / SHARE;
+    let per = WG / SHARE;
+    for (var r0 = 0u; r0 < cnt; r0 += SCORE_ROUND) {
+        // Positions past cnt read the round's last one again (no branch around loads).
+        let i = min(vec4<u32>(r0 + g) + vec4<u32>(0u, per, 2u * per, 3u * per), vec4<u32>(cnt - 1u));
+        // Share-major, so the sums below read consecutive vec4s (invocation-major, each
+        // summing invocation's reads fell in one memory bank).
+        part[t * per + g] = dots4(vec4<u32>(c0) + i, t, kvb);
+        workgroupBarrier();
+        let j = r0 + lid;
+        if (lid < SCORE_ROUND && j < cnt) {
+            let gi = lid % per;
+            let k = lid / per;
+            var s = 0.0;
+            for (var u = 0u; u < SHARE; u++) {
+                s += part[u * per + gi][k];
+            }
+            if (p.softcap > 0.0) {
+                s = p.softcap * tanh_safe(s / p.softcap);
+            }
+            sc[j] = s;
+        }
+        workgroupBarrier();
+    }
 }
 
 // Row r, head h of attention over the positions `range` (first..end), the scaled query
@@ -337,7 +388,6 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
     let first = range.x;
     let end = range.y;
     let hd = p.head_dim;
-    let hd4 = hd & ~3u;
     let qb = r * p.q_cols + h * hd;
     let kvb = (h / (p.heads / p.kv_heads)) * hd;
     let lanes = (hd + 3u) / 4u;
@@ -350,26 +400,7 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
     var acc = vec4<f32>(0.0);
     for (var c0 = first; c0 < end; c0 += CHUNK) {
         let cnt = min(CHUNK, end - c0);
-        let share = score_share(cnt);
-        let per_step = WG / share;
-        for (var i0 = 0u; i0 < cnt; i0 += per_step) {
-            let i = i0 + lid / share;
-            if (i < cnt) {
-                red[lid] = part_dot(c0 + i, lid % share, share, kvb);
-            }
-            workgroupBarrier();
-            if (lid < per_step && i0 + lid < cnt) {
-                var s = 0.0;
-                for (var t = 0u; t < share; t++) {
-                    s += red[lid * share + t];
-                }
-                if (p.softcap > 0.0) {
-                    s = p.softcap * tanh_safe(s / p.softcap);
-                }
-                sc[i0 + lid] = s;
-            }
-            workgroupBarrier();
-        }
+        scores(lid, c0, cnt, kvb);
         var lmax = NEG_BIG;
         for (var i = lid; i < cnt; i += WG) {
             lmax = max(lmax, sc[i]);
@@ -389,17 +420,31 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
         acc *= corr;
         if (slice < slices) {
             let d = 4u * lane;
+            let at = c0 * p.width + kvb + d;
             // Four positions per step, for loads in flight.
             var i = slice;
-            for (; i + 3u * slices < cnt; i += 4u * slices) {
-                let a0 = v4((c0 + i) * p.width + kvb + d, d, hd);
-                let a1 = v4((c0 + i + slices) * p.width + kvb + d, d, hd);
-                let a2 = v4((c0 + i + 2u * slices) * p.width + kvb + d, d, hd);
-                let a3 = v4((c0 + i + 3u * slices) * p.width + kvb + d, d, hd);
-                acc += sc[i] * a0 + sc[i + slices] * a1 + sc[i + 2u * slices] * a2 + sc[i + 3u * slices] * a3;
-            }
-            for (; i < cnt; i += slices) {
-                acc += sc[i] * v4((c0 + i) * p.width + kvb + d, d, hd);
+            if (whole_vec4s()) {
+                for (; i + 3u * slices < cnt; i += 4u * slices) {
+                    let a0 = v4_at(at + i * p.width);
+                    let a1 = v4_at(at + (i + slices) * p.width);
+                    let a2 = v4_at(at + (i + 2u * slices) * p.width);
+                    let a3 = v4_at(at + (i + 3u * slices) * p.width);
+                    acc += sc[i] * a0 + sc[i + slices] * a1 + sc[i + 2u * slices] * a2 + sc[i + 3u * slices] * a3;
+                }
+                for (; i < cnt; i += slices) {
+                    acc += sc[i] * v4_at(at + i * p.width);
+                }
+            } else {
+                for (; i + 3u * slices < cnt; i += 4u * slices) {
+                    let a0 = v4(at + i * p.width, d, hd);
+                    let a1 = v4(at + (i + slices) * p.width, d, hd);
+                    let a2 = v4(at + (i + 2u * slices) * p.width, d, hd);
+                    let a3 = v4(at + (i + 3u * slices) * p.width, d, hd);
+                    acc += sc[i] * a0 + sc[i + slices] * a1 + sc[i + 2u * slices] * a2 + sc[i + 3u * slices] * a3;
+                }
+                for (; i < cnt; i += slices) {
+                    acc += sc[i] * v4(at + i * p.width, d, hd);
+                }
             }
         }
         workgroupBarrier();

@@ -79,9 +79,9 @@ fn coop_load8(source: u32, r: u32, h: u32, d: u32, kvb: u32) -> mat2x4<f32> {
         } else {
             let at = r * p.width + kvb + dc;
             if (source == 1u) {
-                v[c] = vec4<f32>(k_at(at), k_at(at + 1u), k_at(at + 2u), k_at(at + 3u));
+                v[c] = k4_at(at);
             } else {
-                v[c] = vec4<f32>(v_at(at), v_at(at + 1u), v_at(at + 2u), v_at(at + 3u));
+                v[c] = v4_at(at);
             }
         }
     }

@@ -37,9 +37,9 @@ fn load_tile(which: u32, t0: u32, tp: u32, end: u32, kvb: u32, hd4: u32, lid: u3
         var v = vec4<f32>(0.0);
         if (t0 + j < end) {
             if (which == 0u) {
-                v = vec4<f32>(k_at(at), k_at(at + 1u), k_at(at + 2u), k_at(at + 3u));
+                v = k4_at(at);
             } else {
-                v = vec4<f32>(v_at(at), v_at(at + 1u), v_at(at + 2u), v_at(at + 3u));
+                v = v4_at(at);
             }
         }
         kvt[t] = v;

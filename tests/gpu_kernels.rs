@@ -1272,6 +1272,8 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
         (2, 1, 64, Some(100), None),
         // Qwen2.5's head_dim: the batch kernel's tiles of 16 positions.
         (4, 2, 128, None, None),
+        // Sixteen heads over one KV head (multi-query attention).
+        (16, 1, 128, None, None),
         // Gemma 2: soft-capped scores (a cap the random scores reach), windowed or not.
         (4, 2, 64, None, Some(1.5)),
         (4, 2, 64, Some(5), Some(1.5)),
