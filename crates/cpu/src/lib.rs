@@ -6,6 +6,8 @@
 mod dot;
 mod kernels;
 mod parallel;
+#[cfg(not(target_arch = "wasm32"))]
+mod spin_pool;
 
 use kindling_gguf::GgmlType;
 use kindling_model::{Activation, AttentionParams, Backend, KvSpec, ModelError, Result, RopeConfig, WeightSpec};

@@ -1,6 +1,7 @@
-//! Splitting kernel work over threads on rayon's pool: natively, and in the threaded
-//! WebAssembly build (shared memory and atomics, its pool started by the page through
-//! `wasm-bindgen-rayon`). The plain wasm build has one thread.
+//! Splitting kernel work over threads: natively on the spinning pool (`spin_pool`), in
+//! the threaded WebAssembly build on rayon's pool (shared memory and atomics, its pool
+//! started by the page through `wasm-bindgen-rayon`). The plain wasm build has one
+//! thread.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -31,8 +32,8 @@ pub fn threads() -> usize {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        // rayon's global pool has one thread per core.
-        let avail = rayon::current_num_threads().max(1);
+        // The pool has one thread per core, the caller's included.
+        let avail = crate::spin_pool::cores();
         match MAX_THREADS.load(Ordering::Relaxed) {
             0 => avail,
             m => m.min(avail),
@@ -54,14 +55,44 @@ pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize,
     if t == 1 {
         return f(0, out);
     }
+    let per = units.div_ceil(t);
     #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
     {
+        let _ = per;
         f(0, out)
     }
-    #[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
+    #[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]
     {
         use rayon::prelude::*;
-        let per = units.div_ceil(t);
         out.par_chunks_mut(per * unit).enumerate().for_each(|(i, band)| f(i * per, band));
     }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let (len, step) = (out.len(), per * unit);
+        let base = BandBase(out.as_mut_ptr());
+        crate::spin_pool::run(len.div_ceil(step), &|i| {
+            let start = i * step;
+            // SAFETY: band i is out[start..start + step] (the last one shorter): the
+            // bands do not overlap, each is handed to one call, and `out` outlives
+            // `run`, which returns when every call has.
+            let band = unsafe { std::slice::from_raw_parts_mut(base.at(start), step.min(len - start)) };
+            f(i * per, band)
+        });
+    }
 }
+
+/// `out`'s first element, shared by the calls that each take their own band of it.
+#[cfg(not(target_arch = "wasm32"))]
+struct BandBase<T>(*mut T);
+
+#[cfg(not(target_arch = "wasm32"))]
+impl<T> BandBase<T> {
+    fn at(&self, i: usize) -> *mut T {
+        // SAFETY (callers): i is within the slice the base came from.
+        unsafe { self.0.add(i) }
+    }
+}
+
+// SAFETY: each band is reached by one call only (for_each_band), and T: Send.
+#[cfg(not(target_arch = "wasm32"))]
+unsafe impl<T: Send> Sync for BandBase<T> {}
