@@ -3,7 +3,8 @@
 //! A decode step of a small model is hundreds of short parallel sections (a matmul of a
 //! few hundred rows takes tens of microseconds), each a fork and a join. On rayon's pool a
 //! section started by waking sleeping threads. On 8 and 16 threads of the GPU machine
-//! SmolLM2 decoded at the same 34 tok/s (`bench/results/cpu-native-h200.md`). Here the
+//! SmolLM2 decoded at the same 34 tok/s; on this pool, 116–149 (both figures in
+//! `bench/results/cpu-native-h200.md`, the second with other changes between). Here the
 //! workers spin on one atomic word for up to `SPIN` after their last part, so the next
 //! section finds them awake. They sleep on a condition variable after that, so an idle
 //! model costs nothing.
