@@ -322,14 +322,10 @@ fn dots4(pos: vec4<u32>, t: u32, kvb: u32) -> vec4<f32> {
         var d = 4u * t;
         for (; d + 4u * SHARE < hd; d += 8u * SHARE) {
             let e = d + 4u * SHARE;
-            let qv = q4(d);
-            let qw = q4(e);
-            s += vec4<f32>(dot(k4_at(kb.x + d), qv), dot(k4_at(kb.y + d), qv), dot(k4_at(kb.z + d), qv), dot(k4_at(kb.w + d), qv))
-                + vec4<f32>(dot(k4_at(kb.x + e), qw), dot(k4_at(kb.y + e), qw), dot(k4_at(kb.z + e), qw), dot(k4_at(kb.w + e), qw));
+            s += key_dots(kb + vec4<u32>(d), q4(d)) + key_dots(kb + vec4<u32>(e), q4(e));
         }
         if (d < hd) {
-            let qv = q4(d);
-            s += vec4<f32>(dot(k4_at(kb.x + d), qv), dot(k4_at(kb.y + d), qv), dot(k4_at(kb.z + d), qv), dot(k4_at(kb.w + d), qv));
+            s += key_dots(kb + vec4<u32>(d), q4(d));
         }
         return s;
     }
@@ -345,6 +341,11 @@ fn dots4(pos: vec4<u32>, t: u32, kvb: u32) -> vec4<f32> {
         }
     }
     return s;
+}
+
+// qv · the four values of K from each of at's four elements (multiples of 4): one load each.
+fn key_dots(at: vec4<u32>, qv: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(dot(k4_at(at.x), qv), dot(k4_at(at.y), qv), dot(k4_at(at.z), qv), dot(k4_at(at.w), qv));
 }
 
 // Cache values at..at+3 of K, one by one.

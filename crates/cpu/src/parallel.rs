@@ -55,10 +55,10 @@ pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize,
     if t == 1 {
         return f(0, out);
     }
+    #[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
     let per = units.div_ceil(t);
     #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
     {
-        let _ = per;
         f(0, out)
     }
     #[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]

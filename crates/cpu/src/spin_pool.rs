@@ -19,7 +19,7 @@
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -37,13 +37,17 @@ struct Pool {
     /// The current job, written by the caller before it publishes `next` and read only by
     /// a thread that has claimed one of its parts (so the job is still running).
     job: UnsafeCell<Option<Job>>,
-    /// The first panic of the current job's parts.
+    /// The first panic of the current job's parts, and whether there is one (so a job
+    /// without takes no lock for it).
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    panicked: AtomicBool,
     /// One job at a time; a caller that finds the pool busy (another thread's job, or a
     /// part starting a job of its own) runs its parts itself.
     busy: Mutex<()>,
-    /// Workers started, and those asleep.
-    workers: Mutex<usize>,
+    /// Workers started (read without the lock: most jobs need no new one), and those
+    /// asleep.
+    started: AtomicUsize,
+    workers: Mutex<()>,
     sleepers: AtomicUsize,
     wake: Condvar,
     sleep_lock: Mutex<()>,
@@ -73,8 +77,10 @@ fn pool() -> &'static Pool {
         done: AtomicUsize::new(0),
         job: UnsafeCell::new(None),
         panic: Mutex::new(None),
+        panicked: AtomicBool::new(false),
         busy: Mutex::new(()),
-        workers: Mutex::new(0),
+        started: AtomicUsize::new(0),
+        workers: Mutex::new(()),
         sleepers: AtomicUsize::new(0),
         wake: Condvar::new(),
         sleep_lock: Mutex::new(()),
@@ -116,7 +122,10 @@ pub fn run(parts: usize, f: &(dyn Fn(usize) + Sync)) {
     while pool.done.load(Ordering::Acquire) < parts {
         std::hint::spin_loop();
     }
-    let panic = pool.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let panic = match pool.panicked.swap(false, Ordering::Acquire) {
+        true => pool.panic.lock().unwrap_or_else(|e| e.into_inner()).take(),
+        false => None,
+    };
     drop(busy);
     if let Some(p) = panic {
         resume_unwind(p);
@@ -143,6 +152,7 @@ impl Pool {
         let f = unsafe { (*self.job.get()).expect("a claimable job has its closure") };
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe { (*f)(part) })) {
             self.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(p);
+            self.panicked.store(true, Ordering::Release);
         }
         self.done.fetch_add(1, Ordering::Release);
         true
@@ -150,14 +160,17 @@ impl Pool {
 
     fn start_workers(&'static self, want: usize) {
         let want = want.min(cores().saturating_sub(1));
-        let mut started = self.workers.lock().unwrap_or_else(|e| e.into_inner());
-        while *started < want {
-            let spawned =
-                std::thread::Builder::new().name(format!("kindling-cpu-{}", *started + 1)).spawn(move || self.work());
+        if self.started.load(Ordering::Acquire) >= want {
+            return;
+        }
+        let _lock = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        while self.started.load(Ordering::Acquire) < want {
+            let n = self.started.load(Ordering::Acquire) + 1;
+            let spawned = std::thread::Builder::new().name(format!("kindling-cpu-{n}")).spawn(move || self.work());
             if spawned.is_err() {
                 break; // fewer workers: the caller runs the parts left
             }
-            *started += 1;
+            self.started.store(n, Ordering::Release);
         }
     }
 
