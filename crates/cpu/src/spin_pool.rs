@@ -100,7 +100,7 @@ pub fn run(parts: usize, f: &(dyn Fn(usize) + Sync)) {
     let pool = pool();
     let busy = match pool.busy.try_lock() {
         Ok(guard) if parts > 1 && parts <= MAX_PARTS => guard,
-        _ => return (0..parts).for_each(f),
+        _ => return run_inline(parts, f),
     };
     pool.start_workers(parts - 1);
     // SAFETY: no part of the previous job is claimable (`next` is at its part count and
@@ -128,6 +128,20 @@ pub fn run(parts: usize, f: &(dyn Fn(usize) + Sync)) {
     };
     drop(busy);
     if let Some(p) = panic {
+        resume_unwind(p);
+    }
+}
+
+/// `run` on the calling thread alone (the pool busy, or one part): every part runs, and
+/// the first panic is resumed after the last, as on the pool.
+fn run_inline(parts: usize, f: &(dyn Fn(usize) + Sync)) {
+    let mut first = None;
+    for i in 0..parts {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(i))) {
+            first.get_or_insert(p);
+        }
+    }
+    if let Some(p) = first {
         resume_unwind(p);
     }
 }
