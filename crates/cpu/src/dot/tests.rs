@@ -226,6 +226,37 @@ fn planes_are_exact_for_the_block_maximum_and_within_2_pow_minus_30_of_it() {
     assert!(planes.iter().all(|&p| p == 0));
 }
 
+/// The planes' rounding without libm gives `f64::round`'s integers for every value a block
+/// can scale to: an f32 times 2^k with the product below 2^30 (`x_planes`' k), halves
+/// included.
+#[test]
+fn planes_round_as_libm_does() {
+    let check = |y: f64| assert_eq!(super::xplanes::round_half_away_for_tests(y), y.round() as i64, "{y}");
+    let mut rng = Rng(7);
+    for _ in 0..200_000 {
+        // Any finite f32 bit pattern, scaled as x_planes would scale it as its block's maximum
+        // (k = 29 - floor(log2 |v|)) or as a smaller value of a block with a larger maximum.
+        let v = f32::from_bits(rng.next() as u32);
+        if !v.is_finite() || v == 0.0 {
+            continue;
+        }
+        let e = (((v.abs() as f64).to_bits() >> 52) as i32 - 1023).max(-120);
+        let y = v as f64 * 2f64.powi(29 - e);
+        check(y);
+        check(y * 2f64.powi(-((rng.next() % 40) as i32)));
+    }
+    for n in 0..5000i64 {
+        for y in [n as f64 + 0.5, n as f64 + 0.25, n as f64 + 0.75, (1i64 << 29) as f64 + n as f64 + 0.5] {
+            check(y);
+            check(-y);
+        }
+    }
+    for y in [0.5, 0.49999997, 0.50000006, 1.5, 2.5, 1e-30, 1073741823.5, 1073741823.0] {
+        check(y);
+        check(-y);
+    }
+}
+
 /// The wasm32 SIMD128 kernels, the SSE2 and AVX2 ones and the portable ones do the
 /// same f32 operations in the same order, so they give the same bits: this digest of
 /// every type's results is the same on every lane width this CPU has, natively and

@@ -35,12 +35,22 @@ pub fn x_planes(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
         let up = 2f64.powi(k);
         let (hi, lo) = pb.split_at_mut(BLOCK);
         for ((v, h), l) in xb.iter().zip(hi).zip(lo) {
-            let q = (*v as f64 * up).round() as i64;
+            let q = round_half_away(*v as f64 * up);
             *h = (q >> 15) as i16;
             *l = (q & 0x7fff) as i16;
         }
         *s = 2f64.powi(-k) as f32;
     }
+}
+
+/// `y.round()` for a `y` of at most 24 significant bits below 2^30 in magnitude (an f32
+/// times a power of two), without the call to libm's `round` that baseline x86_64 (no
+/// SSE4.1 `roundsd`) makes per value. Exact: `y ± 0.5` needs at most 32 of f64's 53 bits
+/// for `|y| ≥ 0.5`, and below that stays under 1 whatever it rounds to, so truncating it
+/// rounds halves away from zero as `round` does (`tests::planes_round_as_libm_does`).
+#[inline(always)]
+fn round_half_away(y: f64) -> i64 {
+    (y + 0.5f64.copysign(y)) as i64
 }
 
 /// `Σ q·x` over one 32-value group in units of its block scale: `q` holds the 32
@@ -49,6 +59,11 @@ pub fn x_planes(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
 pub fn int_dot32(q: [I16x8; 4], p: &[i16], at: usize) -> F4 {
     let (h, l) = (plane_dot(q, p, at), plane_dot(q, p, at + BLOCK));
     h.to_f32().mul(F4::splat(32768.0)).add(l.to_f32())
+}
+
+#[cfg(test)]
+pub(super) fn round_half_away_for_tests(y: f64) -> i64 {
+    round_half_away(y)
 }
 
 /// Σ q·plane over 32 values, as four exact i32 lanes.
