@@ -49,7 +49,7 @@ pub fn x_planes(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
 /// for `|y| ≥ 0.5`, and below that stays under 1 whatever it rounds to, so truncating it
 /// rounds halves away from zero as `round` does (`tests::planes_round_as_libm_does`).
 #[inline(always)]
-fn round_half_away(y: f64) -> i64 {
+pub(super) fn round_half_away(y: f64) -> i64 {
     (y + 0.5f64.copysign(y)) as i64
 }
 
@@ -59,11 +59,6 @@ fn round_half_away(y: f64) -> i64 {
 pub fn int_dot32(q: [I16x8; 4], p: &[i16], at: usize) -> F4 {
     let (h, l) = (plane_dot(q, p, at), plane_dot(q, p, at + BLOCK));
     h.to_f32().mul(F4::splat(32768.0)).add(l.to_f32())
-}
-
-#[cfg(test)]
-pub(super) fn round_half_away_for_tests(y: f64) -> i64 {
-    round_half_away(y)
 }
 
 /// Σ q·plane over 32 values, as four exact i32 lanes.
