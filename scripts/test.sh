@@ -28,9 +28,9 @@ fi
 
 # The threaded wasm build (scripts/build_threads.sh: the wasm tools, compiled from crates.io
 # on a fresh machine, then a nightly std and its own target dir, so it does not wait on
-# cargo test's lock) starts now: the tools compile while the models download, and the build
-# runs at low priority beside the native tests, in the gaps their serial links and single
-# long tests leave. The browser tests and the pages need both.
+# cargo test's lock) starts now: the tools compile at normal priority while the models
+# download and cargo test compiles, and the build itself at low priority beside the native
+# tests. The browser tests and the pages need both.
 threads_log=$(mktemp)
 KINDLING_THREADS_NICE=15 bash scripts/build_threads.sh >"$threads_log" 2>&1 &
 threads_build=$!

@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 have() { command -v "$1" >/dev/null 2>&1; }
 rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
-# Built as tools that run for seconds, not as the release builds their crates define
-# (full optimization, one codegen unit): a fresh machine compiles both, and this takes
-# about a third less of its time.
+# Built as tools that run for seconds, at opt-level 1 without LTO or debug info rather than
+# as full release builds: a fresh machine compiles both, and this takes about a third less
+# of its time (docs/TESTING.md).
 install=(env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
   CARGO_PROFILE_RELEASE_DEBUG=0 cargo install)
 have wasm-pack || "${install[@]}" wasm-pack --locked
