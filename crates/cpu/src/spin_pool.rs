@@ -177,13 +177,16 @@ impl Pool {
         if self.started.load(Ordering::Acquire) >= want {
             return;
         }
+        // Only this lock's holder changes `started`, so its count is read once.
         let _lock = self.workers.lock().unwrap_or_else(|e| e.into_inner());
-        while self.started.load(Ordering::Acquire) < want {
-            let n = self.started.load(Ordering::Acquire) + 1;
-            let spawned = std::thread::Builder::new().name(format!("kindling-cpu-{n}")).spawn(move || self.work());
+        let mut n = self.started.load(Ordering::Acquire);
+        while n < want {
+            let spawned =
+                std::thread::Builder::new().name(format!("kindling-cpu-{}", n + 1)).spawn(move || self.work());
             if spawned.is_err() {
                 break; // fewer workers: the caller runs the parts left
             }
+            n += 1;
             self.started.store(n, Ordering::Release);
         }
     }
