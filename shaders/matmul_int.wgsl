@@ -50,31 +50,27 @@ fn dot16(q: vec4<u32>, v: vec4<u32>) -> i32 {
     return dot4I8Packed(q.x, v.x) + dot4I8Packed(q.y, v.y) + dot4I8Packed(q.z, v.z) + dot4I8Packed(q.w, v.w);
 }
 
-// Integers of magnitude below 2^22 to f32 without an int-to-float conversion (a
-// quarter-rate instruction on NVIDIA GPUs, and this kernel converts every run's sums):
-// v + 1.5 · 2^23 under the exponent of 2^23 is that float, exactly (prelude's u2f, signed).
-fn i2f(v: vec4<i32>) -> vec4<f32> {
-    return bitcast<vec4<f32>>(v + vec4<i32>(0x4B400000)) - vec4<f32>(12582912.0);
-}
-
 // Σ over 16 values of the four weight runs q (four weight rows) times one digit vector.
 fn dot16x4(q: array<vec4<u32>, 4>, v: vec4<u32>) -> vec4<i32> {
     return vec4<i32>(dot16(q[0], v), dot16(q[1], v), dot16(q[2], v), dot16(q[3], v));
 }
 
 // Four weight rows' runs q · an activation run's QD digit vectors, in units of the run's
-// scale: each digit's sums are exact in i32 (|sum| ≤ 16 · 128 · 128 = 2^18), and meet in
-// f32.
+// scale: each digit's sums are exact in i32 (|sum| ≤ 16 · 128 · 128 = 2^18), the lower
+// two also together (2^26); the high one meets them in f32. Plain int-to-float
+// conversions, as matvec_int.wgsl's: an exponent trick that skipped them (v + 1.5 · 2^23
+// read as a float, less 1.5 · 2^23) lost the third digit's accuracy on NVIDIA's Vulkan
+// driver (the kernel tests on an H200: 1.2e-5 of Σ|w·x| against lavapipe's 5e-7).
 fn run_dots(q: array<vec4<u32>, 4>, x0: vec4<u32>, x1: vec4<u32>, x2: vec4<u32>) -> vec4<f32> {
-    let d0 = i2f(dot16x4(q, x0));
+    let d0 = dot16x4(q, x0);
     if (QD == 1u) {
-        return d0;
+        return vec4<f32>(d0);
     }
-    let d1 = i2f(dot16x4(q, x1));
+    let d1 = dot16x4(q, x1);
     if (QD == 2u) {
-        return 256.0 * d0 + d1;
+        return vec4<f32>(256 * d0 + d1);
     }
-    return 65536.0 * d0 + (256.0 * d1 + i2f(dot16x4(q, x2)));
+    return 65536.0 * vec4<f32>(d0) + vec4<f32>(256 * d1 + dot16x4(q, x2));
 }
 
 // Quantizes 16 values into run slot r of local row m: q = round(v / scale) with
