@@ -73,6 +73,14 @@ pub struct ModelArgs {
     /// weights, which otherwise take integer dot products against their input in 24 bits.
     #[arg(long)]
     pub no_int_dot: bool,
+    /// Leave the GPU's subgroup operations off (reductions then go through workgroup
+    /// memory), as in a browser: wgpu's WebGPU backend requests no subgroups.
+    #[arg(long)]
+    pub no_subgroups: bool,
+    /// Leave shader-f16 off (so also cooperative matrices, which take f16 inputs), as in
+    /// Chrome on NVIDIA's Vulkan driver. With `--no-subgroups`: the browser's kernels.
+    #[arg(long)]
+    pub no_f16: bool,
     /// Keep wgpu's run-time checks (loop bounds, array indices) in the GPU's shaders:
     /// slower; for ruling the shaders out when chasing a GPU fault.
     #[arg(long)]
@@ -98,7 +106,7 @@ pub trait ModelTask: Sized {
 /// browser package's).
 pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask) -> Result<(), Error> {
     let options = options.into();
-    let ModelArgs { file, backend, kv_f16, no_coop_matrix, no_int_dot, checked_shaders, threads } =
+    let ModelArgs { file, backend, kv_f16, no_coop_matrix, no_int_dot, no_subgroups, no_f16, checked_shaders, threads } =
         task.model().clone();
     kindling_cpu::set_max_threads(threads);
     let path = file.as_path();
@@ -106,6 +114,8 @@ pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask
         kv_f16,
         allow_coop_matrix: !no_coop_matrix,
         allow_int_dot: !no_int_dot,
+        allow_subgroups: !no_subgroups,
+        allow_f16: !no_f16,
         profile: task.profile(),
         checked_shaders,
         ..Default::default()

@@ -23,6 +23,7 @@ fn weight(b: &mut GpuBackend, ty: GgmlType, rows: usize, cols: usize) -> kindlin
         GgmlType::Q5_0 => (32, 22),
         GgmlType::Q4K => (256, 144),
         GgmlType::Q6K => (256, 210),
+        GgmlType::F16 => (1, 2),
         _ => (1, 4),
     };
     let n = rows * cols / be * bb;
@@ -297,7 +298,16 @@ fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usiz
         (GgmlType::Q4K, 1536, 1536),
         (GgmlType::Q4K, 256, 1536),
     ];
+    // QWEN_TYPE=F16 (or another type name): every shape in that type instead, e.g. to
+    // time the batch kernel on weights dequantized to f16 beforehand.
+    let ty_override = std::env::var("QWEN_TYPE").ok().map(|t| {
+        *[GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4K, GgmlType::Q6K]
+            .iter()
+            .find(|ty| format!("{ty:?}") == t)
+            .expect("QWEN_TYPE: F16, Q8_0, Q4K or Q6K")
+    });
     for (ty, rows, cols) in shapes {
+        let ty = ty_override.unwrap_or(ty);
         let w = weight(b, ty, rows, cols);
         let x = b.alloc_activation(m, cols).expect("x");
         let out = b.alloc_activation(m, rows).expect("out");
@@ -315,7 +325,13 @@ fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usiz
             b.alloc_activation(m, kv * hd).expect("k"),
             b.alloc_activation(m, heads * hd).expect("o"),
         );
-        let mut cache = b.alloc_kv_cache(KvSpec { capacity: m + 8, width: kv * hd }).expect("cache");
+        // ATTN_STARTS="0 3584": the rows' first position for each timing, so a long
+        // prompt's later chunks (each attends to every position before it) can be timed.
+        let starts: Vec<usize> = std::env::var("ATTN_STARTS")
+            .map(|s| s.split_whitespace().map(|v| v.parse().expect("ATTN_STARTS: positions")).collect())
+            .unwrap_or_else(|_| vec![0]);
+        let last = starts.iter().copied().max().unwrap_or(0);
+        let mut cache = b.alloc_kv_cache(KvSpec { capacity: last + m + 8, width: kv * hd }).expect("cache");
         let p = AttentionParams {
             head_count: heads,
             head_count_kv: kv,
@@ -325,8 +341,10 @@ fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usiz
             softcap: None,
             causal: true,
         };
-        time(b, &format!("prefill attention {heads}/{kv}x{hd}"), m, 0, sink, |b| {
-            b.attention(q, k, k, &mut cache, &p, o)
-        });
+        for &start in &starts {
+            time(b, &format!("prefill attention {heads}/{kv}x{hd}"), m, start, sink, |b| {
+                b.attention(q, k, k, &mut cache, &p, o)
+            });
+        }
     }
 }

@@ -1,0 +1,586 @@
+//! Probe (issue 29, native prefill): what the cooperative-matrix batch matmul could reach
+//! if both operands were f16 in memory already: the activations converted once, the
+//! weight dequantized once per batch into an f16 scratch (llama.cpp's dequantize-then-GEMM
+//! route), instead of matmul_coop.wgsl converting activations once per 128 weight rows
+//! and dequantizing every weight value once per 128 activation rows while staging.
+//! Times, on Qwen2.5-1.5B's prefill shapes (512 activation rows):
+//!   - `deq_q4k`: Q4_K → f16 rows (the scratch's cost, once per matmul);
+//!   - `direct FMxFN/SGMxSGN`: each subgroup loads its 16 × 16 pieces straight from the
+//!     f16 buffers (no workgroup memory, no barriers);
+//!   - `staged …`: f16 tiles copied into workgroup memory (one or two buffers: `x2`)
+//!     first, held as vec4<f16>s (two 8-byte stores per 8 values) or, `f16s`, as scalar
+//!     f16s (eight 2-byte stores: matmul_coop.wgsl's way).
+//!
+//! What it found on an H200, and what came of it in the real kernel:
+//! bench/results/coop-staging-h200.md.
+//!
+//! Each GEMM is checked against f64 sums of the same f16 inputs on sampled outputs.
+//! Needs an adapter with EXPERIMENTAL_COOPERATIVE_MATRIX (the lent NVIDIA GPU); elsewhere
+//! it checks the dequantization kernel and validates the GEMM sources only.
+//! `cargo run --release -p kindling-gpu --example coop_gemm_probe`
+use std::time::Instant;
+
+use kindling_gguf::GgmlType;
+use kindling_testdata::Rng;
+
+const M: usize = 512;
+const Q4K_BYTES: usize = 144;
+
+/// (name, weight rows, k) of the matmuls timed.
+const SHAPES: [(&str, usize, usize); 4] = [
+    ("gate 8960x1536", 8960, 1536),
+    ("down 1536x8960", 1536, 8960),
+    ("q 1536x1536", 1536, 1536),
+    ("k 256x1536", 256, 1536),
+];
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// Pieces loaded from the f16 buffers by each subgroup.
+    Direct,
+    /// Tiles staged through workgroup memory, CK values a step, one or two buffers.
+    Staged { ck: usize, double: bool, scalar: bool },
+}
+
+/// A GEMM variant: a grid of SGM × SGN subgroups, each holding FM × FN 16 × 16
+/// accumulators, so a workgroup's output tile is (16·FM·SGM) × (16·FN·SGN).
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    kind: Kind,
+    sgm: usize,
+    sgn: usize,
+    fm: usize,
+    fn_: usize,
+}
+
+impl Shape {
+    fn tile(&self) -> (usize, usize) {
+        (16 * self.fm * self.sgm, 16 * self.fn_ * self.sgn)
+    }
+    fn name(&self) -> String {
+        let (tm, tn) = self.tile();
+        match self.kind {
+            Kind::Direct => format!("direct {tm}x{tn} ({}x{} per sg)", 16 * self.fm, 16 * self.fn_),
+            Kind::Staged { ck, double, scalar } => format!(
+                "staged{}{} {tm}x{tn} ck{ck} ({}x{} per sg)",
+                if double { " x2" } else { "" },
+                if scalar { " f16s" } else { "" },
+                16 * self.fm,
+                16 * self.fn_
+            ),
+        }
+    }
+}
+
+const HEADER: &str = "enable f16;
+enable wgpu_cooperative_matrix;
+struct P { m: u32, n: u32, k: u32, pad: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> xh: array<f16>;
+@group(0) @binding(2) var<storage, read> wh: array<f16>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+";
+
+/// The WGSL of one variant (entry point `gemm`): xh is [m][k], wh [n][k], out [m][n].
+fn gemm_source(s: &Shape) -> String {
+    let (tm, tn) = s.tile();
+    let invocations = 32 * s.sgm * s.sgn;
+    let mut w = String::from(HEADER);
+    let (ld_a, ld_b, a_base, b_base, per) = match s.kind {
+        Kind::Direct => ("lda".to_string(), "lda".to_string(), "xh", "wh", 1),
+        Kind::Staged { ck, double, scalar } => {
+            let ld = ck + 8;
+            let bufs = if double { 2 } else { 1 };
+            w += "@group(0) @binding(4) var<storage, read> xv: array<vec4<f16>>;\n";
+            w += "@group(0) @binding(5) var<storage, read> wv: array<vec4<f16>>;\n";
+            // The tiles are arrays of vec4<f16>, so that 8 values are staged with two
+            // 8-byte stores; the matrix loads read them as f16s (strides and offsets in
+            // vec4s). NVIDIA's compiler rejects matrix loads from u32 elements (NVVM
+            // compilation failed); vectors of the matrix's own type are what llama.cpp uses.
+            let tiles = if scalar {
+                // The control: scalar f16 tiles, 8 stores a chunk (matmul_coop.wgsl today).
+                ("f16", 1)
+            } else {
+                ("vec4<f16>", 4)
+            };
+            w += &format!("var<workgroup> ah: array<{}, {}>;\n", tiles.0, bufs * tm * ld / tiles.1);
+            w += &format!("var<workgroup> bh: array<{}, {}>;\n", tiles.0, bufs * tn * ld / tiles.1);
+            // Vector `v` into tile `t` at vec4 index `at`.
+            let put = |t: &str, v: &str, at: &str| {
+                if scalar {
+                    (0..4).map(|i| format!("{t}[4u * ({at}) + {i}u] = {v}[{i}]; ")).collect::<String>()
+                } else {
+                    format!("{t}[{at}] = {v};")
+                }
+            };
+            let (pa0, pa1, pb0, pb1) = (
+                put("ah", "xv[src]", "at"),
+                put("ah", "xv[src + 1u]", "at + 1u"),
+                put("bh", "wv[src]", "at"),
+                put("bh", "wv[src + 1u]", "at + 1u"),
+            );
+            w += &format!(
+                "fn stage(m0: u32, n0: u32, k0: u32, buf: u32, lid: u32) {{
+    for (var t = lid; t < {a_chunks}u; t += {invocations}u) {{
+        let r = t / {cpr}u;
+        let c = t % {cpr}u;
+        let at = buf * {a_size}u + r * {ld4}u + 2u * c;
+        let src = ((m0 + r) * p.k + k0) / 4u + 2u * c;
+        {pa0}
+        {pa1}
+    }}
+    for (var t = lid; t < {b_chunks}u; t += {invocations}u) {{
+        let r = t / {cpr}u;
+        let c = t % {cpr}u;
+        let at = buf * {b_size}u + r * {ld4}u + 2u * c;
+        let src = ((n0 + r) * p.k + k0) / 4u + 2u * c;
+        {pb0}
+        {pb1}
+    }}
+}}
+",
+                a_chunks = tm * ck / 8,
+                b_chunks = tn * ck / 8,
+                cpr = ck / 8,
+                a_size = tm * ld / 4,
+                b_size = tn * ld / 4,
+                ld4 = ld / 4,
+            );
+            ((ld / tiles.1).to_string(), (ld / tiles.1).to_string(), "ah", "bh", tiles.1)
+        }
+    };
+    w += &format!(
+        "@compute @workgroup_size({invocations})
+fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
+    let sg = lid / 32u;
+    let m0 = wid.y * {tm}u;
+    let n0 = wid.x * {tn}u;
+    let wm = (sg / {sgn}u) * {pm}u;
+    let wn = (sg % {sgn}u) * {pn}u;
+    // Strides as lets: naga's SPIR-V writer needs a matrix load's or store's stride
+    // emitted before it (a uniform's field read in place panics it).
+    let lda = p.k;
+    let ldo = p.n;
+",
+        sgn = s.sgn,
+        pm = 16 * s.fm,
+        pn = 16 * s.fn_
+    );
+    for i in 0..s.fm {
+        for j in 0..s.fn_ {
+            w += &format!("    var c{i}{j} = coop_mat16x16<f32, C>();\n");
+        }
+    }
+    // The multiplies of one 16-value slice `kk` of the step (row/column bases given).
+    let mults = |a_row: &dyn Fn(usize) -> String, b_row: &dyn Fn(usize) -> String, kk: &str| {
+        let mut m = String::new();
+        for i in 0..s.fm {
+            // Indices as lets too (naga's SPIR-V writer: see `lda`).
+            m += &format!(
+                "        let ia{i} = ({}) * {ld_a} + {kk};\n        let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&{a_base}[ia{i}], {ld_a});\n",
+                a_row(i)
+            );
+        }
+        for j in 0..s.fn_ {
+            m += &format!(
+                "        let ib{j} = ({}) * {ld_b} + {kk};\n        let b{j} = coopLoad<coop_mat16x16<f16, B>>(&{b_base}[ib{j}], {ld_b});\n",
+                b_row(j)
+            );
+        }
+        for i in 0..s.fm {
+            for j in 0..s.fn_ {
+                m += &format!("        c{i}{j} = coopMultiplyAdd(a{i}, b{j}, c{i}{j});\n");
+            }
+        }
+        m
+    };
+    match s.kind {
+        Kind::Direct => {
+            w += "    for (var k0 = 0u; k0 < p.k; k0 += 16u) {\n";
+            w += &mults(&|i| format!("m0 + wm + {}u", 16 * i), &|j| format!("n0 + wn + {}u", 16 * j), "k0");
+            w += "    }\n";
+        }
+        Kind::Staged { ck, double: false, .. } => {
+            w += &format!("    for (var k0 = 0u; k0 < p.k; k0 += {ck}u) {{\n        stage(m0, n0, k0, 0u, lid);\n        workgroupBarrier();\n");
+            w += &format!("        for (var kk = 0u; kk < {ck}u; kk += 16u) {{\n");
+            w += &mults(&|i| format!("wm + {}u", 16 * i), &|j| format!("wn + {}u", 16 * j), &format!("kk / {per}u"));
+            w += "        }\n        workgroupBarrier();\n    }\n";
+        }
+        Kind::Staged { ck, double: true, .. } => {
+            // Step s computes from buffer s % 2 while staging step s + 1 into the other:
+            // one barrier a step.
+            let (a_size, b_size) = (tm * (ck + 8), tn * (ck + 8));
+            w += "    stage(m0, n0, 0u, 0u, lid);\n    workgroupBarrier();\n";
+            w += &format!("    for (var k0 = 0u; k0 < p.k; k0 += {ck}u) {{\n        let buf = (k0 / {ck}u) % 2u;\n");
+            w += &format!("        if (k0 + {ck}u < p.k) {{ stage(m0, n0, k0 + {ck}u, 1u - buf, lid); }}\n");
+            w += &format!("        for (var kk = 0u; kk < {ck}u; kk += 16u) {{\n");
+            w += &mults(
+                &|i| format!("buf * {}u + ({}u + wm + {}u)", a_size / (ck + 8), 0, 16 * i),
+                &|j| format!("buf * {}u + (wn + {}u)", b_size / (ck + 8), 16 * j),
+                &format!("kk / {per}u"),
+            );
+            w += "        }\n        workgroupBarrier();\n    }\n";
+        }
+    }
+    for i in 0..s.fm {
+        for j in 0..s.fn_ {
+            w += &format!(
+                "    let io{i}{j} = (m0 + wm + {}u) * ldo + n0 + wn + {}u;\n    coopStoreT(c{i}{j}, &out[io{i}{j}], ldo);\n",
+                16 * i,
+                16 * j
+            );
+        }
+    }
+    w += "}\n";
+    w
+}
+
+/// Q4_K rows → f16, one invocation per 8 values (one 16-byte store, consecutive
+/// invocations writing consecutive chunks).
+const DEQ_Q4K: &str = "
+struct P { m: u32, n: u32, k: u32, pad: u32 }
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> w: array<u32>;
+@group(0) @binding(2) var<storage, read_write> wq: array<vec4<u32>>;
+fn byte(base: u32, off: u32) -> u32 {
+    return (w[base + off / 4u] >> (8u * (off % 4u))) & 0xffu;
+}
+@compute @workgroup_size(256)
+fn deq_q4k(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
+    let i = gid.x + gid.y * nw.x * 256u;
+    let blk = i / 32u;
+    let j = (i % 32u) / 4u;
+    let part = i % 4u;
+    if (blk >= p.n * p.k / 256u) {
+        return;
+    }
+    let base = blk * 36u;
+    let dm = unpack2x16float(w[base]);
+    var sc: u32;
+    var mn: u32;
+    if (j < 4u) {
+        sc = byte(base, 4u + j) & 63u;
+        mn = byte(base, 8u + j) & 63u;
+    } else {
+        sc = (byte(base, 8u + j) & 15u) | ((byte(base, j) >> 6u) << 4u);
+        mn = (byte(base, 8u + j) >> 4u) | ((byte(base, 4u + j) >> 6u) << 4u);
+    }
+    let d = dm.x * f32(sc);
+    let m = vec4<f32>(dm.y * f32(mn));
+    let q0 = base + 4u + 8u * (j / 2u) + 2u * part;
+    let shift = 4u * (j % 2u);
+    let w0 = w[q0] >> shift;
+    let w1 = w[q0 + 1u] >> shift;
+    let lo = d * vec4<f32>(vec4<u32>(w0, w0 >> 8u, w0 >> 16u, w0 >> 24u) & vec4<u32>(15u)) - m;
+    let hi = d * vec4<f32>(vec4<u32>(w1, w1 >> 8u, w1 >> 16u, w1 >> 24u) & vec4<u32>(15u)) - m;
+    wq[i] = vec4<u32>(pack2x16float(lo.xy), pack2x16float(lo.zw), pack2x16float(hi.xy), pack2x16float(hi.zw));
+}
+";
+
+fn main() {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::VULKAN;
+    let instance = wgpu::Instance::new(desc);
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::HighPerformance,
+        ..Default::default()
+    }))
+    .expect("adapter");
+    println!("{:?}", adapter.get_info().name);
+    let coop_features = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16;
+    let coop = adapter.features().contains(coop_features);
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_features: if coop { coop_features } else { wgpu::Features::empty() },
+        required_limits: adapter.limits(),
+        // SAFETY: a probe; the experimental feature is what it measures.
+        experimental_features: if coop {
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        },
+        ..Default::default()
+    }))
+    .expect("device");
+    device.on_uncaptured_error(std::sync::Arc::new(|e: wgpu::Error| panic!("{e:?}")));
+
+    let variants = [
+        Shape { kind: Kind::Direct, sgm: 2, sgn: 2, fm: 2, fn_: 2 },
+        Shape { kind: Kind::Direct, sgm: 2, sgn: 2, fm: 4, fn_: 2 },
+        Shape { kind: Kind::Direct, sgm: 2, sgn: 4, fm: 4, fn_: 2 },
+        Shape { kind: Kind::Direct, sgm: 2, sgn: 2, fm: 4, fn_: 4 },
+        Shape { kind: Kind::Staged { ck: 32, double: false, scalar: true }, sgm: 4, sgn: 4, fm: 2, fn_: 2 },
+        Shape { kind: Kind::Staged { ck: 32, double: false, scalar: false }, sgm: 4, sgn: 4, fm: 2, fn_: 2 },
+        Shape { kind: Kind::Staged { ck: 32, double: true, scalar: true }, sgm: 4, sgn: 4, fm: 2, fn_: 2 },
+        Shape { kind: Kind::Staged { ck: 32, double: true, scalar: false }, sgm: 4, sgn: 4, fm: 2, fn_: 2 },
+        Shape { kind: Kind::Staged { ck: 32, double: true, scalar: false }, sgm: 2, sgn: 4, fm: 4, fn_: 2 },
+        Shape { kind: Kind::Staged { ck: 64, double: false, scalar: false }, sgm: 2, sgn: 4, fm: 4, fn_: 2 },
+    ];
+    if !coop {
+        println!("no cooperative matrices here: validating the GEMM sources only");
+        for s in &variants {
+            validate(&gemm_source(s), &s.name());
+        }
+    }
+
+    let mut rng = Rng(11);
+    let storage = |label: &str, bytes: &[u8], extra: wgpu::BufferUsages| {
+        let b = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: bytes.len() as u64,
+            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | extra,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&b, 0, bytes);
+        b
+    };
+    let uniform = |words: [u32; 4]| {
+        let b = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("params"),
+            size: 16,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        queue.write_buffer(&b, 0, bytemuck::cast_slice(&words));
+        b
+    };
+
+    // The dequantization kernel, checked against kindling_gguf, then timed on gate's shape.
+    {
+        let (rows, k) = (8960, 1536);
+        let q = q4k(&mut rng, rows, k);
+        let w = storage("q4k", &q, wgpu::BufferUsages::empty());
+        let wq = storage("wq", &vec![0u8; rows * k * 2], wgpu::BufferUsages::COPY_SRC);
+        let params = uniform([0, rows as u32, k as u32, 0]);
+        let module = trusted(&device, DEQ_Q4K, "deq");
+        let pipe = pipeline(&device, &module, "deq_q4k");
+        let bg = group(&device, &pipe.get_bind_group_layout(0), &[(0, &params), (1, &w), (2, &wq)]);
+        let invocations = rows * k / 8;
+        let groups = (invocations.div_ceil(256) as u32).min(65535);
+        let gy = (invocations.div_ceil(256) as u32).div_ceil(groups);
+        let t = time(&device, &queue, &pipe, &bg, (groups, gy), 20);
+        let got = read_back(&device, &queue, &wq, rows * k * 2);
+        let got: &[half_bits::F16] = bytemuck::cast_slice(&got);
+        let mut want = vec![0f32; k];
+        let mut err = 0f32;
+        for r in (0..rows).step_by(97) {
+            kindling_gguf::dequantize(
+                GgmlType::Q4K,
+                &q[r * k / 256 * Q4K_BYTES..(r + 1) * k / 256 * Q4K_BYTES],
+                &mut want,
+            )
+            .expect("dequantize");
+            for (c, v) in want.iter().enumerate() {
+                err = err.max((got[r * k + c].to_f32() - v).abs() / v.abs().max(1e-3));
+            }
+        }
+        let bytes = (rows * k / 256 * Q4K_BYTES + rows * k * 2) as f64;
+        println!(
+            "deq_q4k 8960x1536: {t:7.1} µs ({:.0} GB/s moved), max relative error {err:.1e} (f16: 4.9e-4)",
+            bytes / t / 1e3
+        );
+        assert!(err < 1e-3, "dequantization disagrees with kindling_gguf");
+    }
+    if !coop {
+        return;
+    }
+
+    for (label, n, k) in SHAPES {
+        let xs: Vec<u16> = (0..M * k).map(|_| f16_bits((rng.next_u64() % 2001) as f32 / 1000.0 - 1.0)).collect();
+        let ws: Vec<u16> = (0..n * k).map(|_| f16_bits((rng.next_u64() % 2001) as f32 / 1000.0 - 1.0)).collect();
+        let x = storage("xh", bytemuck::cast_slice(&xs), wgpu::BufferUsages::empty());
+        let w = storage("wh", bytemuck::cast_slice(&ws), wgpu::BufferUsages::empty());
+        let out = storage("out", &vec![0u8; M * n * 4], wgpu::BufferUsages::COPY_SRC);
+        let params = uniform([M as u32, n as u32, k as u32, 0]);
+        let flops = 2.0 * (M * n * k) as f64;
+        for s in &variants {
+            let (tm, tn) = s.tile();
+            if !n.is_multiple_of(tn) || !M.is_multiple_of(tm) {
+                println!("{label:<16} {:<40} skipped: tile does not divide the shape", s.name());
+                continue;
+            }
+            let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+            let module = trusted(&device, &gemm_source(s), &s.name());
+            let pipe = pipeline(&device, &module, "gemm");
+            if let Some(e) = pollster::block_on(scope.pop()) {
+                println!(
+                    "{label:<16} {:<40} does not compile here: {}",
+                    s.name(),
+                    e.to_string().lines().last().unwrap_or("")
+                );
+                continue;
+            }
+            // The staged kernels read the operands as vec4s only (bindings 4 and 5).
+            let bufs = match s.kind {
+                Kind::Direct => vec![(0, &params), (1, &x), (2, &w), (3, &out)],
+                Kind::Staged { .. } => vec![(0, &params), (3, &out), (4, &x), (5, &w)],
+            };
+            let bg = group(&device, &pipe.get_bind_group_layout(0), &bufs);
+            device.queue_clear(&queue, &out);
+            let t = time(&device, &queue, &pipe, &bg, ((n / tn) as u32, (M / tm) as u32), 20);
+            let got: Vec<f32> = bytemuck::cast_slice(&read_back(&device, &queue, &out, M * n * 4)).to_vec();
+            let mut err = 0f64;
+            for i in 0..256 {
+                let (r, c) = ((i * 7919) % M, (i * 104_729) % n);
+                let want: f64 = (0..k).map(|e| f16_value(xs[r * k + e]) as f64 * f16_value(ws[c * k + e]) as f64).sum();
+                err = err.max((got[r * n + c] as f64 - want).abs());
+            }
+            println!("{label:<16} {:<40} {t:8.1} µs  {:6.1} TFLOP/s  max |Δ| {err:.1e}", s.name(), flops / t / 1e6);
+        }
+    }
+}
+
+trait ClearExt {
+    fn queue_clear(&self, queue: &wgpu::Queue, b: &wgpu::Buffer);
+}
+impl ClearExt for wgpu::Device {
+    fn queue_clear(&self, queue: &wgpu::Queue, b: &wgpu::Buffer) {
+        let mut enc = self.create_command_encoder(&Default::default());
+        enc.clear_buffer(b, 0, None);
+        queue.submit([enc.finish()]);
+    }
+}
+
+/// Minimal f16 bit handling for the probe (the `half` crate is not a dependency here).
+mod half_bits {
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    #[repr(transparent)]
+    pub struct F16(pub u16);
+    impl F16 {
+        pub fn to_f32(self) -> f32 {
+            super::f16_value(self.0)
+        }
+    }
+}
+
+fn f16_value(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = ((h >> 10) & 0x1f) as i32;
+    let m = (h & 0x3ff) as f32;
+    sign * if e == 0 { m * 2f32.powi(-24) } else { (1.0 + m / 1024.0) * 2f32.powi(e - 15) }
+}
+
+/// Round to nearest f16 bits, for values well inside f16's normal range or zero.
+fn f16_bits(v: f32) -> u16 {
+    if v == 0.0 {
+        return 0;
+    }
+    let sign = if v < 0.0 { 0x8000u16 } else { 0 };
+    let a = v.abs();
+    let e = a.log2().floor() as i32;
+    let mut m = ((a / 2f32.powi(e) - 1.0) * 1024.0).round() as i32;
+    let mut e = e;
+    if m == 1024 {
+        m = 0;
+        e += 1;
+    }
+    if e < -14 {
+        return sign; // subnormal: flushed (the inputs here are ≥ 1e-3)
+    }
+    sign | (((e + 15) as u16) << 10) | m as u16
+}
+
+fn q4k(rng: &mut Rng, rows: usize, k: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rows * k / 256 * Q4K_BYTES);
+    for _ in 0..rows * k / 256 {
+        for _ in 0..2 {
+            let h = 0x1C00u16 | (rng.next_u64() & 0x3ff) as u16;
+            out.extend_from_slice(&h.to_le_bytes());
+        }
+        for _ in 0..140 {
+            out.push(rng.next_u64() as u8);
+        }
+    }
+    out
+}
+
+fn validate(src: &str, label: &str) {
+    let module =
+        wgpu::naga::front::wgsl::parse_str(src).unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(src)));
+    let info = wgpu::naga::valid::Validator::new(
+        wgpu::naga::valid::ValidationFlags::all(),
+        wgpu::naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{label}: {}", e.emit_to_string(src)));
+    // The SPIR-V writer as wgpu runs it for trusted modules (no bounds checks): it has
+    // panicked on sources the validator took.
+    let options = wgpu::naga::back::spv::Options {
+        bounds_check_policies: wgpu::naga::proc::BoundsCheckPolicies::default(),
+        ..Default::default()
+    };
+    wgpu::naga::back::spv::write_vec(&module, &info, &options, None).unwrap_or_else(|e| panic!("{label}: {e}"));
+    println!("{label}: valid");
+}
+
+/// Wall time per dispatch of `reps` dispatches in one pass (best of 5 submissions).
+fn time(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    pipe: &wgpu::ComputePipeline,
+    bg: &wgpu::BindGroup,
+    (gx, gy): (u32, u32),
+    reps: usize,
+) -> f64 {
+    let mut best = f64::MAX;
+    for round in 0..6 {
+        let mut enc = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(pipe);
+            pass.set_bind_group(0, bg, &[]);
+            for _ in 0..if round == 0 { 1 } else { reps } {
+                pass.dispatch_workgroups(gx, gy, 1);
+            }
+        }
+        let cmd = enc.finish();
+        let t = Instant::now();
+        queue.submit([cmd]);
+        device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
+        if round > 0 {
+            best = best.min(t.elapsed().as_secs_f64() * 1e6 / reps as f64);
+        }
+    }
+    best
+}
+
+fn read_back(device: &wgpu::Device, queue: &wgpu::Queue, b: &wgpu::Buffer, bytes: usize) -> Vec<u8> {
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read"),
+        size: bytes as u64,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = device.create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(b, 0, &read, 0, bytes as u64);
+    queue.submit([enc.finish()]);
+    read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+    device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
+    let v = read.slice(..).get_mapped_range().expect("mapped").to_vec();
+    read.unmap();
+    v
+}
+
+fn trusted(device: &wgpu::Device, src: &str, label: &str) -> wgpu::ShaderModule {
+    let mut checks = wgpu::ShaderRuntimeChecks::checked();
+    checks.bounds_checks = false;
+    checks.force_loop_bounding = false;
+    let desc = wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(src.into()) };
+    unsafe { device.create_shader_module_trusted(desc, checks) }
+}
+
+fn pipeline(device: &wgpu::Device, module: &wgpu::ShaderModule, entry: &str) -> wgpu::ComputePipeline {
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: None,
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+fn group(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, bufs: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> =
+        bufs.iter().map(|(i, b)| wgpu::BindGroupEntry { binding: *i, resource: b.as_entire_binding() }).collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout, entries: &entries })
+}
