@@ -8,6 +8,9 @@
 //! integer-dot kernel's digits per activation value (3 by default: the f32 class). Every
 //! type with integer units runs the integer-dot kernel here, not only those where it pays
 //! (`tuning::int_batch_pays`), so each type's two kernels can be compared.
+//! With QWEN_ONLY=1: `QWEN_TYPE=F16` (or Q8_0, Q4K, Q6K) times every Qwen shape in that
+//! weight type; `ATTN_STARTS="0 3584"` times prefill attention at each of those first
+//! positions (a long prompt's later chunks attend to everything before them).
 use std::time::Instant;
 
 use kindling_gguf::GgmlType;
