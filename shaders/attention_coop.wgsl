@@ -35,12 +35,16 @@
 // kvh: the block's queries (once, on their way to the matrices), then each tile's keys,
 // then its values, as [row or position][head_dim] (64 rows of 136 halves or 32 of 264:
 // head_dim's largest padded size plus 8, so that the rows of a 16 × 16 load start in
-// different banks, a multiple of the 16 bytes the matrix loads need). ss: the scores as
+// different banks, a multiple of the 16 bytes the matrix loads need). Held as vec4s of
+// f16 that the matrix loads read as f16s (indices and strides in vec4s: the halves' / 4),
+// so that 8 staged values are two stores, not eight (H200, Qwen2.5-1.5B's heads: 0.6%
+// faster at every chunk start, bench/results/coop-staging-h200.md; u32 elements would
+// not compile on NVIDIA). ss: the scores as
 // [half of head_dim][row][position]; at the end the output, 64 values of head_dim at a
 // time, [subgroup][16 rows][OLD]. ph: the weights as [row][position]. mlx: each
 // invocation's max and sum at the end of the first pass; rowml: each row's.
 const OLD: u32 = 68u; // stride of an output row in ss (f32s: 272 bytes)
-var<workgroup> kvh: array<f16, 8704>;
+var<workgroup> kvh: array<vec4<f16>, 2176>;
 var<workgroup> ss: array<f32, 4352>;
 var<workgroup> ph: array<f16, 4608>;
 var<workgroup> mlx: array<f32, 256>;
@@ -90,8 +94,7 @@ fn coop_load8(source: u32, r: u32, h: u32, d: u32, kvb: u32) -> mat2x4<f32> {
 
 // Stages `rows` rows into kvh as f16, the first padded head size (hdp) values of
 // each: rows base.. of source 0 (queries), 1 (keys) or 2 (values), zero from row `end`
-// on. Eight values per invocation and step, written out (a loop over the vectors'
-// lanes is slower, as in matmul_coop.wgsl).
+// on. Eight values per invocation and step, as two vec4 stores.
 fn coop_stage(source: u32, base: u32, end: u32, rows: u32, h: u32, kvb: u32, hdp: u32, kld: u32, lid: u32) {
     let per = hdp / 8u;
     let big = vec4<f32>(65504.0);
@@ -105,14 +108,8 @@ fn coop_stage(source: u32, base: u32, end: u32, rows: u32, h: u32, kvb: u32, hdp
         let h0 = vec4<f16>(clamp(v[0], -big, big));
         let h1 = vec4<f16>(clamp(v[1], -big, big));
         let at = j * kld + d;
-        kvh[at] = h0.x;
-        kvh[at + 1u] = h0.y;
-        kvh[at + 2u] = h0.z;
-        kvh[at + 3u] = h0.w;
-        kvh[at + 4u] = h1.x;
-        kvh[at + 5u] = h1.y;
-        kvh[at + 6u] = h1.z;
-        kvh[at + 7u] = h1.w;
+        kvh[at / 4u] = h0;
+        kvh[at / 4u + 1u] = h1;
     }
 }
 
@@ -183,8 +180,8 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     coop_stage(0u, r0, p.n, g.rows, h, kvb, hdp, kld, lid);
     workgroupBarrier();
     let qa = rb * kld + d0;
-    let q0 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa], kld);
-    let q1 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 16u], kld);
+    let q0 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa) / 4u], kld / 4u);
+    let q1 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 16u) / 4u], kld / 4u);
     var q2 = coop_mat16x16<f16, A>();
     var q3 = coop_mat16x16<f16, A>();
     var q4 = coop_mat16x16<f16, A>();
@@ -192,16 +189,16 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     var q6 = coop_mat16x16<f16, A>();
     var q7 = coop_mat16x16<f16, A>();
     if (dw > 32u) {
-        q2 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 32u], kld);
-        q3 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 48u], kld);
+        q2 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 32u) / 4u], kld / 4u);
+        q3 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 48u) / 4u], kld / 4u);
     }
     if (dw > 64u) {
-        q4 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 64u], kld);
-        q5 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 80u], kld);
+        q4 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 64u) / 4u], kld / 4u);
+        q5 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 80u) / 4u], kld / 4u);
     }
     if (dw > 96u) {
-        q6 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 96u], kld);
-        q7 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[qa + 112u], kld);
+        q6 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 96u) / 4u], kld / 4u);
+        q7 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 112u) / 4u], kld / 4u);
     }
     workgroupBarrier();
 
@@ -229,19 +226,19 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             for (var jb = 0u; jb < g.tile; jb += 16u) {
                 let kb = jb * kld + d0;
                 var s = coop_mat16x16<f32, C>();
-                s = coopMultiplyAdd(q0, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb], kld), s);
-                s = coopMultiplyAdd(q1, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 16u], kld), s);
+                s = coopMultiplyAdd(q0, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb) / 4u], kld / 4u), s);
+                s = coopMultiplyAdd(q1, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 16u) / 4u], kld / 4u), s);
                 if (dw > 32u) {
-                    s = coopMultiplyAdd(q2, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 32u], kld), s);
-                    s = coopMultiplyAdd(q3, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 48u], kld), s);
+                    s = coopMultiplyAdd(q2, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 32u) / 4u], kld / 4u), s);
+                    s = coopMultiplyAdd(q3, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 48u) / 4u], kld / 4u), s);
                 }
                 if (dw > 64u) {
-                    s = coopMultiplyAdd(q4, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 64u], kld), s);
-                    s = coopMultiplyAdd(q5, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 80u], kld), s);
+                    s = coopMultiplyAdd(q4, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 64u) / 4u], kld / 4u), s);
+                    s = coopMultiplyAdd(q5, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 80u) / 4u], kld / 4u), s);
                 }
                 if (dw > 96u) {
-                    s = coopMultiplyAdd(q6, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 96u], kld), s);
-                    s = coopMultiplyAdd(q7, coopLoad<coop_mat16x16<f16, B>>(&kvh[kb + 112u], kld), s);
+                    s = coopMultiplyAdd(q6, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 96u) / 4u], kld / 4u), s);
+                    s = coopMultiplyAdd(q7, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 112u) / 4u], kld / 4u), s);
                 }
                 // (The index a plain value too: naga 30's SPIR-V writer does not emit an
                 // index computed inside a cooperative store's pointer argument.)
@@ -276,19 +273,19 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
             for (var jb = 0u; jb < g.tile; jb += 16u) {
                 let w = coopLoadT<coop_mat16x16<f16, A>>(&ph[rb * pld + jb], pld);
                 let vb = jb * kld + d0;
-                o0 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb], kld), o0);
-                o1 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 16u], kld), o1);
+                o0 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb) / 4u], kld / 4u), o0);
+                o1 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 16u) / 4u], kld / 4u), o1);
                 if (dw > 32u) {
-                    o2 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 32u], kld), o2);
-                    o3 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 48u], kld), o3);
+                    o2 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 32u) / 4u], kld / 4u), o2);
+                    o3 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 48u) / 4u], kld / 4u), o3);
                 }
                 if (dw > 64u) {
-                    o4 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 64u], kld), o4);
-                    o5 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 80u], kld), o5);
+                    o4 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 64u) / 4u], kld / 4u), o4);
+                    o5 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 80u) / 4u], kld / 4u), o5);
                 }
                 if (dw > 96u) {
-                    o6 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 96u], kld), o6);
-                    o7 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[vb + 112u], kld), o7);
+                    o6 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 96u) / 4u], kld / 4u), o6);
+                    o7 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 112u) / 4u], kld / 4u), o7);
                 }
             }
             workgroupBarrier();
