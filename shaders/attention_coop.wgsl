@@ -17,20 +17,22 @@
 //     taking one half of head_dim: their partial q·k scores are added when read, and
 //     each multiplies the shared weights by its half of the values.
 //
-// Two passes over the positions, so that the weighted sum of V, which lives on the
-// matrices, never needs rescaling by a row's new running max (a cooperative matrix
-// cannot be scaled row by row; round trips through workgroup memory would cost more):
-// the first finds each row's max score and softmax sum, the second recomputes the
-// scores, turns them into weights exp(score − max) (at most 1: exact enough as f16)
-// and accumulates weights × V. The scores are computed twice; on tensor cores that is
-// the cheap part.
+// One pass over the positions with an online softmax whose reference max is kept
+// lazily: the weighted sum of V lives on the matrices, which cannot be scaled row by
+// row, so a row keeps its reference max m until a tile's scores pass it by more than
+// RESCALE_MARGIN; the weights exp(score − m) are then at most e^8 (f16 holds that with
+// its usual 2^-11), and only when some row's m rises do the subgroups round-trip their
+// sums through workgroup memory to rescale them (rare after a row's first tiles). Until
+// 2026-11 this kernel took two passes (the first for each row's max and sum, the second
+// recomputing the scores): staging the keys twice and multiplying q·k twice
+// (bench/results/coop-staging-h200.md has the comparison).
 //
 // Precision: the queries (scaled), keys and values are rounded to f16 (relative 2^-11
 // each, as an f16 KV cache rounds them), products are exact and sums f32. Head sizes up
 // to 256 that are multiples of 4 (the host checks); they are padded with zeros to a
 // multiple of 32 (wide ones to 256). With splits > 1 each block's positions are shared among `splits`
 // workgroups, whose partial results attn_combine merges (as attention_tiled.wgsl's).
-// Workgroup memory: 44.5 KB (kernels::COOP_WORKGROUP_STORAGE).
+// Workgroup memory: 45,576 bytes (tuning::COOP_WORKGROUP_STORAGE).
 
 // kvh: the block's queries (once, on their way to the matrices), then each tile's keys,
 // then its values, as [row or position][head_dim] (64 rows of 136 halves or 32 of 264:
@@ -41,14 +43,25 @@
 // faster at every chunk start, bench/results/coop-staging-h200.md; u32 elements would
 // not compile on NVIDIA). ss: the scores as
 // [half of head_dim][row][position]; at the end the output, 64 values of head_dim at a
-// time, [subgroup][16 rows][OLD]. ph: the weights as [row][position]. mlx: each
-// invocation's max and sum at the end of the first pass; rowml: each row's.
+// time, [subgroup][16 rows][OLD] (so too a subgroup's sums while they are rescaled).
+// ph: the weights as [row][position]. mlx: each
+// invocation's tile max, then its share of the sum; rowml: each row's (reference max,
+// rescale factor) during the pass, (max, sum) at the end.
 const OLD: u32 = 68u; // stride of an output row in ss (f32s: 272 bytes)
 var<workgroup> kvh: array<vec4<f16>, 2176>;
 var<workgroup> ss: array<f32, 4352>;
 var<workgroup> ph: array<f16, 4608>;
 var<workgroup> mlx: array<f32, 256>;
 var<workgroup> rowml: array<vec2<f32>, 64>;
+// Whether some row's reference max rose in this tile (set by its invocations), and the
+// same read back uniformly (workgroupUniformLoad takes no atomics).
+var<workgroup> rescale_flag: atomic<u32>;
+var<workgroup> rescale_now: u32;
+
+// How far a tile's scores may pass a row's reference max before the row's sums are
+// rescaled (a weight exp(score − max) is then at most e^8 ≈ 2981: f16 holds it with its
+// usual 2^-11).
+const RESCALE_MARGIN: f32 = 8.0;
 
 // The block geometry for a (padded) head size: whether it is wide (> 128: two
 // subgroups per 16 rows), the rows per workgroup (tuning.rs coop_attention_rows, which writes these sizes), the
@@ -129,6 +142,14 @@ fn coop_score(g: Geometry, row: u32, j: u32, t0: u32, live: bool, lo: u32, stop:
         return p.softcap * tanh_safe(v / p.softcap);
     }
     return v;
+}
+
+// Every other value (from `at`) of a 64-value row of ss times f: one invocation's half
+// of a row when a subgroup rescales its sums of V.
+fn scale_row_half(at: u32, f: f32) {
+    for (var c = 0u; c < 32u; c++) {
+        ss[at + 2u * c] *= f;
+    }
 }
 
 @compute @workgroup_size(128)
@@ -212,104 +233,148 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     var o5 = coop_mat16x16<f32, C>();
     var o6 = coop_mat16x16<f32, C>();
     var o7 = coop_mat16x16<f32, C>();
-    // This invocation's max and sum over its positions; after the first pass, the row's.
+    // The row's reference max m (the same in its ipr invocations) and this invocation's
+    // share of the row's sum of weights exp(score − m), kept lazily (header).
     var m = NEG_BIG;
     var l = 0.0;
     let share = g.tile / ipr;
-    for (var sweep = 0u; sweep < 2u; sweep++) {
-        for (var t0 = first; t0 < end; t0 += g.tile) {
-            // Scores: the subgroup's queries times the tile's keys (B: the keys read
-            // column-major are kᵀ), 16 positions per matrix, into ss (its half's rows).
-            coop_stage(1u, t0, end, g.tile, h, kvb, hdp, kld, lid);
-            workgroupBarrier();
-            let sa = ((sg % pair) * g.rows + rb) * sld;
-            for (var jb = 0u; jb < g.tile; jb += 16u) {
-                let kb = jb * kld + d0;
-                var s = coop_mat16x16<f32, C>();
-                s = coopMultiplyAdd(q0, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb) / 4u], kld / 4u), s);
-                s = coopMultiplyAdd(q1, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 16u) / 4u], kld / 4u), s);
-                if (dw > 32u) {
-                    s = coopMultiplyAdd(q2, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 32u) / 4u], kld / 4u), s);
-                    s = coopMultiplyAdd(q3, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 48u) / 4u], kld / 4u), s);
-                }
-                if (dw > 64u) {
-                    s = coopMultiplyAdd(q4, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 64u) / 4u], kld / 4u), s);
-                    s = coopMultiplyAdd(q5, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 80u) / 4u], kld / 4u), s);
-                }
-                if (dw > 96u) {
-                    s = coopMultiplyAdd(q6, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 96u) / 4u], kld / 4u), s);
-                    s = coopMultiplyAdd(q7, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 112u) / 4u], kld / 4u), s);
-                }
-                // (The index a plain value too: naga 30's SPIR-V writer does not emit an
-                // index computed inside a cooperative store's pointer argument.)
-                let at = sa + jb;
-                coopStoreT(s, &ss[at], sld);
-            }
-            workgroupBarrier();
-            if (sweep == 0u) {
-                // First pass: the running max and sum of this invocation's positions.
-                var mt = m;
-                for (var c = 0u; c < share; c++) {
-                    mt = max(mt, coop_score(g, row, ipr * c + part, t0, live, lo, stop));
-                }
-                var sum = 0.0;
-                for (var c = 0u; c < share; c++) {
-                    let s = coop_score(g, row, ipr * c + part, t0, live, lo, stop);
-                    sum += select(0.0, exp(s - mt), s > NEG_BIG);
-                }
-                l = l * exp(m - mt) + sum;
-                m = mt;
-                continue;
-            }
-            // Second pass: the weights against the row's max, then the values replace the
-            // keys and each subgroup adds its rows' weights × its part of the values.
-            for (var c = 0u; c < share; c++) {
-                let j = ipr * c + part;
-                let s = coop_score(g, row, j, t0, live, lo, stop);
-                ph[row * pld + j] = f16(select(0.0, exp(s - m), s > NEG_BIG));
-            }
-            coop_stage(2u, t0, end, g.tile, h, kvb, hdp, kld, lid);
-            workgroupBarrier();
-            for (var jb = 0u; jb < g.tile; jb += 16u) {
-                let w = coopLoadT<coop_mat16x16<f16, A>>(&ph[rb * pld + jb], pld);
-                let vb = jb * kld + d0;
-                o0 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb) / 4u], kld / 4u), o0);
-                o1 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 16u) / 4u], kld / 4u), o1);
-                if (dw > 32u) {
-                    o2 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 32u) / 4u], kld / 4u), o2);
-                    o3 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 48u) / 4u], kld / 4u), o3);
-                }
-                if (dw > 64u) {
-                    o4 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 64u) / 4u], kld / 4u), o4);
-                    o5 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 80u) / 4u], kld / 4u), o5);
-                }
-                if (dw > 96u) {
-                    o6 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 96u) / 4u], kld / 4u), o6);
-                    o7 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 112u) / 4u], kld / 4u), o7);
-                }
-            }
-            workgroupBarrier();
+    for (var t0 = first; t0 < end; t0 += g.tile) {
+        if (lid == 0u) {
+            atomicStore(&rescale_flag, 0u);
         }
-        if (sweep == 0u) {
-            // The row's max and sum from its ipr invocations' (neighbours in lid).
-            mlx[2u * lid] = m;
-            mlx[2u * lid + 1u] = l;
+        // Scores: the subgroup's queries times the tile's keys (B: the keys read
+        // column-major are kᵀ), 16 positions per matrix, into ss (its half's rows).
+        coop_stage(1u, t0, end, g.tile, h, kvb, hdp, kld, lid);
+        workgroupBarrier();
+        let sa = ((sg % pair) * g.rows + rb) * sld;
+        for (var jb = 0u; jb < g.tile; jb += 16u) {
+            let kb = jb * kld + d0;
+            var s = coop_mat16x16<f32, C>();
+            s = coopMultiplyAdd(q0, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb) / 4u], kld / 4u), s);
+            s = coopMultiplyAdd(q1, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 16u) / 4u], kld / 4u), s);
+            if (dw > 32u) {
+                s = coopMultiplyAdd(q2, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 32u) / 4u], kld / 4u), s);
+                s = coopMultiplyAdd(q3, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 48u) / 4u], kld / 4u), s);
+            }
+            if (dw > 64u) {
+                s = coopMultiplyAdd(q4, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 64u) / 4u], kld / 4u), s);
+                s = coopMultiplyAdd(q5, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 80u) / 4u], kld / 4u), s);
+            }
+            if (dw > 96u) {
+                s = coopMultiplyAdd(q6, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 96u) / 4u], kld / 4u), s);
+                s = coopMultiplyAdd(q7, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 112u) / 4u], kld / 4u), s);
+            }
+            // (The index a plain value too: naga 30's SPIR-V writer does not emit an
+            // index computed inside a cooperative store's pointer argument.)
+            let at = sa + jb;
+            coopStoreT(s, &ss[at], sld);
+        }
+        workgroupBarrier();
+        // The row's max over the tile, from its ipr invocations' (neighbours in lid).
+        var mt = NEG_BIG;
+        for (var c = 0u; c < share; c++) {
+            mt = max(mt, coop_score(g, row, ipr * c + part, t0, live, lo, stop));
+        }
+        mlx[lid] = mt;
+        workgroupBarrier();
+        var tile_max = NEG_BIG;
+        for (var q = 0u; q < ipr; q++) {
+            tile_max = max(tile_max, mlx[lid - part + q]);
+        }
+        // A new reference only where the tile's max passes it by more than the margin
+        // (or sets the first one): then the row's sums so far are rescaled by `factor`.
+        let m_new = select(m, tile_max, tile_max > m + RESCALE_MARGIN);
+        let factor = exp(m - m_new);
+        if (m > NEG_BIG && m_new > m) {
+            atomicOr(&rescale_flag, 1u);
+        }
+        l *= factor;
+        m = m_new;
+        if (part == 0u) {
+            rowml[row] = vec2<f32>(m, factor);
+        }
+        // The weights against m (at most e^RESCALE_MARGIN: exact enough as f16).
+        for (var c = 0u; c < share; c++) {
+            let j = ipr * c + part;
+            let s = coop_score(g, row, j, t0, live, lo, stop);
+            let w = select(0.0, exp(s - m), s > NEG_BIG);
+            l += w;
+            ph[row * pld + j] = f16(w);
+        }
+        if (lid == 0u) {
+            rescale_now = atomicLoad(&rescale_flag);
+        }
+        // (A barrier: the weights, factors and flag are written, the scores read.)
+        if (workgroupUniformLoad(&rescale_now) != 0u) {
+            // Some row's reference rose: every subgroup scales its sums of V row by row
+            // through ss, 64 values of its part of head_dim at a time (factor 1 for the
+            // rows whose reference stayed).
+            // (Written out, not a loop over the two halves: naga takes a branch on a
+            // loop counter as non-uniform, and matrix loads need uniform control flow.)
+            let srow = (lid % 32u) / 2u;
+            let f = rowml[rb + srow].y;
+            let oa = sg * 16u * OLD;
+            coopStoreT(o0, &ss[oa], OLD);
+            coopStoreT(o1, &ss[oa + 16u], OLD);
+            coopStoreT(o2, &ss[oa + 32u], OLD);
+            coopStoreT(o3, &ss[oa + 48u], OLD);
             workgroupBarrier();
-            var mr = m;
-            for (var q = 0u; q < ipr; q++) {
-                mr = max(mr, mlx[2u * (lid - part + q)]);
-            }
-            var lr = 0.0;
-            for (var q = 0u; q < ipr; q++) {
-                let at = 2u * (lid - part + q);
-                lr += mlx[at + 1u] * exp(mlx[at] - mr);
-            }
-            m = mr;
-            l = lr;
-            if (part == 0u) {
-                rowml[row] = vec2<f32>(m, l);
+            scale_row_half(oa + srow * OLD + lid % 2u, f);
+            workgroupBarrier();
+            o0 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa], OLD);
+            o1 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 16u], OLD);
+            o2 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 32u], OLD);
+            o3 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 48u], OLD);
+            workgroupBarrier();
+            if (dw > 64u) {
+                coopStoreT(o4, &ss[oa], OLD);
+                coopStoreT(o5, &ss[oa + 16u], OLD);
+                coopStoreT(o6, &ss[oa + 32u], OLD);
+                coopStoreT(o7, &ss[oa + 48u], OLD);
+                workgroupBarrier();
+                scale_row_half(oa + srow * OLD + lid % 2u, f);
+                workgroupBarrier();
+                o4 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa], OLD);
+                o5 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 16u], OLD);
+                o6 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 32u], OLD);
+                o7 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 48u], OLD);
+                workgroupBarrier();
             }
         }
+        // The values replace the keys and each subgroup adds its rows' weights × its
+        // part of the values.
+        coop_stage(2u, t0, end, g.tile, h, kvb, hdp, kld, lid);
+        workgroupBarrier();
+        for (var jb = 0u; jb < g.tile; jb += 16u) {
+            let w = coopLoadT<coop_mat16x16<f16, A>>(&ph[rb * pld + jb], pld);
+            let vb = jb * kld + d0;
+            o0 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb) / 4u], kld / 4u), o0);
+            o1 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 16u) / 4u], kld / 4u), o1);
+            if (dw > 32u) {
+                o2 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 32u) / 4u], kld / 4u), o2);
+                o3 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 48u) / 4u], kld / 4u), o3);
+            }
+            if (dw > 64u) {
+                o4 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 64u) / 4u], kld / 4u), o4);
+                o5 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 80u) / 4u], kld / 4u), o5);
+            }
+            if (dw > 96u) {
+                o6 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 96u) / 4u], kld / 4u), o6);
+                o7 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 112u) / 4u], kld / 4u), o7);
+            }
+        }
+        workgroupBarrier();
+    }
+    // The row's sum from its ipr invocations' shares (all against the row's m).
+    mlx[lid] = l;
+    workgroupBarrier();
+    var lr = 0.0;
+    for (var q = 0u; q < ipr; q++) {
+        lr += mlx[lid - part + q];
+    }
+    l = lr;
+    if (part == 0u) {
+        rowml[row] = vec2<f32>(m, l);
     }
 
     // With splits, this share's max and sum for attn_combine (as attention_tiled.wgsl

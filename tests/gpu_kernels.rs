@@ -1299,6 +1299,50 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
     }
 }
 
+/// Scores that climb along the positions: every key is about α·p (p its position) and
+/// every query about 0.5, so a row's later tiles pass its earlier maxima by more than
+/// attention_coop.wgsl's RESCALE_MARGIN (8) again and again, and its running sums of V
+/// must be rescaled each time (on a device with cooperative matrices; elsewhere the f32
+/// kernels' online softmax meets the same scores). Values are small (|v| ≤ 0.3) so the
+/// f16 rounding of keys up to ~9 stays within the coop tolerance.
+#[test]
+fn attention_whose_scores_climb_along_the_prompt_matches_cpu() {
+    let mut rng = Rng(29);
+    let mut b = gpu();
+    // A 150-row prompt, then a 70-row chunk over that history, then a decode step.
+    let batches = [(0, 150), (150, 70), (220, 1)];
+    // (heads, kv heads, head_dim, α): the score climbs 0.5·√hd·α a position, about 20
+    // nats per tile of 64 (10 per tile of 32 for Gemma's 256-wide heads), so that even
+    // the shares of a block split among workgroups (55 to 75 positions here) climb past
+    // the margin. (At half these slopes the 64 and 128 cases never rescaled: a mutation
+    // that skipped the rescaling passed them.)
+    for (heads, kv, hd, alpha) in [(4, 2, 64, 0.08f32), (2, 1, 128, 0.056), (2, 1, 256, 0.04)] {
+        let p = AttentionParams {
+            head_count: heads,
+            head_count_kv: kv,
+            head_dim: hd,
+            scale: 1.0 / (hd as f32).sqrt(),
+            sliding_window: None,
+            softcap: None,
+            causal: true,
+        };
+        let data: Vec<_> = batches
+            .iter()
+            .map(|&(start, n)| {
+                let q = rng.vec(n * heads * hd, 0.4, 0.6);
+                let k =
+                    (0..n * kv * hd).map(|i| alpha * (start + i / (kv * hd)) as f32 + rng.uniform(-0.1, 0.1)).collect();
+                (q, k, rng.vec(n * kv * hd, -0.3, 0.3))
+            })
+            .collect();
+        let want = attention_script(&mut CpuBackend::new(), &p, &batches, &data);
+        let got = attention_script(&mut b, &p, &batches, &data);
+        let what = format!("climbing attention heads {heads}/{kv} × {hd}");
+        let d = check_attention(&b, &what, &batches, &p, &got, &want);
+        eprintln!("{what}: max |Δ| {d:.2e}");
+    }
+}
+
 #[test]
 fn attention_over_histories_longer_than_one_chunk() {
     // The per-row kernel takes positions 1024 at a time with an online softmax across

@@ -188,9 +188,9 @@ const SPLIT_K_TARGET: usize = 256;
 const SPLIT_K_MIN_SPAN: usize = 256;
 const SPLIT_K_MAX: usize = 8;
 
-/// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 44.5 KB;
+/// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 45,576 bytes;
 /// matmul_coop.wgsl's is 36 KB): a device offering less runs the f32 batch kernels.
-pub const COOP_WORKGROUP_STORAGE: u32 = 45_568;
+pub const COOP_WORKGROUP_STORAGE: u32 = 45_576;
 
 // ---- attention ------------------------------------------------------------------------
 
