@@ -1349,9 +1349,9 @@ fn attention_over_histories_longer_than_one_chunk() {
     // chunks: a 1030-row prompt then decode steps cross that boundary, with and without
     // a window that itself spans more than one chunk. The prompt itself goes through the
     // batch kernel (attention_tiled: tiles of up to 32 positions, online softmax across
-    // them, or on cooperative matrices one pass over tiles of 64 rescaled lazily; its blocks' positions
-    // shared among workgroups merged by attn_combine) where head_dim is a multiple of 4,
-    // else (18) through the per-row one.
+    // them, or on cooperative matrices one pass over tiles of 64 rescaled lazily; its
+    // blocks' positions shared among workgroups merged by attn_combine) where head_dim is
+    // a multiple of 4, else (18) through the per-row one.
     let mut rng = Rng(23);
     let mut b = gpu();
     let batches = [(0, 1030), (1030, 1), (1031, 3)];
