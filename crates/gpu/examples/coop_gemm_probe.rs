@@ -20,6 +20,9 @@
 //! `cargo run --release -p kindling-gpu --example coop_gemm_probe`
 use std::time::Instant;
 
+mod probe_util;
+use probe_util::{group, pipeline, trusted};
+
 use kindling_gguf::GgmlType;
 use kindling_testdata::Rng;
 
@@ -558,29 +561,4 @@ fn read_back(device: &wgpu::Device, queue: &wgpu::Queue, b: &wgpu::Buffer, bytes
     let v = read.slice(..).get_mapped_range().expect("mapped").to_vec();
     read.unmap();
     v
-}
-
-fn trusted(device: &wgpu::Device, src: &str, label: &str) -> wgpu::ShaderModule {
-    let mut checks = wgpu::ShaderRuntimeChecks::checked();
-    checks.bounds_checks = false;
-    checks.force_loop_bounding = false;
-    let desc = wgpu::ShaderModuleDescriptor { label: Some(label), source: wgpu::ShaderSource::Wgsl(src.into()) };
-    unsafe { device.create_shader_module_trusted(desc, checks) }
-}
-
-fn pipeline(device: &wgpu::Device, module: &wgpu::ShaderModule, entry: &str) -> wgpu::ComputePipeline {
-    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(entry),
-        layout: None,
-        module,
-        entry_point: Some(entry),
-        compilation_options: Default::default(),
-        cache: None,
-    })
-}
-
-fn group(device: &wgpu::Device, layout: &wgpu::BindGroupLayout, bufs: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
-    let entries: Vec<wgpu::BindGroupEntry> =
-        bufs.iter().map(|(i, b)| wgpu::BindGroupEntry { binding: *i, resource: b.as_entire_binding() }).collect();
-    device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout, entries: &entries })
 }
