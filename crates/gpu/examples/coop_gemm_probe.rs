@@ -21,7 +21,7 @@
 use std::time::Instant;
 
 mod probe_util;
-use probe_util::{group, pipeline, trusted};
+use probe_util::{group, pipeline, q4k, trusted};
 
 use kindling_gguf::GgmlType;
 use kindling_testdata::Rng;
@@ -480,20 +480,6 @@ fn f16_bits(v: f32) -> u16 {
         return sign; // subnormal: flushed (the inputs here are ≥ 1e-3)
     }
     sign | (((e + 15) as u16) << 10) | m as u16
-}
-
-fn q4k(rng: &mut Rng, rows: usize, k: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(rows * k / 256 * Q4K_BYTES);
-    for _ in 0..rows * k / 256 {
-        for _ in 0..2 {
-            let h = 0x1C00u16 | (rng.next_u64() & 0x3ff) as u16;
-            out.extend_from_slice(&h.to_le_bytes());
-        }
-        for _ in 0..140 {
-            out.push(rng.next_u64() as u8);
-        }
-    }
-    out
 }
 
 fn validate(src: &str, label: &str) {

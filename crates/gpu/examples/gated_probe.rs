@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 mod probe_util;
-use probe_util::{group, pipeline, trusted};
+use probe_util::{group, pipeline, q4k, trusted};
 
 use kindling_gguf::GgmlType;
 use kindling_gpu::{KernelKey, Op, ShaderFeatures};
@@ -19,21 +19,6 @@ const ROWS: usize = 8960;
 const LAYERS: usize = 28;
 const CHAIN: usize = 4 * LAYERS;
 const BLOCK_BYTES: usize = 144;
-
-/// Q4_K rows with random quants and scales, d and dmin near 2^-8.
-fn q4k(rng: &mut Rng, rows: usize, k: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(rows * k / 256 * BLOCK_BYTES);
-    for _ in 0..rows * k / 256 {
-        for _ in 0..2 {
-            let h = 0x1C00u16 | (rng.next_u64() & 0x3ff) as u16;
-            out.extend_from_slice(&h.to_le_bytes());
-        }
-        for _ in 0..140 {
-            out.push(rng.next_u64() as u8);
-        }
-    }
-    out
-}
 
 struct Variant {
     name: String,
