@@ -425,15 +425,15 @@ impl Backend for GpuBackend {
         let rh = n * params.head_count;
         // A batch (prefill) goes through attention_tiled where head_dim allows, its
         // blocks' positions shared among workgroups for long prompts.
-        let (tile_rows, split_positions, max_hd) = if self.shader_features.coop_matrix {
-            (coop_attention_rows(hd), ATTN_COOP_SPLIT_POSITIONS, ATTN_COOP_MAX_HEAD_DIM)
+        let (tile_rows, split_positions, target_groups, max_hd) = if self.shader_features.coop_matrix {
+            (coop_attention_rows(hd), ATTN_COOP_SPLIT_POSITIONS, ATTN_COOP_TARGET_GROUPS, ATTN_COOP_MAX_HEAD_DIM)
         } else {
-            (ATTN_TILE_ROWS, ATTN_TILE_SPLIT_POSITIONS, ATTN_TILE_MAX_HEAD_DIM)
+            (ATTN_TILE_ROWS, ATTN_TILE_SPLIT_POSITIONS, ATTN_TILE_TARGET_GROUPS, ATTN_TILE_MAX_HEAD_DIM)
         };
         let tiled = n > MAX_SPLIT_ROWS && hd.is_multiple_of(4) && hd <= max_hd;
         let splits = if tiled {
             let blocks = n.div_ceil(tile_rows) * params.head_count;
-            span.div_ceil(split_positions).min(ATTN_TILE_TARGET_GROUPS.div_ceil(blocks)).clamp(1, MAX_SPLITS)
+            span.div_ceil(split_positions).min(target_groups.div_ceil(blocks)).clamp(1, MAX_SPLITS)
         } else if n <= MAX_SPLIT_ROWS && span > SPLIT_MIN_SPAN {
             span.div_ceil(SPLIT_POSITIONS).min(SPLIT_TARGET_GROUPS.div_ceil(rh)).clamp(1, MAX_SPLITS)
         } else {

@@ -229,9 +229,14 @@ pub fn coop_attention_rows(head_dim: usize) -> usize {
 }
 /// The widest head the cooperative-matrix attention takes (two subgroups of 128 each).
 pub const ATTN_COOP_MAX_HEAD_DIM: usize = 256;
-/// Positions per workgroup the cooperative-matrix attention aims at (as
-/// ATTN_TILE_SPLIT_POSITIONS; 256 measured no better on an H100).
-pub const ATTN_COOP_SPLIT_POSITIONS: usize = 128;
+/// Positions per workgroup the cooperative-matrix attention aims at, and the workgroups
+/// aimed at in all (as ATTN_TILE_SPLIT_POSITIONS and ATTN_TILE_TARGET_GROUPS). Since the
+/// kernel takes one pass, fewer and longer shares pay: 256 and 512 against 128 and 1,024
+/// on an H200, µs a layer at chunk starts 512 / 2,048 / 3,584 (coop-staging-h200.md §9):
+/// Qwen2.5-1.5B's heads 250 → 196 / 535 → 498 / 768 → 764, Gemma 3's 180 → 162 /
+/// 452 → 379 / 654 → 577, the 0.5B's 194 → 178 / 409 → 403 / 615 → 630.
+pub const ATTN_COOP_SPLIT_POSITIONS: usize = 256;
+pub const ATTN_COOP_TARGET_GROUPS: usize = 512;
 
 /// Most workgroups one (row, head) of attention is spread over (decode, long contexts).
 pub const MAX_SPLITS: usize = 32;
@@ -331,7 +336,8 @@ pub enum Tuning {
     /// (SPLIT_POSITIONS, SPLIT_MIN_SPAN, SPLIT_TARGET_GROUPS, MAX_SPLITS).
     AttentionSplits,
     /// One workgroup per (block of ATTN_TILE_ROWS or `coop_attention_rows` rows, head),
-    /// times its splits (ATTN_TILE_SPLIT_POSITIONS, ATTN_TILE_TARGET_GROUPS).
+    /// times its splits (ATTN_TILE_SPLIT_POSITIONS, ATTN_TILE_TARGET_GROUPS; on cooperative
+    /// matrices ATTN_COOP_SPLIT_POSITIONS, ATTN_COOP_TARGET_GROUPS).
     AttentionTiles,
     /// One workgroup per (row, head): the merge of attention's splits.
     PerRowHead,
@@ -352,7 +358,7 @@ impl Tuning {
             Tuning::PerQkHead => "one workgroup per (row, head) of q and k",
             Tuning::AttentionSplits => "one workgroup per (row, head) times its splits (SPLIT_*)",
             Tuning::AttentionTiles => {
-                "one workgroup per (block of TQ or coop_attention_rows rows, head) times its splits (ATTN_TILE_*)"
+                "one workgroup per (block of TQ or coop_attention_rows rows, head) times its splits (ATTN_TILE_*, ATTN_COOP_*)"
             }
             Tuning::PerRowHead => "one workgroup per (row, head)",
             Tuning::PerChunk => "one workgroup per (row, TOP_K_CHUNK values)",
