@@ -1309,13 +1309,15 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
 fn attention_whose_scores_climb_along_the_prompt_matches_cpu() {
     let mut rng = Rng(29);
     let mut b = gpu();
-    // A 150-row prompt, then a 70-row chunk over that history, then a decode step.
-    let batches = [(0, 150), (150, 70), (220, 1)];
+    // A 600-row prompt (long enough that the coop kernel splits a block's positions among
+    // workgroups: shares of about 200), then a 70-row chunk over that history, then a
+    // decode step.
+    let batches = [(0, 600), (600, 70), (670, 1)];
     // (heads, kv heads, head_dim, α): the score climbs 0.5·√hd·α a position, about 20
-    // nats per tile of 64 (10 per tile of 32 for Gemma's 256-wide heads), so that even
-    // the shares of a block split among workgroups (55 to 75 positions here) climb past
-    // the margin. (At half these slopes the 64 and 128 cases never rescaled: a mutation
-    // that skipped the rescaling passed them.)
+    // nats per tile of 64 (10 per tile of 32 for Gemma's 256-wide heads), so that each
+    // share climbs past the margin several times. (At half these slopes and shares of 55
+    // to 75 positions, the 64 and 128 cases never rescaled: a mutation that skipped the
+    // rescaling passed them.)
     for (heads, kv, hd, alpha) in [(4, 2, 64, 0.08f32), (2, 1, 128, 0.056), (2, 1, 256, 0.04)] {
         let p = AttentionParams {
             head_count: heads,
