@@ -1319,15 +1319,7 @@ fn attention_whose_scores_climb_along_the_prompt_matches_cpu() {
     // to 75 positions, the 64 and 128 cases never rescaled: a mutation that skipped the
     // rescaling passed them.)
     for (heads, kv, hd, alpha) in [(4, 2, 64, 0.08f32), (2, 1, 128, 0.056), (2, 1, 256, 0.04)] {
-        let p = AttentionParams {
-            head_count: heads,
-            head_count_kv: kv,
-            head_dim: hd,
-            scale: 1.0 / (hd as f32).sqrt(),
-            sliding_window: None,
-            softcap: None,
-            causal: true,
-        };
+        let p = head_shape_params(heads, kv, hd, true);
         let data: Vec<_> = batches
             .iter()
             .map(|&(start, n)| {

@@ -21,7 +21,7 @@
 use std::time::Instant;
 
 mod probe_util;
-use probe_util::{group, pipeline, q4k, trusted};
+use probe_util::{group, pipeline, q4k, trusted, vulkan_adapter};
 
 use kindling_gguf::GgmlType;
 use kindling_testdata::Rng;
@@ -116,39 +116,29 @@ fn gemm_source(s: &Shape) -> String {
                     format!("{t}[{at}] = {v};")
                 }
             };
-            let (pa0, pa1, pb0, pb1) = (
-                put("ah", "xv[src]", "at"),
-                put("ah", "xv[src + 1u]", "at + 1u"),
-                put("bh", "wv[src]", "at"),
-                put("bh", "wv[src + 1u]", "at + 1u"),
-            );
-            w += &format!(
-                "fn stage(m0: u32, n0: u32, k0: u32, buf: u32, lid: u32) {{
-    for (var t = lid; t < {a_chunks}u; t += {invocations}u) {{
+            // One loop per tile: tile `t` (ah or bh) from `src` (xv or wv), rows from `base`.
+            let stage_loop = |t: &str, src: &str, base: &str, rows: usize| {
+                let (p0, p1) = (put(t, &format!("{src}[src]"), "at"), put(t, &format!("{src}[src + 1u]"), "at + 1u"));
+                format!(
+                    "    for (var t = lid; t < {chunks}u; t += {invocations}u) {{
         let r = t / {cpr}u;
         let c = t % {cpr}u;
-        let at = buf * {a_size}u + r * {ld4}u + 2u * c;
-        let src = ((m0 + r) * p.k + k0) / 4u + 2u * c;
-        {pa0}
-        {pa1}
+        let at = buf * {size}u + r * {ld4}u + 2u * c;
+        let src = (({base} + r) * p.k + k0) / 4u + 2u * c;
+        {p0}
+        {p1}
     }}
-    for (var t = lid; t < {b_chunks}u; t += {invocations}u) {{
-        let r = t / {cpr}u;
-        let c = t % {cpr}u;
-        let at = buf * {b_size}u + r * {ld4}u + 2u * c;
-        let src = ((n0 + r) * p.k + k0) / 4u + 2u * c;
-        {pb0}
-        {pb1}
-    }}
-}}
 ",
-                a_chunks = tm * ck / 8,
-                b_chunks = tn * ck / 8,
-                cpr = ck / 8,
-                a_size = tm * ld / 4,
-                b_size = tn * ld / 4,
-                ld4 = ld / 4,
-            );
+                    chunks = rows * ck / 8,
+                    cpr = ck / 8,
+                    size = rows * ld / 4,
+                    ld4 = ld / 4,
+                )
+            };
+            w += "fn stage(m0: u32, n0: u32, k0: u32, buf: u32, lid: u32) {\n";
+            w += &stage_loop("ah", "xv", "m0", tm);
+            w += &stage_loop("bh", "wv", "n0", tn);
+            w += "}\n";
             ((ld / tiles.1).to_string(), (ld / tiles.1).to_string(), "ah", "bh", tiles.1)
         }
     };
@@ -281,15 +271,7 @@ fn deq_q4k(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 ";
 
 fn main() {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::VULKAN;
-    let instance = wgpu::Instance::new(desc);
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    }))
-    .expect("adapter");
-    println!("{:?}", adapter.get_info().name);
+    let adapter = vulkan_adapter();
     let coop_features = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16;
     let coop = adapter.features().contains(coop_features);
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -326,16 +308,7 @@ fn main() {
     }
 
     let mut rng = Rng(11);
-    let storage = |label: &str, bytes: &[u8], extra: wgpu::BufferUsages| {
-        let b = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: bytes.len() as u64,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | extra,
-            mapped_at_creation: false,
-        });
-        queue.write_buffer(&b, 0, bytes);
-        b
-    };
+    let storage = |label: &str, bytes: &[u8], extra| probe_util::storage(&device, &queue, label, bytes, extra);
     let uniform = |words: [u32; 4]| {
         let b = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("params"),
@@ -362,7 +335,7 @@ fn main() {
         let gy = (invocations.div_ceil(256) as u32).div_ceil(groups);
         let t = time(&device, &queue, &pipe, &bg, (groups, gy), 20);
         let got = read_back(&device, &queue, &wq, rows * k * 2);
-        let got: &[half_bits::F16] = bytemuck::cast_slice(&got);
+        let got: &[u16] = bytemuck::cast_slice(&got);
         let mut want = vec![0f32; k];
         let mut err = 0f32;
         for r in (0..rows).step_by(97) {
@@ -373,7 +346,7 @@ fn main() {
             )
             .expect("dequantize");
             for (c, v) in want.iter().enumerate() {
-                err = err.max((got[r * k + c].to_f32() - v).abs() / v.abs().max(1e-3));
+                err = err.max((f16_value(got[r * k + c]) - v).abs() / v.abs().max(1e-3));
             }
         }
         let bytes = (rows * k / 256 * Q4K_BYTES + rows * k * 2) as f64;
@@ -418,7 +391,7 @@ fn main() {
                 Kind::Staged { .. } => vec![(0, &params), (3, &out), (4, &x), (5, &w)],
             };
             let bg = group(&device, &pipe.get_bind_group_layout(0), &bufs);
-            device.queue_clear(&queue, &out);
+            clear(&device, &queue, &out);
             let t = time(&device, &queue, &pipe, &bg, ((n / tn) as u32, (M / tm) as u32), 20);
             let got: Vec<f32> = bytemuck::cast_slice(&read_back(&device, &queue, &out, M * n * 4)).to_vec();
             let mut err = 0f64;
@@ -432,27 +405,11 @@ fn main() {
     }
 }
 
-trait ClearExt {
-    fn queue_clear(&self, queue: &wgpu::Queue, b: &wgpu::Buffer);
-}
-impl ClearExt for wgpu::Device {
-    fn queue_clear(&self, queue: &wgpu::Queue, b: &wgpu::Buffer) {
-        let mut enc = self.create_command_encoder(&Default::default());
-        enc.clear_buffer(b, 0, None);
-        queue.submit([enc.finish()]);
-    }
-}
-
-/// Minimal f16 bit handling for the probe (the `half` crate is not a dependency here).
-mod half_bits {
-    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-    #[repr(transparent)]
-    pub struct F16(pub u16);
-    impl F16 {
-        pub fn to_f32(self) -> f32 {
-            super::f16_value(self.0)
-        }
-    }
+/// Zeroes `b` (so a GEMM that wrote nothing cannot pass on the last variant's output).
+fn clear(device: &wgpu::Device, queue: &wgpu::Queue, b: &wgpu::Buffer) {
+    let mut enc = device.create_command_encoder(&Default::default());
+    enc.clear_buffer(b, 0, None);
+    queue.submit([enc.finish()]);
 }
 
 fn f16_value(h: u16) -> f32 {

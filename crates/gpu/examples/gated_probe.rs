@@ -8,7 +8,7 @@
 use std::time::Instant;
 
 mod probe_util;
-use probe_util::{group, pipeline, q4k, trusted};
+use probe_util::{group, pipeline, q4k, trusted, vulkan_adapter};
 
 use kindling_gguf::GgmlType;
 use kindling_gpu::{KernelKey, Op, ShaderFeatures};
@@ -28,15 +28,7 @@ struct Variant {
 }
 
 fn main() {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::VULKAN;
-    let instance = wgpu::Instance::new(desc);
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    }))
-    .expect("adapter");
-    println!("{:?}", adapter.get_info().name);
+    let adapter = vulkan_adapter();
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         required_features: wgpu::Features::SUBGROUP,
         required_limits: adapter.limits(),
@@ -47,16 +39,7 @@ fn main() {
     let sg = adapter.get_info().subgroup_max_size;
 
     let mut rng = Rng(7);
-    let storage = |label: &str, bytes: &[u8], extra: wgpu::BufferUsages| {
-        let b = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: bytes.len() as u64,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | extra,
-            mapped_at_creation: false,
-        });
-        queue.write_buffer(&b, 0, bytes);
-        b
-    };
+    let storage = |label: &str, bytes: &[u8], extra| probe_util::storage(&device, &queue, label, bytes, extra);
     let xs: Vec<f32> = (0..K).map(|_| (rng.next_u64() % 2000) as f32 / 1000.0 - 1.0).collect();
     let nws: Vec<f32> = (0..K).map(|_| 0.5 + (rng.next_u64() % 1000) as f32 / 1000.0).collect();
     let x = storage("x", bytemuck::cast_slice(&xs), wgpu::BufferUsages::empty());

@@ -1,8 +1,40 @@
-//! What the raw-wgpu probes (gated_probe, coop_gemm_probe) share: a shader module without
-//! wgpu's run-time checks, a pipeline with its layout taken from the shader, a bind group
-//! of whole buffers, random Q4_K rows.
+//! What the raw-wgpu probes (gated_probe, coop_gemm_probe) share: the Vulkan adapter, a
+//! filled storage buffer, a shader module without wgpu's run-time checks, a pipeline with
+//! its layout taken from the shader, a bind group of whole buffers, random Q4_K rows.
 
 use kindling_testdata::Rng;
+
+/// The high-performance Vulkan adapter (its name printed: which GPU the figures are of).
+pub fn vulkan_adapter() -> wgpu::Adapter {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::VULKAN;
+    let instance = wgpu::Instance::new(desc);
+    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::HighPerformance,
+        ..Default::default()
+    }))
+    .expect("adapter");
+    println!("{:?}", adapter.get_info().name);
+    adapter
+}
+
+/// A storage buffer holding `bytes` (with `extra` usages, e.g. COPY_SRC to read it back).
+pub fn storage(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    label: &str,
+    bytes: &[u8],
+    extra: wgpu::BufferUsages,
+) -> wgpu::Buffer {
+    let b = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.len() as u64,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | extra,
+        mapped_at_creation: false,
+    });
+    queue.write_buffer(&b, 0, bytes);
+    b
+}
 
 /// A module compiled as the backend compiles its own natively: no bounds checks, no
 /// loop counters.
