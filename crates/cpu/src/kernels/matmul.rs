@@ -3,8 +3,8 @@
 
 use kindling_gguf::GgmlType;
 
-use super::gemm;
-use crate::dot::{dot_rows, needs, prefetch_ahead, x_planes, x_sums, XRow};
+use super::{gemm, qgemm};
+use crate::dot::{dot_rows, needs, prefetch_ahead, x_planes, x_sums, Needs, XRow};
 use crate::parallel;
 
 /// Activation rows handed to one fused call: each weight block is unpacked once for
@@ -34,7 +34,9 @@ pub struct Layout {
 
 /// `x`: `[n, cols]`; `w`: `rows` rows of `cols` values in GGUF type `ty`;
 /// `out`: `[n, rows]`. Float weights with `n >= gemm::GEMM_ROWS` go by cache-blocked
-/// panels (`gemm`), with the same bits as row by row.
+/// panels (`gemm`), with the same bits as row by row; quantized weights with
+/// `n >= qgemm::QGEMM_ROWS` by dequantized panels (`qgemm`), f32-accurate but not the
+/// row kernels' bits.
 #[allow(clippy::too_many_arguments)]
 pub fn matmul(
     x: &[f32],
@@ -47,7 +49,10 @@ pub fn matmul(
     scratch: &mut Scratch,
 ) {
     let row_bytes = w.len() / rows.max(1);
-    let need = needs(ty);
+    let float_panels = n >= gemm::GEMM_ROWS && gemm::is_float(ty);
+    let quant_panels = n >= qgemm::QGEMM_ROWS && qgemm::handles(ty);
+    // The panel paths read only the activations.
+    let need = if quant_panels { Needs { sum_group: None, planes: false } } else { needs(ty) };
     let group = need.sum_group.unwrap_or(0);
     let per_sums = cols.checked_div(group).unwrap_or(0);
     let (per_planes, per_scales) = if need.planes { (2 * cols, cols / 32) } else { (0, 0) };
@@ -79,10 +84,13 @@ pub fn matmul(
         scales: scales.get(r * per_scales..(r + 1) * per_scales).unwrap_or(&[]),
     };
     // Output columns a..b for every activation row, into `dst` as `at` lays it out.
-    let panels = n >= gemm::GEMM_ROWS && gemm::is_float(ty);
     let fill = |a: usize, b: usize, dst: &mut [f32], at: Layout| {
-        if panels {
+        if float_panels {
             gemm::float_band(ty, n, &xrow, w, row_bytes, cols, (a, b), dst, at);
+            return;
+        }
+        if quant_panels {
+            qgemm::quant_band(ty, n, &|r| xrow(r).x, w, row_bytes, cols, (a, b), dst, at);
             return;
         }
         let quads = n / ROWS;
@@ -349,6 +357,42 @@ mod tests {
         }
     }
 
+    /// Kernel time of a quantized prefill matmul, panels against rows by 8, one thread:
+    /// `KINDLING_SPEED_TYPE` (default Q4_K), `KINDLING_SPEED_SHAPE=ROWSxCOLS` (default
+    /// 2048x2048), `KINDLING_SPEED_N` activation rows (default 128).
+    /// `cargo test --release -p kindling-cpu --lib qgemm_speed -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn qgemm_speed() {
+        crate::parallel::set_max_threads(1);
+        let ty = std::env::var("KINDLING_SPEED_TYPE")
+            .ok()
+            .and_then(|t| GgmlType::ALL.into_iter().find(|g| g.to_string() == t));
+        let ty = ty.unwrap_or(GgmlType::Q4K);
+        let shape = std::env::var("KINDLING_SPEED_SHAPE").unwrap_or_else(|_| "2048x2048".into());
+        let (rows, cols) = shape.split_once('x').map(|(r, c)| (r.parse().unwrap(), c.parse().unwrap())).unwrap();
+        let n = std::env::var("KINDLING_SPEED_N").map_or(128, |n| n.parse().unwrap());
+        let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
+        let w: Vec<u8> =
+            (0..rows * ty.bytes_for(cols as u64).unwrap() as usize).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
+        let mut out = vec![0.0; n * rows];
+        let mut scratch = Scratch::default();
+        for (name, step) in [("panels", n), ("rows by 8", 8)] {
+            let mut best = f64::MAX;
+            for _ in 0..5 {
+                let t = std::time::Instant::now();
+                for r in (0..n).step_by(step) {
+                    let (x, out) = (&x[r * cols..(r + step) * cols], &mut out[r * rows..(r + step) * rows]);
+                    matmul(x, step, ty, &w, rows, cols, out, &mut scratch);
+                }
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            let gflops = 2.0 * (n * rows * cols) as f64 / best / 1e9;
+            let lanes = crate::dot::Lanes::best();
+            println!("{ty} {lanes:?} {name} n={n} {rows}x{cols}: {:.2} ms, {gflops:.2} GFLOP/s", best * 1e3);
+        }
+    }
+
     #[test]
     fn dot_gives_the_same_bits_on_every_lane_width() {
         for len in [0, 5, 32, 64, 77, 128, 1000] {
@@ -364,7 +408,8 @@ mod tests {
     }
 
     /// Every output, whichever thread's band (decode in place, prefill through the
-    /// column scratch) or batch it was computed in, bit for bit the one-row kernel's.
+    /// column scratch) or batch it was computed in, bit for bit the one-row kernel's
+    /// (quantized panels: the panel kernel's over all rows in one band).
     /// 300 weight rows split over this machine's threads (64 at least per band).
     #[test]
     fn thread_bands_give_the_one_row_results() {
@@ -380,6 +425,24 @@ mod tests {
                 // Twice with the same scratch: nothing left over from the first call counts.
                 let mut again = vec![f32::NAN; n * rows];
                 matmul(&x, n, ty, &w, rows, cols, &mut again, &mut scratch);
+                if n >= qgemm::QGEMM_ROWS && qgemm::handles(ty) {
+                    let mut whole = vec![f32::NAN; n * rows];
+                    let xr = |r: usize| &x[r * cols..(r + 1) * cols];
+                    qgemm::quant_band(
+                        ty,
+                        n,
+                        &xr,
+                        &w,
+                        row_bytes,
+                        cols,
+                        (0, rows),
+                        &mut whole,
+                        Layout { row: rows, col: 1 },
+                    );
+                    assert!(whole.iter().zip(&out).all(|(a, b)| a.to_bits() == b.to_bits()), "{ty} n={n}");
+                    assert!(whole.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()), "{ty} n={n} again");
+                    continue;
+                }
                 for r in 0..n {
                     let xr = &x[r * cols..(r + 1) * cols];
                     let need = needs(ty);

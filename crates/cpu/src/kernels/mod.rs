@@ -5,6 +5,7 @@ mod attention;
 mod gemm;
 mod matmul;
 mod norm;
+mod qgemm;
 mod rope;
 
 pub use attention::{attention, Rows};
