@@ -15,6 +15,7 @@ use kindling_model::{Activation, AttentionParams, Backend, KvSpec, ModelError, R
 /// The vector lanes the dot products were built with: `"sse2"` (x86_64), `"wasm-simd128"`
 /// or `"portable"` (plain arrays: other targets, or the `portable-lanes` feature).
 pub use dot::LANES;
+pub use kernels::QGEMM_ROWS;
 pub use parallel::{set_max_threads, threads, POOLED};
 
 /// A weight: the tensor's GGUF bytes, exactly as stored.

@@ -30,11 +30,12 @@ pub(crate) const GPU_OPTIONS: ModelOptions = policy::GPU_OPTIONS;
 pub(crate) const CPU_OPTIONS: ModelOptions = policy::CPU_OPTIONS;
 
 /// Prompt positions the CPU evaluates per generation step (`Generation::prefill_step`):
-/// JS hears an abort only between steps, and a CPU step runs to its end. Four rows make
-/// one pass of the CPU matmul's row group; natively, Qwen2.5-0.5B prefilled 128 tokens at
-/// 15.1 / 17.5 / 18.1 tok/s in batches of 64 / 16 / 4 (`kindling bench --batch`), so
-/// small steps cost nothing, and a step takes about two decode tokens' time.
-pub(crate) const CPU_PREFILL_STEP: usize = 4;
+/// JS hears an abort only between steps, and a CPU step runs to its end. The smallest
+/// batch the CPU's quantized prefill panels take (`kindling_cpu::QGEMM_ROWS`): in V8,
+/// a 2048 × 2048 Q4_K matmul of 16 rows ran at 29 GFLOP/s there against 18.5 by the row
+/// kernels, which smaller steps would use (`qgemm_speed` under `scripts/test_wasi.sh`).
+/// A step of Qwen2.5-0.5B then takes a few decode tokens' time.
+pub(crate) const CPU_PREFILL_STEP: usize = kindling_cpu::QGEMM_ROWS;
 
 /// The session's positions: `context` when given, else the default cap, never more
 /// than the model was trained for. An encoder's is its whole context whatever was

@@ -11,4 +11,5 @@ mod rope;
 pub use attention::{attention, Rows};
 pub use matmul::{dot, matmul, Scratch};
 pub use norm::{activation, gated, layer_norm, rms_norm};
+pub use qgemm::QGEMM_ROWS;
 pub use rope::rope_row;

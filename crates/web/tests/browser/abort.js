@@ -40,7 +40,7 @@ const MODEL = {
 const STORY = 'Write a long story about a dragon who learns to bake bread.';
 const NEXT = 'The capital of France is';
 /** Prompt tokens a CPU generation step evaluates (CPU_PREFILL_STEP in crates/web). */
-const CPU_PREFILL_STEP = 4;
+const CPU_PREFILL_STEP = 16;
 /** Slack for a shared two-core machine: timers, messages and a busy neighbour. */
 const MARGIN_MS = 400;
 
