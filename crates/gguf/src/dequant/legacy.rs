@@ -15,6 +15,7 @@ pub const QK: usize = 32;
 /// [2..18)  qs  16 bytes: byte j = value j (low nibble) | value j+16 (high nibble)
 /// y[i] = (q[i] - 8) * d
 /// ```
+#[inline]
 pub fn q4_0_block(b: &[u8; 18], y: &mut [f32; QK]) {
     let d = f16_to_f32(b[0], b[1]);
     for j in 0..16 {
@@ -31,6 +32,7 @@ pub fn q4_0_block(b: &[u8; 18], y: &mut [f32; QK]) {
 /// [4..20)  qs  16 bytes: byte j = value j (low nibble) | value j+16 (high nibble)
 /// y[i] = q[i] * d + m
 /// ```
+#[inline]
 pub fn q4_1_block(b: &[u8; 20], y: &mut [f32; QK]) {
     let d = f16_to_f32(b[0], b[1]);
     let m = f16_to_f32(b[2], b[3]);
@@ -48,15 +50,35 @@ pub fn q4_1_block(b: &[u8; 20], y: &mut [f32; QK]) {
 /// [6..22)  qs  16 bytes: low 4 bits, byte j = value j (low nibble) | value j+16 (high)
 /// y[i] = ((lo4 | hbit << 4) - 16) * d
 /// ```
+#[inline]
 pub fn q5_0_block(b: &[u8; 22], y: &mut [f32; QK]) {
     let d = f16_to_f32(b[0], b[1]);
     let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
     for j in 0..16 {
         let q = b[6 + j];
-        let h0 = ((qh >> j) & 1) as u8;
-        let h1 = ((qh >> (j + 16)) & 1) as u8;
-        y[j] = (((q & 0x0f) | (h0 << 4)) as i32 - 16) as f32 * d;
-        y[j + 16] = (((q >> 4) | (h1 << 4)) as i32 - 16) as f32 * d;
+        y[j] = (((q & 0x0f) | fifth(qh, j)) as i32 - 16) as f32 * d;
+        y[j + 16] = (((q >> 4) | fifth(qh, j + 16)) as i32 - 16) as f32 * d;
+    }
+}
+
+/// 16 where bit `i` of `qh` is set (the fifth bit of value `i`), else 0. Through a
+/// table of the bits rather than `qh >> i`: a loop over `i` then vectorises with
+/// SIMD128 and SSE2, which shift all lanes by one amount only.
+#[inline(always)]
+fn fifth(qh: u32, i: usize) -> u8 {
+    const BIT: [u32; 32] = {
+        let mut t = [0u32; 32];
+        let mut i = 0;
+        while i < 32 {
+            t[i] = 1 << i;
+            i += 1;
+        }
+        t
+    };
+    if qh & BIT[i] != 0 {
+        16
+    } else {
+        0
     }
 }
 
@@ -68,16 +90,15 @@ pub fn q5_0_block(b: &[u8; 22], y: &mut [f32; QK]) {
 /// [8..24)  qs  16 bytes: low 4 bits, byte j = value j (low nibble) | value j+16 (high)
 /// y[i] = (lo4 | hbit << 4) * d + m
 /// ```
+#[inline]
 pub fn q5_1_block(b: &[u8; 24], y: &mut [f32; QK]) {
     let d = f16_to_f32(b[0], b[1]);
     let m = f16_to_f32(b[2], b[3]);
     let qh = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
     for j in 0..16 {
         let q = b[8 + j];
-        let h0 = ((qh >> j) & 1) as u8;
-        let h1 = ((qh >> (j + 16)) & 1) as u8;
-        y[j] = ((q & 0x0f) | (h0 << 4)) as f32 * d + m;
-        y[j + 16] = ((q >> 4) | (h1 << 4)) as f32 * d + m;
+        y[j] = ((q & 0x0f) | fifth(qh, j)) as f32 * d + m;
+        y[j + 16] = ((q >> 4) | fifth(qh, j + 16)) as f32 * d + m;
     }
 }
 
@@ -87,6 +108,7 @@ pub fn q5_1_block(b: &[u8; 24], y: &mut [f32; QK]) {
 /// [2..34)  qs  32 x i8
 /// y[i] = q[i] * d
 /// ```
+#[inline]
 pub fn q8_0_block(b: &[u8; 34], y: &mut [f32; QK]) {
     let d = f16_to_f32(b[0], b[1]);
     for j in 0..QK {

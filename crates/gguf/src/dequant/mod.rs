@@ -56,8 +56,11 @@ pub fn dequantize_row(tensor: &TensorInfo, data: &[u8], row: u64, out: &mut [f32
     dequantize(tensor.ty, &data[range.start as usize..range.end as usize], out)
 }
 
-/// Runs a block function over every block (the lengths are checked by the caller).
-fn blocks<const B: usize, const E: usize>(bytes: &[u8], out: &mut [f32], f: fn(&[u8; B], &mut [f32; E])) {
+/// Runs a block function over every block (the lengths are checked by the caller). The
+/// function is a type parameter, not a pointer, so that it is inlined into the loop
+/// (the CPU's prefill panels dequantize every weight once per matmul).
+#[inline(always)]
+fn blocks<const B: usize, const E: usize>(bytes: &[u8], out: &mut [f32], f: impl Fn(&[u8; B], &mut [f32; E])) {
     for (b, y) in bytes.chunks_exact(B).zip(out.chunks_exact_mut(E)) {
         if let (Ok(b), Ok(y)) = (<&[u8; B]>::try_from(b), <&mut [f32; E]>::try_from(y)) {
             f(b, y);
