@@ -52,40 +52,81 @@ fn thread_count(n: usize, min_per_thread: usize) -> usize {
 pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     let units = out.len() / unit.max(1);
     let t = thread_count(units, min_per_thread);
-    if t == 1 {
+    let per = units.div_ceil(t);
+    bands(out, unit, t, &|i| (i * per).min(units), f)
+}
+
+/// [`for_each_band`] with bands of about equal cost, unit `i` costing `cost(i)` (in a
+/// causal prefill's attention the later rows attend to more positions: equal bands of
+/// rows left the first threads waiting for the last). Still contiguous bands.
+pub fn for_each_band_by_cost<T: Send>(
+    out: &mut [T],
+    unit: usize,
+    min_per_thread: usize,
+    cost: impl Fn(usize) -> usize,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    const MAX_BANDS: usize = 64;
+    let units = out.len() / unit.max(1);
+    let t = thread_count(units, min_per_thread).min(MAX_BANDS);
+    // cuts[b]: the first unit of band b, where the running cost passes b / t of the total.
+    let mut cuts = [units; MAX_BANDS + 1];
+    cuts[0] = 0;
+    let total: usize = (0..units).map(&cost).sum();
+    let (mut b, mut sum) = (1, 0usize);
+    for i in 0..units {
+        while b < t && sum * t >= total * b {
+            cuts[b] = i;
+            b += 1;
+        }
+        sum += cost(i);
+    }
+    bands(out, unit, t, &|i| cuts[i], f)
+}
+
+/// Runs `f` over `t` bands of `out`, band `i` being units `start(i)..start(i + 1)` (the
+/// last to `out`'s end; `start(0)` is 0 and `start` does not decrease).
+fn bands<T: Send>(
+    out: &mut [T],
+    unit: usize,
+    t: usize,
+    start: &(dyn Fn(usize) -> usize + Sync),
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if t <= 1 {
         return f(0, out);
     }
-    #[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
-    let per = units.div_ceil(t);
     #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
     {
+        let _ = (unit, start);
         f(0, out)
     }
-    #[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]
+    #[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
     {
-        use rayon::prelude::*;
-        out.par_chunks_mut(per * unit).enumerate().for_each(|(i, band)| f(i * per, band));
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        let (len, step) = (out.len(), per * unit);
+        let len = out.len();
         let base = BandBase(out.as_mut_ptr());
-        crate::spin_pool::run(len.div_ceil(step), &|i| {
-            let start = i * step;
-            // SAFETY: band i is out[start..start + step] (the last one shorter): the
-            // bands do not overlap, each is handed to one call, and `out` outlives
-            // `run`, which returns when every call has.
-            let band = unsafe { std::slice::from_raw_parts_mut(base.at(start), step.min(len - start)) };
-            f(i * per, band)
-        });
+        let band = |i: usize| {
+            let (a, b) = (start(i) * unit, if i + 1 == t { len } else { start(i + 1) * unit });
+            // SAFETY: the bands do not overlap (`start` does not decrease) and lie within
+            // `out`; each is handed to one call, and `out` outlives the pool's run, which
+            // returns when every call has.
+            f(start(i), unsafe { std::slice::from_raw_parts_mut(base.at(a), b.saturating_sub(a)) })
+        };
+        #[cfg(target_arch = "wasm32")]
+        {
+            use rayon::prelude::*;
+            (0..t).into_par_iter().for_each(band);
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        crate::spin_pool::run(t, &band);
     }
 }
 
 /// `out`'s first element, shared by the calls that each take their own band of it.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
 struct BandBase<T>(*mut T);
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
 impl<T> BandBase<T> {
     fn at(&self, i: usize) -> *mut T {
         // SAFETY (callers): i is within the slice the base came from.
@@ -93,6 +134,47 @@ impl<T> BandBase<T> {
     }
 }
 
-// SAFETY: each band is reached by one call only (for_each_band), and T: Send.
-#[cfg(not(target_arch = "wasm32"))]
+// SAFETY: each band is reached by one call only (`bands`), and T: Send.
+#[cfg(any(not(target_arch = "wasm32"), target_feature = "atomics"))]
 unsafe impl<T: Send> Sync for BandBase<T> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every unit lands in exactly one band, bands keep their order, and with a cost that
+    /// grows along the units (a causal attention's rows) the later bands are the shorter.
+    #[test]
+    fn bands_by_cost_cover_every_unit_once_and_balance_it() {
+        let (units, unit) = (300, 3);
+        let mut out = vec![0u32; units * unit + 2];
+        let seen = std::sync::Mutex::new(Vec::new());
+        for_each_band_by_cost(
+            &mut out,
+            unit,
+            1,
+            |i| i + 1,
+            |first, band| {
+                for v in band.iter_mut() {
+                    *v += 1;
+                }
+                seen.lock().unwrap().push((first, band.len() / unit));
+            },
+        );
+        assert!(out.iter().all(|&v| v == 1), "each value written once");
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        let mut next = 0;
+        for &(first, len) in &seen {
+            assert_eq!(first, next, "contiguous bands: {seen:?}");
+            next += len;
+        }
+        assert_eq!(next, units);
+        let cost = |&(first, len): &(usize, usize)| (first..first + len).map(|i| i + 1).sum::<usize>();
+        if seen.len() > 1 {
+            let (lo, hi) = (seen.iter().map(cost).min().unwrap(), seen.iter().map(cost).max().unwrap());
+            assert!(hi - lo <= units + 1, "band costs {lo}..{hi}: {seen:?}");
+            assert!(seen[0].1 > seen[seen.len() - 1].1, "{seen:?}");
+        }
+    }
+}

@@ -41,8 +41,8 @@ impl Rows<'_> {
 /// of this batch, `[start + n, width]` with `width = kv_heads × head_dim`, already
 /// holding the batch's rows; `out`: `[n, heads × head_dim]`. Each row attends to the
 /// positions `Rows::range` gives. The work is split over threads by (row, head) pairs in
-/// `out`'s order: a prefill's rows, and a decode step's heads, whose context grows with
-/// the conversation. Each pair's sums are in a fixed order, so the result does not
+/// `out`'s order, in bands of about equal positions: a prefill's rows, and a decode
+/// step's heads, whose context grows with the conversation. Each pair's sums are in a fixed order, so the result does not
 /// depend on the thread count.
 pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &AttentionParams, out: &mut [f32]) {
     let hd = p.head_dim;
@@ -50,7 +50,13 @@ pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &Att
     let per_pair = (b.start + b.n) * hd;
     let min_pairs = (1 << 16) / per_pair.max(1) + 1;
     let out = &mut out[..b.n * p.head_count * hd];
-    parallel::for_each_band(out, hd, min_pairs, |first, band| heads(q, k, v, width, b, first, p, band));
+    // A pair costs its positions (a causal prefill's last rows attend to the most),
+    // plus a little for its own setup.
+    let cost = |pair: usize| {
+        let (lo, hi) = b.range(pair / p.head_count.max(1), p);
+        hi.saturating_sub(lo) + 16
+    };
+    parallel::for_each_band_by_cost(out, hd, min_pairs, cost, |first, band| heads(q, k, v, width, b, first, p, band));
 }
 
 thread_local! {

@@ -29,6 +29,7 @@ use super::matmul::Layout;
 pub const QGEMM_ROWS: usize = 16;
 
 /// Weight rows per panel (the lanes of one step) for the wide and the base lanes.
+#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "portable-lanes"))), allow(dead_code))]
 const WIDE_W: usize = 16;
 const BASE_W: usize = 4;
 
@@ -38,6 +39,7 @@ const KB: usize = 256;
 
 /// Activation rows per register tile (`rows · W` accumulators): AVX2 and AVX-512 have
 /// the registers for four; SSE2 and SIMD128 (16 registers of four lanes) for one.
+#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "portable-lanes"))), allow(dead_code))]
 const WIDE_ROWS: usize = 4;
 const BASE_ROWS: usize = 4;
 
