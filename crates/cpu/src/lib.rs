@@ -289,7 +289,12 @@ impl Backend for CpuBackend {
         let g = self.take(gate);
         let u = self.take(up);
         let mut o = self.take(out);
-        kernels::gated(&g[..len], &u[..len], act, &mut o[..len]);
+        // Shared out in a prompt batch (an exp or tanh per value); a decode row stays on
+        // this thread. Value by value, so any split gives the same results.
+        parallel::for_each_band(&mut o[..len], 1, 1 << 15, |at, band| {
+            let r = at..at + band.len();
+            kernels::gated(&g[r.clone()], &u[r], act, band)
+        });
         self.put(out, o);
         self.put(up, u);
         self.put(gate, g);

@@ -129,20 +129,24 @@ pub fn matmul(
     columns.clear();
     columns.resize(n * rows, 0.0);
     parallel::for_each_band(columns, n, 64, |a, band| fill(a, a + band.len() / n, band, Layout { row: 1, col: n }));
-    transpose_into(columns, n, rows, out);
+    // The transpose too is shared out, by activation rows (on one thread it would not
+    // shrink with the matmul).
+    let columns = &columns[..];
+    parallel::for_each_band(out, rows, 4, |r0, band| transpose_into(columns, n, r0, rows, band));
 }
 
-/// `out[r * rows + j] = columns[j * n + r]`, sixteen columns at a time: each activation
-/// row then takes a run of 16 outputs (one cache line) from 16 columns whose lines stay
-/// cached for the next rows. Column by column, every store went to another line (10% of
-/// a 2-thread prefill of SmolLM2).
-fn transpose_into(columns: &[f32], n: usize, rows: usize, out: &mut [f32]) {
+/// Activation rows `r0..` of the output (`out`, whole rows of `rows` values) from the
+/// column scratch: `out[(r - r0) * rows + j] = columns[j * n + r]`, sixteen columns at
+/// a time, so that each row takes a run of 16 outputs (one cache line) from 16 columns
+/// whose lines stay cached for the next rows. Column by column, every store went to
+/// another line (10% of a 2-thread prefill of SmolLM2).
+fn transpose_into(columns: &[f32], n: usize, r0: usize, rows: usize, out: &mut [f32]) {
     const STRIP: usize = 16;
     for j0 in (0..rows).step_by(STRIP) {
         let j1 = (j0 + STRIP).min(rows);
-        for (r, o) in out.chunks_exact_mut(rows).take(n).enumerate() {
+        for (r, o) in out.chunks_exact_mut(rows).enumerate() {
             for (j, o) in o[j0..j1].iter_mut().enumerate() {
-                if let Some(&v) = columns.get((j0 + j) * n + r) {
+                if let Some(&v) = columns.get((j0 + j) * n + r0 + r) {
                     *o = v;
                 }
             }
