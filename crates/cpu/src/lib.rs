@@ -93,14 +93,6 @@ impl CpuBackend {
         self.tokens.len().min(self.acts[a.0].capacity)
     }
 
-    /// Row r's position: within its sequence in a packed batch.
-    fn position(&self, r: usize) -> usize {
-        match self.spans.get(r) {
-            Some(&[first, _]) => r - first as usize,
-            None => self.start_pos + r,
-        }
-    }
-
     fn cols(&self, a: CpuActivation) -> usize {
         self.acts[a.0].cols
     }
@@ -112,6 +104,15 @@ impl CpuBackend {
 
     fn put(&mut self, a: CpuActivation, data: Vec<f32>) {
         self.acts[a.0].data = data;
+    }
+}
+
+/// Row r's position: within its sequence in a packed batch (`spans`), else after the
+/// `start_pos` positions already cached.
+fn position(spans: &[[u32; 2]], start_pos: usize, r: usize) -> usize {
+    match spans.get(r) {
+        Some(&[first, _]) => r - first as usize,
+        None => start_pos + r,
     }
 }
 
@@ -221,7 +222,10 @@ impl Backend for CpuBackend {
         if let Some(s) = &src {
             o[..n * cols].copy_from_slice(&s[..n * cols]);
         }
-        kernels::rms_norm(&mut o[..n * cols], weight.dense(), group, eps);
+        // A prompt batch's groups (rows, or heads) shared over the threads; each group's
+        // sums are its own, so any split gives the same results.
+        let w = weight.dense();
+        parallel::for_each_band(&mut o[..n * cols], group.max(1), 8, |_, band| kernels::rms_norm(band, w, group, eps));
         self.put(out, o);
         if let Some(s) = src {
             self.put(x, s);
@@ -248,11 +252,16 @@ impl Backend for CpuBackend {
         let n = self.rows(x);
         let cols = self.cols(x);
         let ff = freq_factors.map(|w| w.dense());
-        for r in 0..n {
-            let pos = self.position(r);
-            let row = &mut self.acts[x.0].data[r * cols..r * cols + heads * head_dim];
-            kernels::rope_row(row, heads, head_dim, pos, rope, ff);
-        }
+        let mut data = self.take(x);
+        // A prompt batch's rows shared over the threads (a sine and cosine per pair).
+        let (start_pos, spans) = (self.start_pos, &self.spans[..]);
+        parallel::for_each_band(&mut data[..n * cols], cols, 4, |r0, band| {
+            for (i, row) in band.chunks_exact_mut(cols).enumerate() {
+                let pos = position(spans, start_pos, r0 + i);
+                kernels::rope_row(&mut row[..heads * head_dim], heads, head_dim, pos, rope, ff);
+            }
+        });
+        self.put(x, data);
     }
 
     fn attention(
@@ -351,7 +360,7 @@ impl Backend for CpuBackend {
         let (n, cols) = (self.rows(x), self.cols(x));
         let mut row = vec![0.0f32; table.cols];
         for r in 0..n {
-            let pos = self.position(r);
+            let pos = position(&self.spans, self.start_pos, r);
             // The encoder refuses inputs past the table (the context length) before
             // running; a row past it adds nothing rather than panicking.
             if pos >= table.rows || kindling_gguf::dequantize(table.ty, table.row(pos), &mut row).is_err() {
