@@ -233,6 +233,7 @@ fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::reference::assert_near_f64;
     use super::*;
 
     #[test]
@@ -318,19 +319,7 @@ mod tests {
                 let (w, wf) = float_weights(ty, rows * cols, 0x9e37_79b9 + (n * rows) as u64);
                 let mut out = vec![f32::NAN; n * rows];
                 matmul(&x, n, ty, &w, rows, cols, &mut out, &mut Scratch::default());
-                for r in 0..n {
-                    let xr = &x[r * cols..(r + 1) * cols];
-                    for j in 0..rows {
-                        let wr = &wf[j * cols..(j + 1) * cols];
-                        let want: f64 = xr.iter().zip(wr).map(|(&a, &b)| f64::from(a) * f64::from(b)).sum();
-                        let mag: f64 = xr.iter().zip(wr).map(|(&a, &b)| (f64::from(a) * f64::from(b)).abs()).sum();
-                        let got = f64::from(out[r * rows + j]);
-                        assert!(
-                            (got - want).abs() <= 1e-6 * mag + 1e-30,
-                            "{ty} {n}x{rows}x{cols} [{r}][{j}]: {got} vs {want}"
-                        );
-                    }
-                }
+                assert_near_f64(&x, &wf, &out, (n, rows, cols), |mag| 1e-6 * mag + 1e-30, &ty.to_string());
                 for r in [0, n / 2, n - 1] {
                     let mut one = vec![0.0; rows];
                     matmul(&x[r * cols..(r + 1) * cols], 1, ty, &w, rows, cols, &mut one, &mut Scratch::default());

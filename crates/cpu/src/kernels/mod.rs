@@ -6,6 +6,8 @@ mod gemm;
 mod matmul;
 mod norm;
 mod qgemm;
+#[cfg(test)]
+mod reference;
 mod rope;
 
 pub use attention::{attention, Rows};

@@ -77,6 +77,7 @@ pub fn quant_band<'x>(
     dst: &mut [f32],
     at: Layout,
 ) {
+    let job = Job { ty, n, x, w, row_bytes, cols, a, b, at };
     // The scratch is taken here, outside the wider-lane functions: code in a closure
     // passed to `with` would be compiled without their features.
     PANEL.with(|panel| {
@@ -85,100 +86,77 @@ pub fn quant_band<'x>(
         if crate::dot::Lanes::best() != crate::dot::Lanes::Base {
             if std::arch::is_x86_feature_detected!("avx512f") {
                 // SAFETY: detected just above.
-                return unsafe { x86::avx512(ty, n, x, w, row_bytes, cols, (a, b), dst, at, panel) };
+                return unsafe { x86::avx512(&job, dst, panel) };
             }
             // SAFETY: every lane width above the base has AVX2.
-            return unsafe { x86::avx2(ty, n, x, w, row_bytes, cols, (a, b), dst, at, panel) };
+            return unsafe { x86::avx2(&job, dst, panel) };
         }
-        band::<BASE_W, BASE_ROWS>(ty, n, x, w, row_bytes, cols, (a, b), dst, at, panel)
+        band::<BASE_W, BASE_ROWS, _>(&job, dst, panel)
     })
+}
+
+/// What one call of [`quant_band`] multiplies (its arguments but the output).
+struct Job<'j, X> {
+    ty: GgmlType,
+    n: usize,
+    x: &'j X,
+    w: &'j [u8],
+    row_bytes: usize,
+    cols: usize,
+    a: usize,
+    b: usize,
+    at: Layout,
 }
 
 /// The band compiled for wider lanes: the same code, vectorised by LLVM to the
 /// enabled width. Every lane is one output, so each width gives the same bits.
 #[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
 mod x86 {
-    use super::{band, GgmlType, Layout, Panel, WIDE_ROWS, WIDE_W};
+    use super::{band, Job, Panel, WIDE_ROWS, WIDE_W};
 
-    #[target_feature(enable = "avx2")]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn avx2<'x>(
-        ty: GgmlType,
-        n: usize,
-        x: &impl Fn(usize) -> &'x [f32],
-        w: &[u8],
-        row_bytes: usize,
-        cols: usize,
-        ab: (usize, usize),
-        dst: &mut [f32],
-        at: Layout,
-        panel: &mut Panel,
-    ) {
-        band::<WIDE_W, WIDE_ROWS>(ty, n, x, w, row_bytes, cols, ab, dst, at, panel)
+    macro_rules! wide {
+        ($name:ident, $features:literal) => {
+            #[target_feature(enable = $features)]
+            pub unsafe fn $name<'x, X: Fn(usize) -> &'x [f32]>(job: &Job<X>, dst: &mut [f32], panel: &mut Panel) {
+                band::<WIDE_W, WIDE_ROWS, X>(job, dst, panel)
+            }
+        };
     }
-
-    #[target_feature(enable = "avx512f")]
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn avx512<'x>(
-        ty: GgmlType,
-        n: usize,
-        x: &impl Fn(usize) -> &'x [f32],
-        w: &[u8],
-        row_bytes: usize,
-        cols: usize,
-        ab: (usize, usize),
-        dst: &mut [f32],
-        at: Layout,
-        panel: &mut Panel,
-    ) {
-        band::<WIDE_W, WIDE_ROWS>(ty, n, x, w, row_bytes, cols, ab, dst, at, panel)
-    }
+    wide!(avx2, "avx2");
+    wide!(avx512, "avx512f");
 }
 
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn band<'x, const W: usize, const RR: usize>(
-    ty: GgmlType,
-    n: usize,
-    x: &impl Fn(usize) -> &'x [f32],
-    w: &[u8],
-    row_bytes: usize,
-    cols: usize,
-    (a, b): (usize, usize),
+fn band<'x, const W: usize, const RR: usize, X: Fn(usize) -> &'x [f32]>(
+    job: &Job<X>,
     dst: &mut [f32],
-    at: Layout,
     panel: &mut Panel,
 ) {
-    {
-        let Panel { wt, rows, c } = panel;
-        wt.resize(KB * W, 0.0);
-        rows.resize(W * KB, 0.0);
-        c.resize(n * W, 0.0);
-        for j0 in (a..b).step_by(W) {
-            let j1 = (j0 + W).min(b);
-            c.fill(0.0);
-            for k0 in (0..cols).step_by(KB) {
-                let kb = KB.min(cols - k0);
-                fill_panel::<W>(ty, w, row_bytes, (j0, j1), (k0, kb), wt, rows);
-                let wt = &wt[..kb * W];
-                let mut r = 0;
-                while r + RR <= n {
-                    tile::<W, RR>(
-                        core::array::from_fn(|i| x(r + i).get(k0..k0 + kb).unwrap_or(&[])),
-                        wt,
-                        &mut c[r * W..],
-                    );
-                    r += RR;
-                }
-                for r in r..n {
-                    tile::<W, 1>([x(r).get(k0..k0 + kb).unwrap_or(&[])], wt, &mut c[r * W..]);
-                }
+    let Job { ty, n, x, w, row_bytes, cols, a, b, at } = *job;
+    let Panel { wt, rows, c } = panel;
+    wt.resize(KB * W, 0.0);
+    rows.resize(W * KB, 0.0);
+    c.resize(n * W, 0.0);
+    for j0 in (a..b).step_by(W) {
+        let j1 = (j0 + W).min(b);
+        c.fill(0.0);
+        for k0 in (0..cols).step_by(KB) {
+            let kb = KB.min(cols - k0);
+            fill_panel::<W>(ty, w, row_bytes, (j0, j1), (k0, kb), wt, rows);
+            let wt = &wt[..kb * W];
+            let mut r = 0;
+            while r + RR <= n {
+                tile::<W, RR>(core::array::from_fn(|i| x(r + i).get(k0..k0 + kb).unwrap_or(&[])), wt, &mut c[r * W..]);
+                r += RR;
             }
-            for r in 0..n {
-                for (jj, &v) in c[r * W..r * W + (j1 - j0)].iter().enumerate() {
-                    if let Some(o) = dst.get_mut(r * at.row + (j0 - a + jj) * at.col) {
-                        *o = v;
-                    }
+            for r in r..n {
+                tile::<W, 1>([x(r).get(k0..k0 + kb).unwrap_or(&[])], wt, &mut c[r * W..]);
+            }
+        }
+        for r in 0..n {
+            for (jj, &v) in c[r * W..r * W + (j1 - j0)].iter().enumerate() {
+                if let Some(o) = dst.get_mut(r * at.row + (j0 - a + jj) * at.col) {
+                    *o = v;
                 }
             }
         }
@@ -245,6 +223,7 @@ fn tile<const W: usize, const RR: usize>(xs: [&[f32]; RR], wt: &[f32], c: &mut [
 
 #[cfg(test)]
 mod tests {
+    use super::super::reference::assert_near_f64;
     use super::*;
 
     /// Random `ty` weights (any bytes: a K-quant's scales and codes take what they get,
@@ -295,16 +274,7 @@ mod tests {
             let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
             let out = run(ty, n, &x, &w, rows, cols);
             let bound = (KB + cols.div_ceil(KB) + 1) as f64 * f64::from(f32::EPSILON) / 2.0;
-            for r in 0..n {
-                let xr = &x[r * cols..(r + 1) * cols];
-                for j in 0..rows {
-                    let wr = &wf[j * cols..(j + 1) * cols];
-                    let want: f64 = xr.iter().zip(wr).map(|(&a, &b)| f64::from(a) * f64::from(b)).sum();
-                    let mag: f64 = xr.iter().zip(wr).map(|(&a, &b)| (f64::from(a) * f64::from(b)).abs()).sum();
-                    let got = f64::from(out[r * rows + j]);
-                    assert!((got - want).abs() <= bound * mag, "{ty} [{r}][{j}]: {got} vs {want} (Σ|xw| {mag})");
-                }
-            }
+            assert_near_f64(&x, &wf, &out, (n, rows, cols), |mag| bound * mag, &ty.to_string());
         }
     }
 
@@ -328,18 +298,8 @@ mod tests {
         assert_eq!(banded, all, "in three bands");
         let mut base = vec![f32::NAN; n * rows];
         let xr = |r: usize| &x[r * cols..(r + 1) * cols];
-        band::<BASE_W, BASE_ROWS>(
-            ty,
-            n,
-            &xr,
-            &w,
-            row_bytes,
-            cols,
-            (0, rows),
-            &mut base,
-            Layout { row: rows, col: 1 },
-            &mut Panel::default(),
-        );
+        let job = Job { ty, n, x: &xr, w: &w, row_bytes, cols, a: 0, b: rows, at: Layout { row: rows, col: 1 } };
+        band::<BASE_W, BASE_ROWS, _>(&job, &mut base, &mut Panel::default());
         assert!(
             base.iter().zip(&all).all(|(a, b)| a.to_bits() == b.to_bits()),
             "base lanes against {:?}",
