@@ -308,11 +308,15 @@ fn bench_profile_times_every_dispatch_on_the_device() {
     assert!(prefill.iter().any(|k| k["kernel"].as_str().unwrap().starts_with("MatmulTiled")), "{v}");
 }
 
-/// A file in a per-process temp folder holding `text`.
+/// A new file in a per-process temp folder holding `text`, its name ending in `name`.
 fn temp_file(name: &str, text: &str) -> String {
+    // A fresh file per call: tests run in parallel in this process, and two that wrote
+    // the same name (a bad `messages.json` and a good one) read each other's.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("kindling-cli-constraint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = dir.join(format!("{n}-{name}"));
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
 }
