@@ -69,6 +69,10 @@ pub fn for_each_band_by_cost<T: Send>(
     const MAX_BANDS: usize = 64;
     let units = out.len() / unit.max(1);
     let t = thread_count(units, min_per_thread).min(MAX_BANDS);
+    if t <= 1 {
+        // One thread (a decode step, the single-threaded wasm): no costs to add up.
+        return f(0, out);
+    }
     // cuts[b]: the first unit of band b, where the running cost passes b / t of the total.
     let mut cuts = [units; MAX_BANDS + 1];
     cuts[0] = 0;

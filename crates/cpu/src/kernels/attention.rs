@@ -42,8 +42,8 @@ impl Rows<'_> {
 /// holding the batch's rows; `out`: `[n, heads × head_dim]`. Each row attends to the
 /// positions `Rows::range` gives. The work is split over threads by (row, head) pairs in
 /// `out`'s order, in bands of about equal positions: a prefill's rows, and a decode
-/// step's heads, whose context grows with the conversation. Each pair's sums are in a fixed order, so the result does not
-/// depend on the thread count.
+/// step's heads, whose context grows with the conversation. Each pair's sums are in a
+/// fixed order, so the result does not depend on the thread count.
 pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &AttentionParams, out: &mut [f32]) {
     let hd = p.head_dim;
     // Below this many score-times-value products a band of pairs stays on one thread.

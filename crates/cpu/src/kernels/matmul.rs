@@ -340,20 +340,9 @@ mod tests {
         let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
         for ty in [GgmlType::F16, GgmlType::F32] {
             let (w, _) = float_weights(ty, rows * cols, 7);
-            let mut out = vec![0.0; n * rows];
-            let mut scratch = Scratch::default();
             // The row path for comparison: eight rows per call, below `GEMM_ROWS`.
-            let small = 8;
-            for (name, step) in [("panels", n), ("rows by 8", small)] {
-                let mut best = f64::MAX;
-                for _ in 0..3 {
-                    let t = std::time::Instant::now();
-                    for r in (0..n).step_by(step) {
-                        let (x, out) = (&x[r * cols..(r + step) * cols], &mut out[r * rows..(r + step) * rows]);
-                        matmul(x, step, ty, &w, rows, cols, out, &mut scratch);
-                    }
-                    best = best.min(t.elapsed().as_secs_f64());
-                }
+            for (name, step) in [("panels", n), ("rows by 8", 8)] {
+                let best = best_seconds(3, &x, n, step, ty, &w, (rows, cols));
                 let per = best * 1e9 / (n * rows * cols) as f64;
                 let gflops = 2.0 * (n * rows * cols) as f64 / best / 1e9;
                 let lanes = crate::dot::Lanes::best();
@@ -362,10 +351,36 @@ mod tests {
         }
     }
 
+    /// The best of `reps` timings of the speed tests' matmul: `n` activation rows `x`,
+    /// `step` rows a call, weights `w` of `rows × cols` values of `ty`.
+    fn best_seconds(
+        reps: usize,
+        x: &[f32],
+        n: usize,
+        step: usize,
+        ty: GgmlType,
+        w: &[u8],
+        (rows, cols): (usize, usize),
+    ) -> f64 {
+        let (mut out, mut scratch) = (vec![0.0; n * rows], Scratch::default());
+        let mut best = f64::MAX;
+        for _ in 0..reps {
+            let t = std::time::Instant::now();
+            for r in (0..n).step_by(step) {
+                let (x, out) = (&x[r * cols..(r + step) * cols], &mut out[r * rows..(r + step) * rows]);
+                matmul(x, step, ty, w, rows, cols, out, &mut scratch);
+            }
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        best
+    }
+
     /// Kernel time of a quantized prefill matmul, panels against rows by 8, one thread:
     /// `KINDLING_SPEED_TYPE` (default Q4_K), `KINDLING_SPEED_SHAPE=ROWSxCOLS` (default
     /// 2048x2048), `KINDLING_SPEED_N` activation rows (default 128).
     /// `cargo test --release -p kindling-cpu --lib qgemm_speed -- --ignored --nocapture`
+    /// Ignored: a benchmark that prints figures and asserts nothing (a timed test would
+    /// only be noise on shared machines), seconds long in a release build; run by hand.
     #[test]
     #[ignore]
     fn qgemm_speed() {
@@ -380,18 +395,8 @@ mod tests {
         let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
         let w: Vec<u8> =
             (0..rows * ty.bytes_for(cols as u64).unwrap() as usize).map(|i| (i * 37 % 251) as u8 & 0x3f).collect();
-        let mut out = vec![0.0; n * rows];
-        let mut scratch = Scratch::default();
         for (name, step) in [("panels", n), ("rows by 8", 8)] {
-            let mut best = f64::MAX;
-            for _ in 0..5 {
-                let t = std::time::Instant::now();
-                for r in (0..n).step_by(step) {
-                    let (x, out) = (&x[r * cols..(r + step) * cols], &mut out[r * rows..(r + step) * rows]);
-                    matmul(x, step, ty, &w, rows, cols, out, &mut scratch);
-                }
-                best = best.min(t.elapsed().as_secs_f64());
-            }
+            let best = best_seconds(5, &x, n, step, ty, &w, (rows, cols));
             let gflops = 2.0 * (n * rows * cols) as f64 / best / 1e9;
             let lanes = crate::dot::Lanes::best();
             println!("{ty} {lanes:?} {name} n={n} {rows}x{cols}: {:.2} ms, {gflops:.2} GFLOP/s", best * 1e3);
