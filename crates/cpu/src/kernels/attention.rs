@@ -4,7 +4,8 @@
 
 use kindling_model::AttentionParams;
 
-use super::dot;
+use super::qgemm::tile;
+use super::wide::{self, LaneKernel};
 use crate::parallel;
 
 /// The batch's rows: `n` rows at cache positions `start..start + n`; in a packed batch
@@ -42,8 +43,14 @@ impl Rows<'_> {
 /// holding the batch's rows; `out`: `[n, heads × head_dim]`. Each row attends to the
 /// positions `Rows::range` gives. The work is split over threads by (row, head) pairs in
 /// `out`'s order, in bands of about equal positions: a prefill's rows, and a decode
-/// step's heads, whose context grows with the conversation. Each pair's sums are in a
-/// fixed order, so the result does not depend on the thread count.
+/// step's heads, whose context grows with the conversation.
+///
+/// Arithmetic, per pair: a score is `scale · Σ_d q[d] · k[d]`, the sum sequential over
+/// the head's dimensions (a multiply, then an add); the softmax takes the maximum, then
+/// sums the exponentials in position order; each output value is the sequential sum over
+/// positions of `(e / sum) · v`. Every score and every output value is one lane of its
+/// own, so the result does not depend on the batch (a row alone, as in decode, gives the
+/// bits it gets in any prompt batch or packed batch), the thread split or the lane width.
 pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &AttentionParams, out: &mut [f32]) {
     let hd = p.head_dim;
     // Below this many score-times-value products a band of pairs stays on one thread.
@@ -56,56 +63,396 @@ pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &Att
         let (lo, hi) = b.range(pair / p.head_count.max(1), p);
         hi.saturating_sub(lo) + 16
     };
-    parallel::for_each_band_by_cost(out, hd, min_pairs, cost, |first, band| heads(q, k, v, width, b, first, p, band));
+    let job = Job { q, k, v, width, b, p };
+    parallel::for_each_band_by_cost(out, hd, min_pairs, cost, |first, band| {
+        // The scratch is taken here, outside the wider-lane functions (`wide`).
+        SCRATCH.with_borrow_mut(|s| wide::run_widest(Band { job: &job, first, out: band, s }))
+    });
+}
+
+/// Pairs per score tile: they share each block of keys as it is loaded.
+const RR: usize = 4;
+
+/// Scores a thread keeps at once (`f32`s): pairs are taken in blocks of about this many
+/// scores over their positions, so a long context's scores stay in L2.
+const SCORE_BUDGET: usize = 1 << 16;
+
+/// One thread's scratch, reused from call to call: a block of keys transposed
+/// (`keys[d · W + j]`: key j's dimension d), the block of pairs' scores (then their
+/// weights) by position, and the band's pairs of the kv head at hand.
+#[derive(Default)]
+struct Scratch {
+    keys: Vec<f32>,
+    scores: Vec<f32>,
+    pairs: Vec<usize>,
 }
 
 thread_local! {
-    /// One head's scores over its positions, reused from call to call.
-    static SCORES: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
-/// The (row, head) pairs `first..` of the batch, as many as `out` holds (`q` is the
-/// whole batch's).
-#[allow(clippy::too_many_arguments)]
-fn heads(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, first: usize, p: &AttentionParams, out: &mut [f32]) {
+/// What every band of one call reads.
+#[derive(Clone, Copy)]
+struct Job<'a> {
+    q: &'a [f32],
+    k: &'a [f32],
+    v: &'a [f32],
+    width: usize,
+    b: Rows<'a>,
+    p: &'a AttentionParams,
+}
+
+/// The (row, head) pairs `first..` of the batch, as many as `out` holds, with the
+/// thread's scratch, run at some lane width.
+struct Band<'b, 'a> {
+    job: &'b Job<'a>,
+    first: usize,
+    out: &'b mut [f32],
+    s: &'b mut Scratch,
+}
+
+impl LaneKernel for Band<'_, '_> {
+    #[inline(always)]
+    fn run<const W: usize>(self) {
+        band::<W>(self.job, self.first, self.out, self.s)
+    }
+}
+
+#[inline(always)]
+fn band<const W: usize>(job: &Job, first: usize, out: &mut [f32], s: &mut Scratch) {
+    let Job { q, k, v, width, b, p } = *job;
     let hd = p.head_dim;
-    let group = p.head_count / p.head_count_kv;
+    if hd == 0 || p.head_count == 0 || p.head_count_kv == 0 {
+        return;
+    }
+    let group = (p.head_count / p.head_count_kv).max(1);
     // Never past the cache's end (where `k` ends).
     let cache_end = k.len() / width.max(1);
-    SCORES.with_borrow_mut(|scores| {
-        for (i, o) in out.chunks_exact_mut(hd).enumerate() {
-            let pair = first + i;
-            let (row, h) = (pair / p.head_count, pair % p.head_count);
-            let (lo, hi) = b.range(row, p);
-            let hi = hi.min(cache_end);
-            let kvh = h / group;
-            let qh = &q[pair * hd..(pair + 1) * hd];
+    let range = |pair: usize| {
+        let (lo, hi) = b.range(pair / p.head_count, p);
+        let hi = hi.min(cache_end);
+        (lo.min(hi), hi)
+    };
+    let per_block = (SCORE_BUDGET / cache_end.max(1)).clamp(RR, 16 * RR) / RR * RR;
+    let Scratch { keys, scores, pairs } = s;
+    keys.resize(hd * W, 0.0);
+    let band_pairs = first..first + out.len() / hd;
+    for kvh in 0..p.head_count_kv {
+        pairs.clear();
+        pairs.extend(band_pairs.clone().filter(|&pair| (pair % p.head_count) / group == kvh));
+        for blk in pairs.chunks(per_block) {
+            let (lo, hi) = blk.iter().map(|&pair| range(pair)).fold((usize::MAX, 0), |(l, h), (a, c)| (l.min(a), h.max(c)));
+            let lo = lo.min(hi);
+            let span = (hi - lo).next_multiple_of(W);
             scores.clear();
-            scores.extend((lo..hi).map(|t| p.scale * dot(qh, &k[t * width + kvh * hd..t * width + (kvh + 1) * hd])));
-            if let Some(cap) = p.softcap {
-                scores.iter_mut().for_each(|s| *s = cap * (*s / cap).tanh());
+            scores.resize(blk.len() * span, 0.0);
+            block_scores::<W>(q, hd, blk, (lo, hi), (k, width, kvh * hd), keys, scores, span);
+            for (i, &pair) in blk.iter().enumerate() {
+                let (a, c) = range(pair);
+                softmax::<W>(&mut scores[i * span + (a - lo)..i * span + (c - lo)], p);
             }
-            let max = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let mut sum = 0.0f32;
-            for s in scores.iter_mut() {
-                *s = (*s - max).exp();
-                sum += *s;
-            }
-            o.fill(0.0);
-            for (i, t) in (lo..hi).enumerate() {
-                let a = scores[i] / sum;
-                let vt = &v[t * width + kvh * hd..t * width + (kvh + 1) * hd];
-                for (oi, &vi) in o.iter_mut().zip(vt) {
-                    *oi += a * vi;
+            let mut i = 0;
+            while i < blk.len() {
+                let weights = |r: usize| &scores[(i + r) * span..(i + r + 1) * span];
+                if i + RR <= blk.len() {
+                    let quad: [usize; RR] = core::array::from_fn(|r| blk[i + r]);
+                    weighted_values::<W, RR>(quad.map(range), lo, core::array::from_fn(weights), (v, width, kvh * hd), 0..hd, &mut |r, at, vals| {
+                        out[(quad[r] - first) * hd + at..][..vals.len()].copy_from_slice(vals)
+                    });
+                    i += RR;
+                } else {
+                    let pair = blk[i];
+                    weighted_values::<W, 1>([range(pair)], lo, [weights(0)], (v, width, kvh * hd), 0..hd, &mut |_, at, vals| {
+                        out[(pair - first) * hd + at..][..vals.len()].copy_from_slice(vals)
+                    });
+                    i += 1;
                 }
             }
         }
-    });
+    }
+}
+
+/// The block of pairs' unscaled scores over positions `lo..hi` into `scores` (`span`
+/// values a pair, position `lo` first), `W` keys at a time: the keys transposed into
+/// `keys`, then each tile of `RR` pairs' queries passed over them (`qgemm::tile`: one
+/// lane per score, summed over the dimensions in order).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn block_scores<const W: usize>(
+    q: &[f32],
+    hd: usize,
+    blk: &[usize],
+    (lo, hi): (usize, usize),
+    (k, width, col): (&[f32], usize, usize),
+    keys: &mut [f32],
+    scores: &mut [f32],
+    span: usize,
+) {
+    let query = |pair: usize| q.get(pair * hd..(pair + 1) * hd).unwrap_or(&[]);
+    for t0 in (lo..hi).step_by(W) {
+        for j in 0..W {
+            let t = t0 + j;
+            match k.get(t * width + col..t * width + col + hd).filter(|_| t < hi) {
+                Some(kt) => kt.iter().enumerate().for_each(|(d, &x)| keys[d * W + j] = x),
+                None => (0..hd).for_each(|d| keys[d * W + j] = 0.0),
+            }
+        }
+        let at = t0 - lo;
+        let mut i = 0;
+        while i + RR <= blk.len() {
+            let mut c = [[0.0f32; W]; RR];
+            tile::<W, RR>(core::array::from_fn(|r| query(blk[i + r])), keys, c.as_flattened_mut());
+            for (r, c) in c.iter().enumerate() {
+                scores[(i + r) * span + at..][..W].copy_from_slice(c);
+            }
+            i += RR;
+        }
+        for i in i..blk.len() {
+            let mut c = [[0.0f32; W]; 1];
+            tile::<W, 1>([query(blk[i])], keys, c.as_flattened_mut());
+            scores[i * span + at..][..W].copy_from_slice(&c[0]);
+        }
+    }
+}
+
+/// A pair's scores over its positions to their softmax weights, in place. Each step is
+/// defined per value or in a fixed order, whatever `W` is: the maximum (exact in any
+/// order), [`exp_nonpositive`] lane by lane, the sum in `SUM_LANES` interleaved partial
+/// sums folded in order, then a division per value.
+#[inline(always)]
+fn softmax<const W: usize>(sc: &mut [f32], p: &AttentionParams) {
+    const SUM_LANES: usize = 16;
+    sc.iter_mut().for_each(|s| *s *= p.scale);
+    if let Some(cap) = p.softcap {
+        sc.iter_mut().for_each(|s| *s = cap * (*s / cap).tanh());
+    }
+    let mut m = [f32::NEG_INFINITY; W];
+    let mut chunks = sc.chunks_exact(W);
+    for c in &mut chunks {
+        m.iter_mut().zip(c).for_each(|(m, &s)| *m = m.max(s));
+    }
+    let max = chunks.remainder().iter().chain(&m).copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut chunks = sc.chunks_exact_mut(W);
+    for c in &mut chunks {
+        let mut x: [f32; W] = core::array::from_fn(|i| c[i] - max);
+        exp_nonpositive(&mut x);
+        c.copy_from_slice(&x);
+    }
+    for s in chunks.into_remainder() {
+        let mut x = [*s - max];
+        exp_nonpositive(&mut x);
+        *s = x[0];
+    }
+    let mut lanes = [0.0f32; SUM_LANES];
+    let mut chunks = sc.chunks_exact(SUM_LANES);
+    for c in &mut chunks {
+        lanes.iter_mut().zip(c).for_each(|(l, &e)| *l += e);
+    }
+    lanes.iter_mut().zip(chunks.remainder()).for_each(|(l, &e)| *l += e);
+    let sum = lanes.iter().fold(0.0f32, |a, &l| a + l);
+    sc.iter_mut().for_each(|s| *s /= sum);
+}
+
+/// `e^x` for `x ≤ 0` (a softmax's shifted scores), each lane in plain f32 operations
+/// (no library call, no fused multiply-add), so every lane width and target gives the
+/// same bits: `x = k · ln 2 + r` with `|r| ≤ ln 2 / 2`, `e^r` by its Taylor polynomial
+/// to `r^7` (truncation under 1e-8), times `2^k` written into the exponent. Below -87
+/// (`e^x < 2^-125`, nothing beside the largest weight's 1) it is 0; NaN stays NaN.
+#[inline(always)]
+fn exp_nonpositive<const W: usize>(x: &mut [f32; W]) {
+    // Adding 1.5 · 2^23 rounds to an integer, which lands in the low mantissa bits.
+    const ROUND: f32 = 12_582_912.0;
+    const LOG2_E: f32 = std::f32::consts::LOG2_E;
+    // ln 2 in two parts: the first has few enough bits that k times it is exact.
+    const LN2_HI: f32 = 0.693_359_4;
+    const LN2_LO: f32 = -2.121_944_4e-4;
+    const C: [f32; 7] = [1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0];
+    for v in x.iter_mut() {
+        let under = *v < -87.0;
+        let c = if under { -87.0 } else { *v };
+        let kr = c * LOG2_E + ROUND;
+        let k = kr - ROUND;
+        let ki = (kr.to_bits() as i32).wrapping_sub(ROUND.to_bits() as i32);
+        let r = (c - k * LN2_HI) - k * LN2_LO;
+        let poly = C.iter().fold(0.0f32, |acc, &c| acc * r + c) * r + 1.0;
+        let scale = f32::from_bits((ki.wrapping_add(127) << 23) as u32);
+        *v = if under { 0.0 } else { poly * scale };
+    }
+}
+
+/// For `RR` pairs of one kv head, each with its positions `ranges[r]` and weights
+/// `weights[r]` (from position `lo`), `Σ_t weights[r][t] · v[t][col + d]` for the
+/// dimensions `dims`, summed over the positions in order, handed to `put(r, first
+/// dimension, values)` `W` dimensions at a time (a last few, one at a time). Pairs that
+/// start at the same position (a row's heads; a causal prefill's rows) go together up
+/// to the first one's end, each value loaded once for the tile, then each on to its own
+/// end; pairs that start apart (a sliding window's rows) go one at a time.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn weighted_values<const W: usize, const RR: usize>(
+    ranges: [(usize, usize); RR],
+    lo: usize,
+    weights: [&[f32]; RR],
+    (v, width, col): (&[f32], usize, usize),
+    dims: std::ops::Range<usize>,
+    put: &mut dyn FnMut(usize, usize, &[f32]),
+) {
+    let start = ranges[0].0;
+    if RR > 1 && ranges.iter().any(|r| r.0 != start) {
+        for r in 0..RR {
+            weighted_values::<W, 1>([ranges[r]], lo, [weights[r]], (v, width, col), dims.clone(), &mut |_, d, x| {
+                put(r, d, x)
+            });
+        }
+        return;
+    }
+    let shared_end = ranges.iter().map(|r| r.1).min().unwrap_or(start).max(start);
+    let whole = dims.start + dims.len() / W * W;
+    for d0 in (dims.start..whole).step_by(W) {
+        let at = col + d0;
+        let mut acc = accumulate_tile::<W, RR>(&weights, lo, start..shared_end, (v, width, at));
+        for (r, acc) in acc.iter_mut().enumerate() {
+            accumulate(acc, weights[r], lo, shared_end..ranges[r].1, (v, width, at));
+            put(r, d0, acc);
+        }
+    }
+    if whole < dims.end {
+        weighted_values::<1, RR>(ranges, lo, weights, (v, width, col), whole..dims.end, put);
+    }
+}
+
+/// `Σ_t w[r][t - lo] · v[t][at..at + W]` over positions `ts` in order, for the `RR`
+/// pairs at once, each value loaded once. The sums start from zero in accumulators of
+/// this function's own: started from the caller's, they went to memory (a third of the
+/// speed).
+#[inline(always)]
+fn accumulate_tile<const W: usize, const RR: usize>(
+    weights: &[&[f32]; RR],
+    lo: usize,
+    ts: std::ops::Range<usize>,
+    (v, width, at): (&[f32], usize, usize),
+) -> [[f32; W]; RR] {
+    let mut acc = [[0.0f32; W]; RR];
+    let n = ts.len();
+    if n == 0 {
+        return acc;
+    }
+    // Every weight and value the loop reads, checked once (all there in any real call).
+    let ws = weights.map(|w| w.get(ts.start - lo..ts.end - lo).unwrap_or(&[]));
+    let Some(vs) = v.get(ts.start * width + at..(ts.end - 1) * width + at + W) else {
+        return acc;
+    };
+    if ws.iter().any(|w| w.len() != n) {
+        return acc;
+    }
+    for (i, row) in vs.chunks(width.max(1)).enumerate() {
+        let Some(x) = row.get(..W) else { break };
+        for (acc, w) in acc.iter_mut().zip(&ws) {
+            // SAFETY: `i < n`, the length of every `w` (checked above).
+            let a = unsafe { *w.get_unchecked(i) };
+            acc.iter_mut().zip(x).for_each(|(o, &x)| *o += a * x);
+        }
+    }
+    acc
+}
+
+/// One pair's `acc += w[t - lo] · v[t][at..at + W]` over positions `ts`, in order.
+#[inline(always)]
+fn accumulate<const W: usize>(
+    acc: &mut [f32; W],
+    w: &[f32],
+    lo: usize,
+    ts: std::ops::Range<usize>,
+    (v, width, at): (&[f32], usize, usize),
+) {
+    for t in ts {
+        if let Some(x) = lanes::<W>(v, t * width + at) {
+            let a = w.get(t - lo).copied().unwrap_or(0.0);
+            acc.iter_mut().zip(x).for_each(|(o, &x)| *o += a * x);
+        }
+    }
+}
+
+/// `v[at..at + W]`, if it is there.
+#[inline(always)]
+fn lanes<const W: usize>(v: &[f32], at: usize) -> Option<&[f32; W]> {
+    v.get(at..at + W).and_then(|x| x.try_into().ok())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole batch as one band on this thread, at the base lane width.
+    fn one_band_at_base_width(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &AttentionParams) -> Vec<f32> {
+        let mut out = vec![f32::NAN; b.n * p.head_count * p.head_dim];
+        let job = Job { q, k, v, width, b, p };
+        wide::run_base(Band { job: &job, first: 0, out: &mut out, s: &mut Scratch::default() });
+        out
+    }
+
+    fn values(n: usize, mul: usize, modulus: usize, scale: f32) -> Vec<f32> {
+        (0..n).map(|i| ((i * mul % modulus) as f32 - (modulus / 2) as f32) * scale).collect()
+    }
+
+    /// Grouped heads, a dimension that is not a whole number of wide steps, a sliding
+    /// window and a softcap, against attention in f64; then each row alone (a decode
+    /// step at its position) gives the bits it has in the batch, and the widest lanes
+    /// the base lanes' bits.
+    #[test]
+    fn matches_f64_and_a_row_alone_gives_its_bits_in_the_batch() {
+        let (heads, kv, hd, start, n) = (6, 2, 24, 5, 37);
+        let width = kv * hd;
+        let q = values(n * heads * hd, 7919, 1013, 2.1e-3);
+        let k = values((start + n) * width, 104_729, 997, 1.7e-3);
+        let v = values((start + n) * width, 31, 211, 3.0e-2);
+        for (window, softcap) in [(None, None), (Some(9), Some(0.5))] {
+            let p = AttentionParams {
+                head_count: heads,
+                head_count_kv: kv,
+                head_dim: hd,
+                scale: 0.2,
+                sliding_window: window,
+                softcap,
+                causal: true,
+            };
+            let batch = Rows { start, n, spans: &[] };
+            let mut out = vec![f32::NAN; n * heads * hd];
+            attention(&q, &k, &v, width, batch, &p, &mut out);
+            for row in 0..n {
+                for h in 0..heads {
+                    let (lo, hi) = batch.range(row, &p);
+                    let kvh = h / (heads / kv);
+                    let at = |x: &[f32], t: usize, d: usize| f64::from(x[t * width + kvh * hd + d]);
+                    let qv = |d: usize| f64::from(q[(row * heads + h) * hd + d]);
+                    let s: Vec<f64> = (lo..hi)
+                        .map(|t| {
+                            let s = 0.2 * (0..hd).map(|d| qv(d) * at(&k, t, d)).sum::<f64>();
+                            softcap.map_or(s, |c| f64::from(c) * (s / f64::from(c)).tanh())
+                        })
+                        .collect();
+                    let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let e: Vec<f64> = s.iter().map(|s| (s - max).exp()).collect();
+                    let sum: f64 = e.iter().sum();
+                    for d in 0..hd {
+                        let want: f64 = (lo..hi).zip(&e).map(|(t, e)| e / sum * at(&v, t, d)).sum();
+                        let got = f64::from(out[(row * heads + h) * hd + d]);
+                        assert!((got - want).abs() < 1e-5, "row {row} head {h} dim {d}: {got} vs {want}");
+                    }
+                }
+            }
+            for row in [0, 1, 17, n - 1] {
+                let alone = Rows { start: start + row, n: 1, spans: &[] };
+                let qr = &q[row * heads * hd..(row + 1) * heads * hd];
+                let mut one = vec![f32::NAN; heads * hd];
+                attention(qr, &k[..(start + row + 1) * width], &v[..(start + row + 1) * width], width, alone, &p, &mut one);
+                let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&one), bits(&out[row * heads * hd..(row + 1) * heads * hd]), "row {row} alone");
+            }
+            let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&one_band_at_base_width(&q, &k, &v, width, batch, &p)), bits(&out), "base lanes");
+        }
+    }
 
     #[test]
     fn single_position_returns_its_value_and_window_limits_history() {
@@ -155,9 +502,7 @@ mod tests {
         let mut all = vec![0.0; n * 2];
         let whole = Rows { start: 0, n, spans: &[] };
         attention(&q, &k, &v, 2, whole, &p, &mut all);
-        let mut one = vec![0.0; n * 2];
-        heads(&q, &k, &v, 2, whole, 0, &p, &mut one);
-        assert_eq!(all, one);
+        assert_eq!(all, one_band_at_base_width(&q, &k, &v, 2, whole, &p));
     }
 
     /// A decode step (one row) over a long context splits its heads over the threads:
@@ -184,9 +529,7 @@ mod tests {
         assert!(parallel::threads() == 1 || 2 * min_pairs <= heads_n, "the heads are split");
         let mut split = vec![0.0; heads_n * hd];
         attention(&q, &k, &v, width, last, &p, &mut split);
-        let mut one = vec![0.0; heads_n * hd];
-        heads(&q, &k, &v, width, last, 0, &p, &mut one);
-        assert_eq!(split, one);
+        assert_eq!(split, one_band_at_base_width(&q, &k, &v, width, last, &p));
     }
 
     /// A packed batch of three sequences gives each row what its sequence alone gives

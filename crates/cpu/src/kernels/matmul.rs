@@ -126,9 +126,15 @@ pub fn matmul(
     }
     // Prefill on several threads: each computes a band of output columns for every
     // activation row into its run of `columns` (`[rows, n]`), then it is transposed.
+    // Panels take whole panels' weight rows a band (a ragged one went through the panel
+    // loop as a full one), down to one panel a thread: SmolLM2's 576 rows gave 16
+    // threads 9 bands of 64 rows, 72 a band left 8 threads a partial panel each.
+    let (unit, min_units) = if quant_panels { (qgemm::PANEL_ROWS, 1) } else { (1, 64) };
     columns.clear();
     columns.resize(n * rows, 0.0);
-    parallel::for_each_band(columns, n, 64, |a, band| fill(a, a + band.len() / n, band, Layout { row: 1, col: n }));
+    parallel::for_each_band(columns, n * unit, min_units, |a, band| {
+        fill(a * unit, a * unit + band.len() / n, band, Layout { row: 1, col: n })
+    });
     // The transpose too is shared out, by activation rows (on one thread it would not
     // shrink with the matmul).
     let columns = &columns[..];
@@ -152,83 +158,6 @@ fn transpose_into(columns: &[f32], n: usize, r0: usize, rows: usize, out: &mut [
             }
         }
     }
-}
-
-/// Dot product in 32 independent lanes: eight 4-wide vector accumulators keep the
-/// adder pipeline full (two would leave it waiting on its own latency). The summation
-/// order is fixed, so results do not depend on the caller, nor on the lane width the
-/// CPU runs it at (`crate::dot::Lanes`): each of the 32 sums gets the same adds in the
-/// same order, four or eight to an instruction (no multiply-add is fused).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
-    if crate::dot::Lanes::best() != crate::dot::Lanes::Base {
-        // SAFETY: `best` is supported, and every width above the base has AVX2.
-        return unsafe { dot_avx2(a, b) };
-    }
-    dot_lanes(a, b)
-}
-
-/// [`dot`] on the given lanes (the base lanes if this CPU lacks them).
-#[cfg(test)]
-fn dot_on(lanes: crate::dot::Lanes, a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
-    if lanes != crate::dot::Lanes::Base && lanes.supported() {
-        // SAFETY: every lane width above the base has AVX2 (`Lanes::supported`).
-        return unsafe { dot_avx2(a, b) };
-    }
-    let _ = lanes;
-    dot_lanes(a, b)
-}
-
-/// [`dot_lanes`] in AVX2 registers: the 32 sums in four 8-lane accumulators, folded
-/// in the same halvings (LLVM left the plain loop in 2-lane pieces). Same bits.
-#[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
-#[target_feature(enable = "avx2")]
-unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
-    use core::arch::x86_64::*;
-    const LANES: usize = 32;
-    let ca = a.chunks_exact(LANES);
-    let cb = b.chunks_exact(LANES);
-    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
-    // SAFETY: AVX2 is enabled on this function; each load reads 8 of a chunk's 32 values.
-    unsafe {
-        let mut acc = [_mm256_setzero_ps(); 4];
-        for (x, y) in ca.zip(cb) {
-            let (x, y) = (x.as_ptr(), y.as_ptr());
-            for (k, acc) in acc.iter_mut().enumerate() {
-                *acc = _mm256_add_ps(*acc, _mm256_mul_ps(_mm256_loadu_ps(x.add(8 * k)), _mm256_loadu_ps(y.add(8 * k))));
-            }
-        }
-        // Widths 16 and 8: acc[i] += acc[i + 16], then acc[i] += acc[i + 8].
-        let v = _mm256_add_ps(_mm256_add_ps(acc[0], acc[2]), _mm256_add_ps(acc[1], acc[3]));
-        // Width 4, 2, 1.
-        let v = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-        let v = _mm_add_ps(v, _mm_movehl_ps(v, v));
-        let v = _mm_add_ss(v, _mm_shuffle_ps::<0b01>(v, v));
-        _mm_cvtss_f32(v) + tail
-    }
-}
-
-#[inline(always)]
-fn dot_lanes(a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 32;
-    let mut acc = [0.0f32; LANES];
-    let ca = a.chunks_exact(LANES);
-    let cb = b.chunks_exact(LANES);
-    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..LANES {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    let mut width = LANES;
-    while width > 1 {
-        width /= 2;
-        for i in 0..width {
-            acc[i] += acc[i + width];
-        }
-    }
-    acc[0] + tail
 }
 
 #[cfg(test)]
@@ -400,20 +329,6 @@ mod tests {
             let gflops = 2.0 * (n * rows * cols) as f64 / best / 1e9;
             let lanes = crate::dot::Lanes::best();
             println!("{ty} {lanes:?} {name} n={n} {rows}x{cols}: {:.2} ms, {gflops:.2} GFLOP/s", best * 1e3);
-        }
-    }
-
-    #[test]
-    fn dot_gives_the_same_bits_on_every_lane_width() {
-        for len in [0, 5, 32, 64, 77, 128, 1000] {
-            let a: Vec<f32> = (0..len).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 1.37e-3).collect();
-            let b: Vec<f32> = (0..len).map(|i| ((i * 104_729 % 997) as f32 - 498.0) * 2.9e-2).collect();
-            let want: f64 = a.iter().zip(&b).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum();
-            let base = dot_on(crate::dot::Lanes::Base, &a, &b);
-            assert!((f64::from(base) - want).abs() <= 1e-5 * (1.0 + want.abs()), "{len}: {base} vs {want}");
-            for lanes in crate::dot::Lanes::available() {
-                assert_eq!(dot_on(lanes, &a, &b).to_bits(), base.to_bits(), "{len} {lanes:?}");
-            }
         }
     }
 

@@ -9,9 +9,10 @@ mod qgemm;
 #[cfg(test)]
 mod reference;
 mod rope;
+mod wide;
 
 pub use attention::{attention, Rows};
-pub use matmul::{dot, matmul, Scratch};
+pub use matmul::{matmul, Scratch};
 pub use norm::{activation, gated, layer_norm, rms_norm};
 pub use qgemm::QGEMM_ROWS;
 pub use rope::rope_row;

@@ -23,27 +23,25 @@ use std::cell::RefCell;
 use kindling_gguf::GgmlType;
 
 use super::matmul::Layout;
+use super::wide::{self, LaneKernel};
 
 /// From this many activation rows, quantized weights take the panel path: each
 /// dequantized value is then used at least this often.
 pub const QGEMM_ROWS: usize = 16;
 
-/// Weight rows per panel (the lanes of one step): one AVX-512 register (two AVX2 ones),
-/// one SSE2 or SIMD128 register.
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "portable-lanes"))), allow(dead_code))]
-const WIDE_W: usize = 16;
-const BASE_W: usize = 4;
+/// Weight rows per panel on the widest lanes: a band of weight rows that is a multiple
+/// of it wastes no lanes (threads split the rows by it).
+pub const PANEL_ROWS: usize = wide::WIDE;
 
 /// Values of k per panel block: 256 × 16 f32 = 16 KiB, within L1 beside the rows'
 /// accumulators; a multiple of every quantized type's block.
 const KB: usize = 256;
 
-/// Activation rows per register tile (`rows · W` accumulators), measured: 4 on the
-/// wide lanes (6 and 8 spilled or lost their vectorisation), 4 × 4 on the base lanes
-/// (16 × 1 and 8 × 2 ran 4% and 11% slower on SSE2).
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "portable-lanes"))), allow(dead_code))]
-const WIDE_ROWS: usize = 4;
-const BASE_ROWS: usize = 4;
+/// Activation rows per register tile (`RR · W` accumulators, W weight rows being the
+/// lanes: `wide::WIDE` or `wide::BASE`), measured: 4 on the wide lanes (6 and 8 spilled
+/// or lost their vectorisation), 4 × 4 on the base lanes (16 × 1 and 8 × 2 ran 4% and
+/// 11% slower on SSE2).
+const RR: usize = 4;
 
 /// Whether `ty` is a quantized type this path handles (the float types have their own
 /// panels, `gemm`).
@@ -82,19 +80,7 @@ pub fn quant_band<'x>(
     let job = Job { ty, n, x, w, row_bytes, cols, a, b, at };
     // The scratch is taken here, outside the wider-lane functions: code in a closure
     // passed to `with` would be compiled without their features.
-    PANEL.with(|panel| {
-        let panel = &mut *panel.borrow_mut();
-        #[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
-        if crate::dot::Lanes::best() != crate::dot::Lanes::Base {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: detected just above.
-                return unsafe { x86::avx512(&job, dst, panel) };
-            }
-            // SAFETY: every lane width above the base has AVX2.
-            return unsafe { x86::avx2(&job, dst, panel) };
-        }
-        band::<BASE_W, BASE_ROWS, _>(&job, dst, panel)
-    })
+    PANEL.with(|panel| wide::run_widest(Band { job: &job, dst, panel: &mut panel.borrow_mut() }))
 }
 
 /// What one call of [`quant_band`] multiplies (its arguments but the output).
@@ -110,26 +96,22 @@ struct Job<'j, X> {
     at: Layout,
 }
 
-/// The band compiled for wider lanes: the same code, vectorised by LLVM to the
-/// enabled width. Every lane is one output, so each width gives the same bits.
-#[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
-mod x86 {
-    use super::{band, Job, Panel, WIDE_ROWS, WIDE_W};
+/// A band's job with its output and scratch, run at some lane width.
+struct Band<'b, 'j, X> {
+    job: &'b Job<'j, X>,
+    dst: &'b mut [f32],
+    panel: &'b mut Panel,
+}
 
-    macro_rules! wide {
-        ($name:ident, $features:literal) => {
-            #[target_feature(enable = $features)]
-            pub unsafe fn $name<'x, X: Fn(usize) -> &'x [f32]>(job: &Job<X>, dst: &mut [f32], panel: &mut Panel) {
-                band::<WIDE_W, WIDE_ROWS, X>(job, dst, panel)
-            }
-        };
+impl<'x, X: Fn(usize) -> &'x [f32]> LaneKernel for Band<'_, '_, X> {
+    #[inline(always)]
+    fn run<const W: usize>(self) {
+        band::<W, X>(self.job, self.dst, self.panel)
     }
-    wide!(avx2, "avx2");
-    wide!(avx512, "avx512f");
 }
 
 #[inline(always)]
-fn band<'x, const W: usize, const RR: usize, X: Fn(usize) -> &'x [f32]>(
+fn band<'x, const W: usize, X: Fn(usize) -> &'x [f32]>(
     job: &Job<X>,
     dst: &mut [f32],
     panel: &mut Panel,
@@ -148,7 +130,8 @@ fn band<'x, const W: usize, const RR: usize, X: Fn(usize) -> &'x [f32]>(
             let wt = &wt[..kb * W];
             let mut r = 0;
             while r + RR <= n {
-                tile::<W, RR>(core::array::from_fn(|i| x(r + i).get(k0..k0 + kb).unwrap_or(&[])), wt, &mut c[r * W..]);
+                let xs = core::array::from_fn(|i| x(r + i).get(k0..k0 + kb).unwrap_or(&[]));
+                tile::<W, RR>(xs, wt, &mut c[r * W..]);
                 r += RR;
             }
             for r in r..n {
@@ -199,9 +182,12 @@ fn fill_panel<const W: usize>(
 }
 
 /// `c[i · W..][..W] += Σ_k xs[i][k] · wt[k · W..][..W]` for the `RR` rows, the sum
-/// over k taken in order in `RR · W` accumulators (multiply, then add).
+/// over k taken in order in `RR · W` accumulators (multiply, then add). Each lane is one
+/// output, whatever W is. Also attention's scores (`wt` then a block of keys). (Writing
+/// `c` at a stride instead cost a quarter of the matmul's speed: the accumulators left
+/// the registers.)
 #[inline(always)]
-fn tile<const W: usize, const RR: usize>(xs: [&[f32]; RR], wt: &[f32], c: &mut [f32]) {
+pub fn tile<const W: usize, const RR: usize>(xs: [&[f32]; RR], wt: &[f32], c: &mut [f32]) {
     let kb = wt.len() / W;
     if xs.iter().any(|x| x.len() != kb) || c.len() < RR * W {
         return;
@@ -271,7 +257,7 @@ mod tests {
     fn panels_match_f64_for_every_quantized_type() {
         for ty in GgmlType::ALL.into_iter().filter(|t| handles(*t)) {
             let cols = if ty.block_elems() == 256 { 3 * KB } else { 2 * KB + 96 };
-            let (n, rows) = (QGEMM_ROWS + 5, 2 * WIDE_W + 3);
+            let (n, rows) = (QGEMM_ROWS + 5, 2 * wide::WIDE + 3);
             let (w, wf) = weights(ty, rows, cols, 0x2545_f491 + ty as u64);
             let x: Vec<f32> = (0..n * cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
             let out = run(ty, n, &x, &w, rows, cols);
@@ -301,7 +287,7 @@ mod tests {
         let mut base = vec![f32::NAN; n * rows];
         let xr = |r: usize| &x[r * cols..(r + 1) * cols];
         let job = Job { ty, n, x: &xr, w: &w, row_bytes, cols, a: 0, b: rows, at: Layout { row: rows, col: 1 } };
-        band::<BASE_W, BASE_ROWS, _>(&job, &mut base, &mut Panel::default());
+        wide::run_base(Band { job: &job, dst: &mut base, panel: &mut Panel::default() });
         assert!(
             base.iter().zip(&all).all(|(a, b)| a.to_bits() == b.to_bits()),
             "base lanes against {:?}",
