@@ -14,5 +14,7 @@ fi
 nvidia-smi -L > "$OUT/gpu.txt" 2>&1
 for m in ${MODELS:-smollm2 gemma3}; do
   python3 ${STUB_DIR:-.bench}/gguf_stub.py expand ${STUB_DIR:-.bench}/$m.hdr /tmp/$m.gguf > /dev/null || exit 1
-  python3 bench/sane_floats.py /tmp/$m.gguf > /dev/null || exit 1   # no subnormal norm weights (CPU timing)
+  # No subnormal norm weights (CPU timing); SmolLM2's small ones keep llama.cpp's logits finite.
+  range=""; [ "$m" = smollm2 ] && range="0.02 0.06"
+  python3 bench/sane_floats.py /tmp/$m.gguf $range > /dev/null || exit 1
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Give a noise-weight model's F32 tensors (norm weights, biases) ordinary values, in place.
 
-  sane_floats.py MODEL.gguf
+  sane_floats.py MODEL.gguf [LO HI]
 
 `gguf_stub.py expand` fills the tensor data with bytes below 0x3C, so an F32 value's top byte
 is below 0x3C: its exponent is small, and many of them (those with a zero exponent byte) are
@@ -10,6 +10,11 @@ Intel CPUs each f32 operation on a subnormal takes a microcode assist: the CPU p
 times slower on such a model than on the real weights (an AMD CPU pays less). Real models have
 norm weights near 1, so this writes values in [0.5, 1.5) over every F32 tensor. Quantized and
 F16 data stay noise (their f16 scales are normal or tiny, never subnormal in f32). Timing only.
+
+LO HI (default 0.5 1.5) give another range. With norms near 1, SmolLM2's noise activations grow
+past f16's range within a few layers: llama.cpp's logits are then NaN, it samples token 0 (its
+end of text) and stops after one token, ignore_eos or not. Norm weights in [0.02, 0.06) keep
+them finite (and far from subnormal).
 """
 import struct, sys
 
@@ -62,13 +67,14 @@ def f32_tensors(f):
 
 def main():
     path = sys.argv[1]
+    lo, hi = (float(v) for v in sys.argv[2:4]) if len(sys.argv) >= 4 else (0.5, 1.5)
     with open(path, 'r+b') as f:
         base, tensors = f32_tensors(f)
         rng = np.random.default_rng(1)
         for offset, count in tensors:
             f.seek(base + offset)
-            f.write(rng.uniform(0.5, 1.5, count).astype('<f4').tobytes())
-    print(f'{path}: {len(tensors)} F32 tensors given values in [0.5, 1.5)')
+            f.write(rng.uniform(lo, hi, count).astype('<f4').tobytes())
+    print(f'{path}: {len(tensors)} F32 tensors given values in [{lo}, {hi})')
 
 
 main()

@@ -141,7 +141,8 @@ fn band<const W: usize>(job: &Job, first: usize, out: &mut [f32], s: &mut Scratc
         pairs.clear();
         pairs.extend(band_pairs.clone().filter(|&pair| (pair % p.head_count) / group == kvh));
         for blk in pairs.chunks(per_block) {
-            let (lo, hi) = blk.iter().map(|&pair| range(pair)).fold((usize::MAX, 0), |(l, h), (a, c)| (l.min(a), h.max(c)));
+            let (lo, hi) =
+                blk.iter().map(|&pair| range(pair)).fold((usize::MAX, 0), |(l, h), (a, c)| (l.min(a), h.max(c)));
             let lo = lo.min(hi);
             let span = (hi - lo).next_multiple_of(W);
             scores.clear();
@@ -156,15 +157,25 @@ fn band<const W: usize>(job: &Job, first: usize, out: &mut [f32], s: &mut Scratc
                 let weights = |r: usize| &scores[(i + r) * span..(i + r + 1) * span];
                 if i + RR <= blk.len() {
                     let quad: [usize; RR] = core::array::from_fn(|r| blk[i + r]);
-                    weighted_values::<W, RR>(quad.map(range), lo, core::array::from_fn(weights), (v, width, kvh * hd), 0..hd, &mut |r, at, vals| {
-                        out[(quad[r] - first) * hd + at..][..vals.len()].copy_from_slice(vals)
-                    });
+                    weighted_values::<W, RR>(
+                        quad.map(range),
+                        lo,
+                        core::array::from_fn(weights),
+                        (v, width, kvh * hd),
+                        0..hd,
+                        &mut |r, at, vals| out[(quad[r] - first) * hd + at..][..vals.len()].copy_from_slice(vals),
+                    );
                     i += RR;
                 } else {
                     let pair = blk[i];
-                    weighted_values::<W, 1>([range(pair)], lo, [weights(0)], (v, width, kvh * hd), 0..hd, &mut |_, at, vals| {
-                        out[(pair - first) * hd + at..][..vals.len()].copy_from_slice(vals)
-                    });
+                    weighted_values::<W, 1>(
+                        [range(pair)],
+                        lo,
+                        [weights(0)],
+                        (v, width, kvh * hd),
+                        0..hd,
+                        &mut |_, at, vals| out[(pair - first) * hd + at..][..vals.len()].copy_from_slice(vals),
+                    );
                     i += 1;
                 }
             }
@@ -445,7 +456,15 @@ mod tests {
                 let alone = Rows { start: start + row, n: 1, spans: &[] };
                 let qr = &q[row * heads * hd..(row + 1) * heads * hd];
                 let mut one = vec![f32::NAN; heads * hd];
-                attention(qr, &k[..(start + row + 1) * width], &v[..(start + row + 1) * width], width, alone, &p, &mut one);
+                attention(
+                    qr,
+                    &k[..(start + row + 1) * width],
+                    &v[..(start + row + 1) * width],
+                    width,
+                    alone,
+                    &p,
+                    &mut one,
+                );
                 let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                 assert_eq!(bits(&one), bits(&out[row * heads * hd..(row + 1) * heads * hd]), "row {row} alone");
             }

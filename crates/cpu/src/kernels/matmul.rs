@@ -332,6 +332,65 @@ mod tests {
         }
     }
 
+    /// Decode's matmuls on several threads: a layer's seven matrix-vector products of
+    /// `KINDLING_SPEED_LAYER=HIDDEN,KV,FFN` (default SmolLM2's 576,192,1536) in
+    /// `KINDLING_SPEED_TYPE` (default Q4_1), `KINDLING_SPEED_LAYERS` distinct layers (default
+    /// 30, so the weights stream from memory as in decode), per token, and an empty parallel
+    /// section, at each thread count up to the cores.
+    /// `cargo test --release -p kindling-cpu --lib decode_speed -- --ignored --nocapture`
+    /// Ignored: a benchmark that prints figures and asserts nothing; run by hand.
+    #[test]
+    #[ignore]
+    fn decode_speed() {
+        let ty = std::env::var("KINDLING_SPEED_TYPE")
+            .ok()
+            .and_then(|t| GgmlType::ALL.into_iter().find(|g| g.to_string() == t))
+            .unwrap_or(GgmlType::Q4_1);
+        let dims = std::env::var("KINDLING_SPEED_LAYER").unwrap_or_else(|_| "576,192,1536".into());
+        let d: Vec<usize> = dims.split(',').map(|v| v.parse().unwrap()).collect();
+        let (h, kv, ffn) = (d[0], d[1], d[2]);
+        let layers = std::env::var("KINDLING_SPEED_LAYERS").map_or(30, |n| n.parse().unwrap());
+        let shapes = [(h, h), (kv, h), (kv, h), (h, h), (ffn, h), (ffn, h), (h, ffn)];
+        let weights: Vec<Vec<Vec<u8>>> = (0..layers)
+            .map(|l| {
+                let bytes = |(r, c): (usize, usize)| r * ty.bytes_for(c as u64).unwrap() as usize;
+                shapes.iter().map(|&s| (0..bytes(s)).map(|i| ((i + l) * 37 % 251) as u8 & 0x3f).collect()).collect()
+            })
+            .collect();
+        let x: Vec<f32> = (0..ffn.max(h)).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
+        let (mut out, mut scratch) = (vec![0.0; ffn.max(h)], Scratch::default());
+        let (mut t, cores) = (1, crate::parallel::threads().max(1));
+        while t <= cores {
+            crate::parallel::set_max_threads(t);
+            let mut best = f64::MAX;
+            for _ in 0..20 {
+                let start = std::time::Instant::now();
+                for layer in &weights {
+                    for (w, &(rows, cols)) in layer.iter().zip(&shapes) {
+                        matmul(&x[..cols], 1, ty, w, rows, cols, &mut out[..rows], &mut scratch);
+                    }
+                }
+                best = best.min(start.elapsed().as_secs_f64());
+            }
+            let sections = 20_000;
+            let start = std::time::Instant::now();
+            for _ in 0..sections {
+                let mut v = vec![0u8; t];
+                crate::parallel::for_each_band(&mut v, 1, 1, |_, b| b[0] = 1);
+            }
+            let empty = start.elapsed().as_secs_f64() / sections as f64;
+            let per = best / (layers * shapes.len()) as f64;
+            println!(
+                "{ty} {h},{kv},{ffn} x{layers} threads {t}: {:.3} ms a token's matmuls ({:.1} us each), empty section {:.2} us",
+                best * 1e3,
+                per * 1e6,
+                empty * 1e6
+            );
+            t *= 2;
+        }
+        crate::parallel::set_max_threads(0);
+    }
+
     /// Every output, whichever thread's band (decode in place, prefill through the
     /// column scratch) or batch it was computed in, bit for bit the one-row kernel's
     /// (quantized panels: the panel kernel's over all rows in one band).

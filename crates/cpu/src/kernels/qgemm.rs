@@ -111,11 +111,7 @@ impl<'x, X: Fn(usize) -> &'x [f32]> LaneKernel for Band<'_, '_, X> {
 }
 
 #[inline(always)]
-fn band<'x, const W: usize, X: Fn(usize) -> &'x [f32]>(
-    job: &Job<X>,
-    dst: &mut [f32],
-    panel: &mut Panel,
-) {
+fn band<'x, const W: usize, X: Fn(usize) -> &'x [f32]>(job: &Job<X>, dst: &mut [f32], panel: &mut Panel) {
     let Job { ty, n, x, w, row_bytes, cols, a, b, at } = *job;
     let Panel { wt, rows, c } = panel;
     wt.resize(KB * W, 0.0);
