@@ -72,6 +72,8 @@ pub struct CpuBackend {
     weight_bytes: u64,
     /// The matmuls' per-call preparation of activations (kept to allocate once).
     scratch: kernels::Scratch,
+    /// `matvecs`' scratch (boxed: the backend sits in an enum beside a boxed GPU backend).
+    matvec_scratch: Box<kernels::MatvecScratch>,
 }
 
 impl CpuBackend {
@@ -104,6 +106,26 @@ impl CpuBackend {
 
     fn put(&mut self, a: CpuActivation, data: Vec<f32>) {
         self.acts[a.0].data = data;
+    }
+
+    /// `Backend::matmuls` of one row by `N` weights (`jobs.len() == N`), as one
+    /// parallel section.
+    fn matvecs<const N: usize>(&mut self, x: CpuActivation, jobs: &[(&CpuWeight, CpuActivation)]) {
+        let xs = self.take(x);
+        let mut outs: [Vec<f32>; N] = core::array::from_fn(|i| self.take(jobs[i].1));
+        let mut i = 0;
+        let mut parts = outs.each_mut().map(|o| {
+            let w = jobs[i].0;
+            i += 1;
+            let n = w.rows.min(o.len());
+            kernels::Matvec { ty: w.ty, w: &w.data, rows: w.rows, out: &mut o[..n] }
+        });
+        let cols = self.cols(x).min(xs.len());
+        kernels::matvecs(&xs[..cols], &mut parts, &mut self.matvec_scratch);
+        for (o, &(_, out)) in outs.into_iter().zip(jobs) {
+            self.put(out, o);
+        }
+        self.put(x, xs);
     }
 }
 
@@ -239,6 +261,24 @@ impl Backend for CpuBackend {
         kernels::matmul(&xs[..n * w.cols], n, w.ty, &w.data, w.rows, w.cols, &mut o[..n * w.rows], &mut self.scratch);
         self.put(out, o);
         self.put(x, xs);
+    }
+
+    fn matmuls(&mut self, x: CpuActivation, jobs: &[(&CpuWeight, CpuActivation)]) {
+        let cols = self.cols(x);
+        let distinct = jobs
+            .iter()
+            .enumerate()
+            .all(|(i, (w, o))| *o != x && w.cols == cols && jobs[..i].iter().all(|(_, p)| p != o));
+        match jobs.len() {
+            // A decode step: the weights' rows in one parallel section (`kernels::matvecs`).
+            2 if distinct && self.rows(x) == 1 => self.matvecs::<2>(x, jobs),
+            3 if distinct && self.rows(x) == 1 => self.matvecs::<3>(x, jobs),
+            _ => {
+                for &(w, out) in jobs {
+                    self.matmul(x, w, out);
+                }
+            }
+        }
     }
 
     fn rope(

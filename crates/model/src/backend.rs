@@ -195,6 +195,15 @@ pub trait Backend {
     fn rms_norm(&mut self, x: Self::Activation, weight: &Self::Weight, group: usize, eps: f32, out: Self::Activation);
     /// `out[r] = W · x[r]` for a weight of `rows × cols`: out has `rows` columns.
     fn matmul(&mut self, x: Self::Activation, weight: &Self::Weight, out: Self::Activation);
+    /// [`Backend::matmul`] of one input by several weights that read it (a layer's q, k
+    /// and v; its gate and up); the outputs are distinct, and none is `x`. Each output is
+    /// what `matmul` gives it alone: a backend may run them as one job (the CPU does in
+    /// decode, one fork and join instead of three).
+    fn matmuls(&mut self, x: Self::Activation, jobs: &[(&Self::Weight, Self::Activation)]) {
+        for &(w, out) in jobs {
+            self.matmul(x, w, out);
+        }
+    }
     /// Rotates `heads` heads of `head_dim` in place by each row's position.
     /// `freq_factors` (`n_rot / 2` f32) divide the pair frequencies when given.
     fn rope(

@@ -53,64 +53,17 @@ pub fn matmul(
     let quant_panels = n >= qgemm::QGEMM_ROWS && qgemm::handles(ty);
     // The panel paths read only the activations.
     let need = if quant_panels { Needs { sum_group: None, planes: false } } else { needs(ty) };
-    let group = need.sum_group.unwrap_or(0);
-    let per_sums = cols.checked_div(group).unwrap_or(0);
-    let (per_planes, per_scales) = if need.planes { (2 * cols, cols / 32) } else { (0, 0) };
     let Scratch { sums, planes, scales, columns } = scratch;
-    sums.clear();
-    sums.resize(n * per_sums, 0.0);
-    planes.clear();
-    planes.resize(n * per_planes, 0);
-    scales.clear();
-    scales.resize(n * per_scales, 0.0);
-    for r in 0..n {
-        let xr = x.get(r * cols..(r + 1) * cols).unwrap_or(&[]);
-        if group > 0 {
-            x_sums(xr, group, &mut sums[r * per_sums..(r + 1) * per_sums]);
-        }
-        if need.planes {
-            x_planes(
-                xr,
-                &mut planes[r * per_planes..(r + 1) * per_planes],
-                &mut scales[r * per_scales..(r + 1) * per_scales],
-            );
-        }
-    }
-    let (sums, planes, scales) = (&sums[..], &planes[..], &scales[..]);
-    let xrow = |r: usize| XRow {
-        x: x.get(r * cols..(r + 1) * cols).unwrap_or(&[]),
-        sums: sums.get(r * per_sums..(r + 1) * per_sums).unwrap_or(&[]),
-        planes: planes.get(r * per_planes..(r + 1) * per_planes).unwrap_or(&[]),
-        scales: scales.get(r * per_scales..(r + 1) * per_scales).unwrap_or(&[]),
-    };
+    let prepared = Prepared::new(x, n, cols, need, (sums, planes, scales));
+    let xrow = |r: usize| prepared.row(r);
     // Output columns a..b for every activation row, into `dst` as `at` lays it out.
     let fill = |a: usize, b: usize, dst: &mut [f32], at: Layout| {
         if float_panels {
             gemm::float_band(ty, n, &xrow, w, row_bytes, cols, (a, b), dst, at);
-            return;
-        }
-        if quant_panels {
+        } else if quant_panels {
             qgemm::quant_band(ty, n, &|r| xrow(r).x, w, row_bytes, cols, (a, b), dst, at);
-            return;
-        }
-        let quads = n / ROWS;
-        let band = w.get(..b * row_bytes).unwrap_or(w);
-        for (j, wr) in w.chunks_exact(row_bytes.max(1)).enumerate().take(b).skip(a) {
-            prefetch_ahead(band, row_bytes, j);
-            let col = (j - a) * at.col;
-            for q in 0..quads {
-                let xs: [XRow; ROWS] = core::array::from_fn(|i| xrow(q * ROWS + i));
-                for (i, v) in dot_rows::<ROWS>(ty, wr, xs).into_iter().enumerate() {
-                    if let Some(o) = dst.get_mut((q * ROWS + i) * at.row + col) {
-                        *o = v;
-                    }
-                }
-            }
-            for r in quads * ROWS..n {
-                if let Some(o) = dst.get_mut(r * at.row + col) {
-                    *o = dot_rows::<1>(ty, wr, [xrow(r)])[0];
-                }
-            }
+        } else {
+            row_band(ty, n, &xrow, w, row_bytes, (a, b), dst, at);
         }
     };
     let len = (n * rows).min(out.len());
@@ -126,9 +79,9 @@ pub fn matmul(
     }
     // Prefill on several threads: each computes a band of output columns for every
     // activation row into its run of `columns` (`[rows, n]`), then it is transposed.
-    // Panels take whole panels' weight rows a band (a ragged one went through the panel
-    // loop as a full one), down to one panel a thread: SmolLM2's 576 rows gave 16
-    // threads 9 bands of 64 rows, 72 a band left 8 threads a partial panel each.
+    // Quantized panels: bands of whole 16-row panels, as few as one a thread (a band's
+    // ragged last panel costs as much as a full one). Bands of at least 64 rows had put
+    // SmolLM2's 576 rows on 9 of 16 threads, and left 8 threads half-empty last panels.
     let (unit, min_units) = if quant_panels { (qgemm::PANEL_ROWS, 1) } else { (1, 64) };
     columns.clear();
     columns.resize(n * rows, 0.0);
@@ -157,6 +110,165 @@ fn transpose_into(columns: &[f32], n: usize, r0: usize, rows: usize, out: &mut [
                 }
             }
         }
+    }
+}
+
+/// The activation rows as the row kernels read them: the rows, and the group sums and
+/// integer planes the weight type needs (`crate::dot::needs`), made once per call.
+struct Prepared<'a> {
+    x: &'a [f32],
+    cols: usize,
+    sums: (&'a [f32], usize),
+    planes: (&'a [i16], usize),
+    scales: (&'a [f32], usize),
+}
+
+impl<'a> Prepared<'a> {
+    fn new(
+        x: &'a [f32],
+        n: usize,
+        cols: usize,
+        need: Needs,
+        (sums, planes, scales): (&'a mut Vec<f32>, &'a mut Vec<i16>, &'a mut Vec<f32>),
+    ) -> Self {
+        let group = need.sum_group.unwrap_or(0);
+        let per_sums = cols.checked_div(group).unwrap_or(0);
+        let (per_planes, per_scales) = if need.planes { (2 * cols, cols / 32) } else { (0, 0) };
+        sums.clear();
+        sums.resize(n * per_sums, 0.0);
+        planes.clear();
+        planes.resize(n * per_planes, 0);
+        scales.clear();
+        scales.resize(n * per_scales, 0.0);
+        for r in 0..n {
+            let xr = x.get(r * cols..(r + 1) * cols).unwrap_or(&[]);
+            if group > 0 {
+                x_sums(xr, group, &mut sums[r * per_sums..(r + 1) * per_sums]);
+            }
+            if need.planes {
+                x_planes(
+                    xr,
+                    &mut planes[r * per_planes..(r + 1) * per_planes],
+                    &mut scales[r * per_scales..(r + 1) * per_scales],
+                );
+            }
+        }
+        Prepared { x, cols, sums: (sums, per_sums), planes: (planes, per_planes), scales: (scales, per_scales) }
+    }
+
+    fn row(&self, r: usize) -> XRow<'a> {
+        let part = |(v, per): (&'a [f32], usize)| v.get(r * per..(r + 1) * per).unwrap_or(&[]);
+        XRow {
+            x: self.x.get(r * self.cols..(r + 1) * self.cols).unwrap_or(&[]),
+            sums: part(self.sums),
+            planes: self.planes.0.get(r * self.planes.1..(r + 1) * self.planes.1).unwrap_or(&[]),
+            scales: part(self.scales),
+        }
+    }
+}
+
+/// Weight rows `a..b` times the `n` activation rows by the row kernels
+/// (`crate::dot::dot_rows`, four activation rows a call), into `dst` as `at` lays it out.
+#[allow(clippy::too_many_arguments)]
+fn row_band<'x>(
+    ty: GgmlType,
+    n: usize,
+    xrow: &impl Fn(usize) -> XRow<'x>,
+    w: &[u8],
+    row_bytes: usize,
+    (a, b): (usize, usize),
+    dst: &mut [f32],
+    at: Layout,
+) {
+    let quads = n / ROWS;
+    let band = w.get(..b * row_bytes).unwrap_or(w);
+    for (j, wr) in w.chunks_exact(row_bytes.max(1)).enumerate().take(b).skip(a) {
+        prefetch_ahead(band, row_bytes, j);
+        let col = (j - a) * at.col;
+        for q in 0..quads {
+            let xs: [XRow; ROWS] = core::array::from_fn(|i| xrow(q * ROWS + i));
+            for (i, v) in dot_rows::<ROWS>(ty, wr, xs).into_iter().enumerate() {
+                if let Some(o) = dst.get_mut((q * ROWS + i) * at.row + col) {
+                    *o = v;
+                }
+            }
+        }
+        for r in quads * ROWS..n {
+            if let Some(o) = dst.get_mut(r * at.row + col) {
+                *o = dot_rows::<1>(ty, wr, [xrow(r)])[0];
+            }
+        }
+    }
+}
+
+/// One weight of a [`matvecs`] call: `rows` rows of GGUF type `ty` (the input's width
+/// each), and where its `rows` outputs go.
+pub struct Matvec<'a> {
+    pub ty: GgmlType,
+    pub w: &'a [u8],
+    pub rows: usize,
+    pub out: &'a mut [f32],
+}
+
+/// A [`matvecs`] call's scratch, kept by the backend so the token loop does not
+/// allocate: each weight's preparation of the input, and the outputs end to end.
+#[derive(Default)]
+pub struct MatvecScratch {
+    prepared: [Scratch; MAX_MATVECS],
+    outputs: Vec<f32>,
+}
+
+/// Weights [`matvecs`] takes at once (a layer's q, k and v).
+pub const MAX_MATVECS: usize = 3;
+
+/// One activation row (a decode step) times up to [`MAX_MATVECS`] weights that read it
+/// (q, k and v; gate and up), in one parallel section: their rows end to end are split
+/// over the threads as one run. Each output is the row kernel's, exactly as [`matmul`]
+/// gives it for that weight alone. A decode step is hundreds of small sections, each
+/// paying a fork and a join (a few microseconds on 8 Xeon threads, more in the
+/// browser's pool); this takes a layer's seven down to four.
+pub fn matvecs(x: &[f32], parts: &mut [Matvec], scratch: &mut MatvecScratch) {
+    let cols = x.len();
+    let count = parts.len().min(MAX_MATVECS);
+    let parts = &mut parts[..count];
+    let MatvecScratch { prepared, outputs } = scratch;
+    let mut prep = prepared.iter_mut().zip(parts.iter()).map(|(s, p)| {
+        let Scratch { sums, planes, scales, .. } = s;
+        Prepared::new(x, 1, cols, needs(p.ty), (sums, planes, scales))
+    });
+    let prep: [Option<Prepared>; MAX_MATVECS] = core::array::from_fn(|_| prep.next());
+    let total: usize = parts.iter().map(|p| p.rows).sum();
+    outputs.clear();
+    outputs.resize(total, 0.0);
+    let weights: [Option<(GgmlType, &[u8], usize)>; MAX_MATVECS] =
+        core::array::from_fn(|i| parts.get(i).map(|p| (p.ty, p.w, p.rows)));
+    parallel::for_each_band(outputs, 1, 64, |first, band| {
+        let (mut start, end) = (0, first + band.len());
+        for (weight, prep) in weights.iter().zip(&prep) {
+            let (Some((ty, w, rows)), Some(prep)) = (weight, prep) else { break };
+            let (lo, hi) = (first.max(start), end.min(start + rows));
+            if lo < hi {
+                let row_bytes = w.len() / rows.max(&1);
+                let dst = &mut band[lo - first..hi - first];
+                row_band(
+                    *ty,
+                    1,
+                    &|r| prep.row(r),
+                    w,
+                    row_bytes,
+                    (lo - start, hi - start),
+                    dst,
+                    Layout { row: 0, col: 1 },
+                );
+            }
+            start += rows;
+        }
+    });
+    let mut at = 0;
+    for p in parts.iter_mut() {
+        let n = p.rows.min(p.out.len());
+        p.out[..n].copy_from_slice(&outputs[at..at + n]);
+        at += p.rows;
     }
 }
 
@@ -372,6 +484,24 @@ mod tests {
                 }
                 best = best.min(start.elapsed().as_secs_f64());
             }
+            // The same with q/k/v and gate/up as one section each (`matvecs`).
+            let (mut fused, mut mv) = (f64::MAX, MatvecScratch::default());
+            let mut outs = [vec![0.0; ffn.max(h)], vec![0.0; ffn.max(h)], vec![0.0; ffn.max(h)]];
+            for _ in 0..20 {
+                let start = std::time::Instant::now();
+                for layer in &weights {
+                    for group in [&[0, 1, 2][..], &[3], &[4, 5], &[6]] {
+                        let cols = shapes[group[0]].1;
+                        let mut parts: Vec<Matvec> = outs
+                            .iter_mut()
+                            .zip(group)
+                            .map(|(o, &i)| Matvec { ty, w: &layer[i], rows: shapes[i].0, out: &mut o[..shapes[i].0] })
+                            .collect();
+                        matvecs(&x[..cols], &mut parts, &mut mv);
+                    }
+                }
+                fused = fused.min(start.elapsed().as_secs_f64());
+            }
             let sections = 20_000;
             let start = std::time::Instant::now();
             for _ in 0..sections {
@@ -381,14 +511,47 @@ mod tests {
             let empty = start.elapsed().as_secs_f64() / sections as f64;
             let per = best / (layers * shapes.len()) as f64;
             println!(
-                "{ty} {h},{kv},{ffn} x{layers} threads {t}: {:.3} ms a token's matmuls ({:.1} us each), empty section {:.2} us",
+                "{ty} {h},{kv},{ffn} x{layers} threads {t}: {:.3} ms a token's matmuls ({:.1} us each; {:.3} ms as 4 sections a layer), empty section {:.2} us",
                 best * 1e3,
                 per * 1e6,
+                fused * 1e3,
                 empty * 1e6
             );
             t *= 2;
         }
         crate::parallel::set_max_threads(0);
+    }
+
+    /// Several weights on one row in one section give each weight's `matmul` bits, for
+    /// weights of different types and sizes whose rows the threads' bands cut across.
+    #[test]
+    fn matvecs_give_each_weights_matmul_bits() {
+        let cols = 256;
+        let shapes = [(GgmlType::Q4_1, 200), (GgmlType::Q8_0, 70), (GgmlType::Q6K, 131)];
+        let x: Vec<f32> = (0..cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
+        let weights: Vec<Vec<u8>> = shapes
+            .iter()
+            .map(|&(ty, rows)| {
+                (0..rows * ty.bytes_for(cols as u64).unwrap() as usize).map(|i| (i * 37 % 251) as u8 & 0x3f).collect()
+            })
+            .collect();
+        for count in [2, 3] {
+            let mut outs: Vec<Vec<f32>> = shapes.iter().map(|&(_, rows)| vec![f32::NAN; rows]).collect();
+            let mut parts: Vec<Matvec> = outs
+                .iter_mut()
+                .zip(&shapes)
+                .zip(&weights)
+                .take(count)
+                .map(|((out, &(ty, rows)), w)| Matvec { ty, w, rows, out })
+                .collect();
+            matvecs(&x, &mut parts, &mut MatvecScratch::default());
+            for ((out, &(ty, rows)), w) in outs.iter().zip(&shapes).zip(&weights).take(count) {
+                let mut alone = vec![f32::NAN; rows];
+                matmul(&x, 1, ty, w, rows, cols, &mut alone, &mut Scratch::default());
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(out), bits(&alone), "{ty} in {count}");
+            }
+        }
     }
 
     /// Every output, whichever thread's band (decode in place, prefill through the

@@ -12,7 +12,7 @@ mod rope;
 mod wide;
 
 pub use attention::{attention, Rows};
-pub use matmul::{matmul, Scratch};
+pub use matmul::{matmul, matvecs, Matvec, MatvecScratch, Scratch};
 pub use norm::{activation, gated, layer_norm, rms_norm};
 pub use qgemm::QGEMM_ROWS;
 pub use rope::rope_row;

@@ -4,7 +4,6 @@
 //! its own lane, so each width computes the same bits.
 
 /// Lanes of one step on the wide path: one AVX-512 register, two AVX2 ones.
-#[cfg_attr(not(all(target_arch = "x86_64", not(feature = "portable-lanes"))), allow(dead_code))]
 pub const WIDE: usize = 16;
 /// Lanes of one step on the base path: one SSE2 or SIMD128 register.
 pub const BASE: usize = 4;

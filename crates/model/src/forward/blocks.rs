@@ -18,9 +18,7 @@ pub fn attention<B: Backend>(
     freq_factors: Option<&B::Weight>,
 ) {
     let hd = cfg.head_dim;
-    b.matmul(ws.h, &w.attn_q, ws.q);
-    b.matmul(ws.h, &w.attn_k, ws.k);
-    b.matmul(ws.h, &w.attn_v, ws.v);
+    b.matmuls(ws.h, &[(&w.attn_q, ws.q), (&w.attn_k, ws.k), (&w.attn_v, ws.v)]);
     let norm = match (&w.attn_q_norm, &w.attn_k_norm) {
         (Some(qn), Some(kn)) => Some((qn, kn, cfg.rms_norm_eps)),
         _ => None,
@@ -55,8 +53,7 @@ pub fn feed_forward<B: Backend>(
     w: &LayerWeights<B::Weight>,
     ws: &Workspace<B::Activation>,
 ) {
-    b.matmul(ws.h, &w.ffn_gate, ws.gate);
-    b.matmul(ws.h, &w.ffn_up, ws.up);
+    b.matmuls(ws.h, &[(&w.ffn_gate, ws.gate), (&w.ffn_up, ws.up)]);
     b.gated_activation(ws.gate, ws.up, cfg.activation, ws.act);
     b.matmul(ws.act, &w.ffn_down, ws.proj);
 }
