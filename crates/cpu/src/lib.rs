@@ -338,9 +338,11 @@ impl Backend for CpuBackend {
         let g = self.take(gate);
         let u = self.take(up);
         let mut o = self.take(out);
-        // Shared out in a prompt batch (an exp or tanh per value); a decode row stays on
-        // this thread. Value by value, so any split gives the same results.
-        parallel::for_each_band(&mut o[..len], 1, 1 << 15, |at, band| {
+        // Shared out in a prompt batch (an exp or tanh per value, tens of microseconds a
+        // band of 4,096); a decode row of most models stays on this thread. (Bands of
+        // 32,768 had left SmolLM2's 64-row batches on 3 threads.) Value by value, so any
+        // split gives the same results.
+        parallel::for_each_band(&mut o[..len], 1, 1 << 12, |at, band| {
             let r = at..at + band.len();
             kernels::gated(&g[r.clone()], &u[r], act, band)
         });
