@@ -245,13 +245,13 @@ pub fn matvecs(x: &[f32], parts: &mut [Matvec], scratch: &mut MatvecScratch) {
     parallel::for_each_band(outputs, 1, 64, |first, band| {
         let (mut start, end) = (0, first + band.len());
         for (weight, prep) in weights.iter().zip(&prep) {
-            let (Some((ty, w, rows)), Some(prep)) = (weight, prep) else { break };
+            let (&Some((ty, w, rows)), Some(prep)) = (weight, prep) else { break };
             let (lo, hi) = (first.max(start), end.min(start + rows));
             if lo < hi {
-                let row_bytes = w.len() / rows.max(&1);
+                let row_bytes = w.len() / rows.max(1);
                 let dst = &mut band[lo - first..hi - first];
                 row_band(
-                    *ty,
+                    ty,
                     1,
                     &|r| prep.row(r),
                     w,
