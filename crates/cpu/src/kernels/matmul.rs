@@ -115,6 +115,7 @@ fn transpose_into(columns: &[f32], n: usize, r0: usize, rows: usize, out: &mut [
 
 /// The activation rows as the row kernels read them: the rows, and the group sums and
 /// integer planes the weight type needs (`crate::dot::needs`), made once per call.
+#[derive(Clone, Copy)]
 struct Prepared<'a> {
     x: &'a [f32],
     cols: usize,
@@ -232,11 +233,19 @@ pub fn matvecs(x: &[f32], parts: &mut [Matvec], scratch: &mut MatvecScratch) {
     let count = parts.len().min(MAX_MATVECS);
     let parts = &mut parts[..count];
     let MatvecScratch { prepared, outputs } = scratch;
-    let mut prep = prepared.iter_mut().zip(parts.iter()).map(|(s, p)| {
-        let Scratch { sums, planes, scales, .. } = s;
-        Prepared::new(x, 1, cols, needs(p.ty), (sums, planes, scales))
-    });
-    let prep: [Option<Prepared>; MAX_MATVECS] = core::array::from_fn(|_| prep.next());
+    // The input prepared once per kind of need: q, k and v are mostly of one type.
+    let need: [Option<Needs>; MAX_MATVECS] = core::array::from_fn(|i| parts.get(i).map(|p| needs(p.ty)));
+    let mut prep: [Option<Prepared>; MAX_MATVECS] = [None; MAX_MATVECS];
+    for (i, s) in prepared.iter_mut().enumerate() {
+        let Some(n) = need[i] else { break };
+        prep[i] = match (0..i).find(|&j| need[j] == Some(n)) {
+            Some(j) => prep[j],
+            None => {
+                let Scratch { sums, planes, scales, .. } = s;
+                Some(Prepared::new(x, 1, cols, n, (sums, planes, scales)))
+            }
+        };
+    }
     let total: usize = parts.iter().map(|p| p.rows).sum();
     outputs.clear();
     outputs.resize(total, 0.0);
@@ -527,29 +536,35 @@ mod tests {
     #[test]
     fn matvecs_give_each_weights_matmul_bits() {
         let cols = 256;
-        let shapes = [(GgmlType::Q4_1, 200), (GgmlType::Q8_0, 70), (GgmlType::Q6K, 131)];
         let x: Vec<f32> = (0..cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
-        let weights: Vec<Vec<u8>> = shapes
-            .iter()
-            .map(|&(ty, rows)| {
-                (0..rows * ty.bytes_for(cols as u64).unwrap() as usize).map(|i| (i * 37 % 251) as u8 & 0x3f).collect()
-            })
-            .collect();
-        for count in [2, 3] {
-            let mut outs: Vec<Vec<f32>> = shapes.iter().map(|&(_, rows)| vec![f32::NAN; rows]).collect();
-            let mut parts: Vec<Matvec> = outs
-                .iter_mut()
-                .zip(&shapes)
-                .zip(&weights)
-                .take(count)
-                .map(|((out, &(ty, rows)), w)| Matvec { ty, w, rows, out })
+        // Three kinds of preparation; then two weights sharing one (a layer's q and k).
+        let mixed = [(GgmlType::Q4_1, 200), (GgmlType::Q8_0, 70), (GgmlType::Q6K, 131)];
+        let shared = [(GgmlType::Q4_1, 150), (GgmlType::Q4_1, 90), (GgmlType::Q8_0, 70)];
+        for shapes in [mixed, shared] {
+            let weights: Vec<Vec<u8>> = shapes
+                .iter()
+                .map(|&(ty, rows)| {
+                    (0..rows * ty.bytes_for(cols as u64).unwrap() as usize)
+                        .map(|i| (i * 37 % 251) as u8 & 0x3f)
+                        .collect()
+                })
                 .collect();
-            matvecs(&x, &mut parts, &mut MatvecScratch::default());
-            for ((out, &(ty, rows)), w) in outs.iter().zip(&shapes).zip(&weights).take(count) {
-                let mut alone = vec![f32::NAN; rows];
-                matmul(&x, 1, ty, w, rows, cols, &mut alone, &mut Scratch::default());
-                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                assert_eq!(bits(out), bits(&alone), "{ty} in {count}");
+            for count in [2, 3] {
+                let mut outs: Vec<Vec<f32>> = shapes.iter().map(|&(_, rows)| vec![f32::NAN; rows]).collect();
+                let mut parts: Vec<Matvec> = outs
+                    .iter_mut()
+                    .zip(&shapes)
+                    .zip(&weights)
+                    .take(count)
+                    .map(|((out, &(ty, rows)), w)| Matvec { ty, w, rows, out })
+                    .collect();
+                matvecs(&x, &mut parts, &mut MatvecScratch::default());
+                for ((out, &(ty, rows)), w) in outs.iter().zip(&shapes).zip(&weights).take(count) {
+                    let mut alone = vec![f32::NAN; rows];
+                    matmul(&x, 1, ty, w, rows, cols, &mut alone, &mut Scratch::default());
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(out), bits(&alone), "{ty} in {count}");
+                }
             }
         }
     }
