@@ -15,6 +15,12 @@ cd "$(dirname "$0")/.."
 command -v cargo >/dev/null || { echo "error: cargo not found; install Rust with rustup first" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "error: python3 not found (apt-get install python3 python3-pip)" >&2; exit 1; }
 
+# A full run writes about 10 GB (target/, the models, the browsers' profiles). A disk with
+# less free fails mid-compile with rustc's "No space left on device"; say so up front.
+free_kb=$(df -Pk . | awk 'NR == 2 { print $4 }')
+echo "== free disk: $((free_kb / 1048576)) GB"
+[ "$free_kb" -ge 12582912 ] || echo "warning: under 12 GB free here; the run may fail for want of disk" >&2
+
 # Both apt installs at once (the browser tests' Chromium too: scripts/test_browser.sh would
 # otherwise install it later, on the path of both browser lanes).
 echo "== installing Mesa's Vulkan driver (lavapipe), Chromium and chromedriver"

@@ -126,13 +126,23 @@ suite() {
 }
 hung() { grep -q -e "Timed out receiving message from renderer" -e "$STALLED" "$1"; }
 run() {
-  local mode=$1 config log
+  local mode=$1 config log profile status=0
   log=$(mktemp)
   config=$(mktemp --suffix=.json)
+  # A profile of our own, removed at the end: the one chromedriver makes by itself
+  # (/tmp/org.chromium.Chromium.scoped_dir.*) outlived the runner, with the suite's model
+  # cache in it (about 2 GB a run), until the disk filled.
+  profile=$(mktemp -d)
   SUITE_MARK="--kindling-suite=$mode-$$"
   SUITE_LOG=$log
-  python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["goog:chromeOptions"]["args"].append(sys.argv[2]); print(json.dumps(c))' \
-    "$2" "$SUITE_MARK" >"$config"
+  python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); c["goog:chromeOptions"]["args"] += sys.argv[2:]; print(json.dumps(c))' \
+    "$2" "$SUITE_MARK" "--user-data-dir=$profile" >"$config"
+  suite_runs "$mode" "$config" "$log" "$profile" || status=$?
+  rm -rf "$log" "$config" "$profile"
+  return $status
+}
+suite_runs() {
+  local mode=$1 config=$2 log=$3 profile=$4
   echo "== browser tests, WebGPU $mode"
   local start=$SECONDS
   # Chromium's renderer has (rarely, with SwiftShader) stopped answering chromedriver
@@ -142,11 +152,11 @@ run() {
   # crates/web/tests/browser/support.rs). That, and only that, gets one more run of the
   # suite; any test failure fails at once.
   if ! suite "$mode" "$config" "$log"; then
-    hung "$log" || { rm -f "$log" "$config"; return 1; }
+    hung "$log" || return 1
     echo "== the browser stopped answering (above); running the suite once more"
-    suite "$mode" "$config" "$log" || { rm -f "$log" "$config"; return 1; }
+    rm -rf "$profile" && mkdir "$profile"   # a fresh profile, as the first run had
+    suite "$mode" "$config" "$log" || return 1
   fi
-  rm -f "$log" "$config"
   echo "== WebGPU $mode: $((SECONDS - start)) s"
 }
 # The persistent cache across a browser restart: two browser sessions on one profile
