@@ -5,6 +5,7 @@
 
 mod dot;
 mod kernels;
+mod op_clock;
 mod parallel;
 #[cfg(not(target_arch = "wasm32"))]
 mod spin_pool;
@@ -53,9 +54,11 @@ struct Matrix {
     cols: usize,
 }
 
-/// One layer's keys and values, `[positions, width]` each; grows as positions arrive.
+/// One layer's keys and values; grows as positions arrive. The values are
+/// `[positions, width]`; the keys transposed in blocks of positions
+/// (`kernels::KEY_BLOCK`), as the attention's scores read them.
 pub struct CpuKvCache {
-    k: Vec<f32>,
+    kt: Vec<f32>,
     v: Vec<f32>,
     spec: KvSpec,
 }
@@ -74,11 +77,13 @@ pub struct CpuBackend {
     scratch: kernels::Scratch,
     /// `matvecs`' scratch (boxed: the backend sits in an enum beside a boxed GPU backend).
     matvec_scratch: Box<kernels::MatvecScratch>,
+    /// Wall time per op (`KINDLING_CPU_PROFILE`; off by default).
+    clock: op_clock::OpClock,
 }
 
 impl CpuBackend {
     pub fn new() -> Self {
-        Self::default()
+        CpuBackend { clock: op_clock::OpClock::from_env(), ..Self::default() }
     }
 
     pub fn weight_bytes(&self) -> u64 {
@@ -198,10 +203,12 @@ impl Backend for CpuBackend {
             ))
         };
         let n = n.ok_or_else(fail)?;
-        let (mut k, mut v) = (Vec::new(), Vec::new());
-        k.try_reserve_exact(n).map_err(|_| fail())?;
+        // The keys' last block is whole.
+        let keys = spec.capacity.next_multiple_of(kernels::KEY_BLOCK) * spec.width;
+        let (mut kt, mut v) = (Vec::new(), Vec::new());
+        kt.try_reserve_exact(keys).map_err(|_| fail())?;
         v.try_reserve_exact(n).map_err(|_| fail())?;
-        Ok(CpuKvCache { k, v, spec })
+        Ok(CpuKvCache { kt, v, spec })
     }
 
     fn begin_batch(&mut self, tokens: &[u32], start_pos: usize) -> Result<()> {
@@ -222,6 +229,7 @@ impl Backend for CpuBackend {
     }
 
     fn embed(&mut self, table: &CpuWeight, scale: f32, out: CpuActivation) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let n = self.rows(out);
         let cols = self.cols(out);
         let mut o = self.take(out);
@@ -234,9 +242,11 @@ impl Backend for CpuBackend {
             }
         }
         self.put(out, o);
+        self.clock.stop(start, || format!("embed {}", op_clock::rows_kind(batch)));
     }
 
     fn rms_norm(&mut self, x: CpuActivation, weight: &CpuWeight, group: usize, eps: f32, out: CpuActivation) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let n = self.rows(x);
         let cols = self.cols(x);
         let src = if x == out { None } else { Some(self.take(x)) };
@@ -252,15 +262,18 @@ impl Backend for CpuBackend {
         if let Some(s) = src {
             self.put(x, s);
         }
+        self.clock.stop(start, || format!("rms_norm {}", op_clock::rows_kind(batch)));
     }
 
     fn matmul(&mut self, x: CpuActivation, w: &CpuWeight, out: CpuActivation) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let n = self.rows(x);
         let xs = self.take(x);
         let mut o = self.take(out);
         kernels::matmul(&xs[..n * w.cols], n, w.ty, &w.data, w.rows, w.cols, &mut o[..n * w.rows], &mut self.scratch);
         self.put(out, o);
         self.put(x, xs);
+        self.clock.stop(start, || format!("matmul {} {}x{} {}", w.ty, w.rows, w.cols, op_clock::rows_kind(batch)));
     }
 
     fn matmuls(&mut self, x: CpuActivation, jobs: &[(&CpuWeight, CpuActivation)]) {
@@ -271,8 +284,19 @@ impl Backend for CpuBackend {
             .all(|(i, (w, o))| *o != x && w.cols == cols && jobs[..i].iter().all(|(_, p)| p != o));
         match jobs.len() {
             // A decode step: the weights' rows in one parallel section (`kernels::matvecs`).
-            2 if distinct && self.rows(x) == 1 => self.matvecs::<2>(x, jobs),
-            3 if distinct && self.rows(x) == 1 => self.matvecs::<3>(x, jobs),
+            2 | 3 if distinct && self.rows(x) == 1 => {
+                let start = self.clock.start();
+                if jobs.len() == 2 {
+                    self.matvecs::<2>(x, jobs);
+                } else {
+                    self.matvecs::<3>(x, jobs);
+                }
+                self.clock.stop(start, || {
+                    let shapes: Vec<String> =
+                        jobs.iter().map(|(w, _)| format!("{} {}x{}", w.ty, w.rows, w.cols)).collect();
+                    format!("matvecs {}", shapes.join(" + "))
+                });
+            }
             _ => {
                 for &(w, out) in jobs {
                     self.matmul(x, w, out);
@@ -289,6 +313,7 @@ impl Backend for CpuBackend {
         rope: &RopeConfig,
         freq_factors: Option<&CpuWeight>,
     ) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let n = self.rows(x);
         let cols = self.cols(x);
         let ff = freq_factors.map(|w| w.dense());
@@ -302,6 +327,7 @@ impl Backend for CpuBackend {
             }
         });
         self.put(x, data);
+        self.clock.stop(start, || format!("rope {}", op_clock::rows_kind(batch)));
     }
 
     fn attention(
@@ -313,27 +339,28 @@ impl Backend for CpuBackend {
         p: &AttentionParams,
         out: CpuActivation,
     ) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let n = self.rows(q);
         let width = cache.spec.width;
         let end = (self.start_pos + n) * width;
-        if cache.k.len() < end {
-            cache.k.resize(end, 0.0);
+        if cache.v.len() < end {
             cache.v.resize(end, 0.0);
         }
         let at = self.start_pos * width;
-        cache.k[at..end].copy_from_slice(&self.acts[k.0].data[..n * width]);
+        kernels::store_keys(&self.acts[k.0].data[..n * width], width, self.start_pos, &mut cache.kt);
         cache.v[at..end].copy_from_slice(&self.acts[v.0].data[..n * width]);
         let qs = self.take(q);
         let mut o = self.take(out);
         let q_cols = p.head_count * p.head_dim;
-        let (ks, vs) = (&cache.k[..end], &cache.v[..end]);
         let rows = kernels::Rows { start: self.start_pos, n, spans: &self.spans };
-        kernels::attention(&qs[..n * q_cols], ks, vs, width, rows, p, &mut o[..n * q_cols]);
+        kernels::attention(&qs[..n * q_cols], &cache.kt, &cache.v[..end], width, rows, p, &mut o[..n * q_cols]);
         self.put(out, o);
         self.put(q, qs);
+        self.clock.stop(start, || format!("attention {}", op_clock::rows_kind(batch)));
     }
 
     fn gated_activation(&mut self, gate: CpuActivation, up: CpuActivation, act: Activation, out: CpuActivation) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let len = self.rows(gate) * self.cols(gate);
         let g = self.take(gate);
         let u = self.take(up);
@@ -349,22 +376,27 @@ impl Backend for CpuBackend {
         self.put(out, o);
         self.put(up, u);
         self.put(gate, g);
+        self.clock.stop(start, || format!("gated_activation {}", op_clock::rows_kind(batch)));
     }
 
     fn add_bias(&mut self, x: CpuActivation, bias: &CpuWeight) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let (n, cols) = (self.rows(x), self.cols(x));
         // The loader checked the bias is one row of x's width.
         let b = bias.dense();
         for row in self.acts[x.0].data[..n * cols].chunks_exact_mut(cols) {
             row.iter_mut().zip(b).for_each(|(v, b)| *v += b);
         }
+        self.clock.stop(start, || format!("add_bias {}", op_clock::rows_kind(batch)));
     }
 
     fn add(&mut self, x: CpuActivation, y: CpuActivation) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let len = self.rows(x) * self.cols(x);
         let ys = self.take(y);
         self.acts[x.0].data[..len].iter_mut().zip(&ys[..len]).for_each(|(a, b)| *a += b);
         self.put(y, ys);
+        self.clock.stop(start, || format!("add {}", op_clock::rows_kind(batch)));
     }
 
     fn select_row(&mut self, src: CpuActivation, src_row: usize, dst: CpuActivation) {
@@ -375,8 +407,10 @@ impl Backend for CpuBackend {
     }
 
     fn softcap(&mut self, x: CpuActivation, cap: f32) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let len = self.rows(x) * self.cols(x);
         self.acts[x.0].data[..len].iter_mut().for_each(|v| *v = cap * (*v / cap).tanh());
+        self.clock.stop(start, || format!("softcap {}", op_clock::rows_kind(batch)));
     }
 
     fn supports_encoders(&self) -> bool {
@@ -384,6 +418,7 @@ impl Backend for CpuBackend {
     }
 
     fn layer_norm(&mut self, x: CpuActivation, weight: &CpuWeight, bias: &CpuWeight, eps: f32, out: CpuActivation) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let n = self.rows(x);
         let cols = self.cols(x);
         let src = if x == out { None } else { Some(self.take(x)) };
@@ -396,6 +431,7 @@ impl Backend for CpuBackend {
         if let Some(s) = src {
             self.put(x, s);
         }
+        self.clock.stop(start, || format!("layer_norm {}", op_clock::rows_kind(batch)));
     }
 
     fn add_position_embedding(&mut self, x: CpuActivation, table: &CpuWeight) {
@@ -414,8 +450,10 @@ impl Backend for CpuBackend {
     }
 
     fn activation(&mut self, x: CpuActivation, act: Activation) {
+        let (start, batch) = (self.clock.start(), self.tokens.len());
         let len = self.rows(x) * self.cols(x);
         kernels::activation(&mut self.acts[x.0].data[..len], act);
+        self.clock.stop(start, || format!("activation {}", op_clock::rows_kind(batch)));
     }
 
     async fn read_rows(&mut self, x: CpuActivation, rows: usize) -> Result<Vec<f32>> {

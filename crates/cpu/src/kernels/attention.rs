@@ -38,9 +38,35 @@ impl Rows<'_> {
     }
 }
 
-/// `q`: `[n, heads × head_dim]` for the batch's rows; `k`, `v`: the cache up to the end
-/// of this batch, `[start + n, width]` with `width = kv_heads × head_dim`, already
-/// holding the batch's rows; `out`: `[n, heads × head_dim]`. Each row attends to the
+/// Keys are cached transposed, in blocks of this many positions ([`store_keys`]): block
+/// `b` holds positions `b · KEY_BLOCK..` as `[width][KEY_BLOCK]`, so value `c` of
+/// position `t` is at `(t / KEY_BLOCK · width + c) · KEY_BLOCK + t % KEY_BLOCK`. A block
+/// of one kv head's keys is then what `qgemm::tile` reads for the scores. With keys by
+/// position, every call transposed the whole context again: most of a decode step's
+/// attention. A multiple of every lane width.
+pub const KEY_BLOCK: usize = 16;
+
+/// Writes the keys of positions `first..` (`rows`: `[n, width]`) into the transposed
+/// cache `kt`, which grows to whole blocks (its capacity reserved, it does not move).
+pub fn store_keys(rows: &[f32], width: usize, first: usize, kt: &mut Vec<f32>) {
+    let n = rows.len() / width.max(1);
+    let end = (first + n).next_multiple_of(KEY_BLOCK) * width;
+    if kt.len() < end {
+        kt.resize(end, 0.0);
+    }
+    for (i, row) in rows.chunks_exact(width.max(1)).enumerate() {
+        let t = first + i;
+        let at = t / KEY_BLOCK * width * KEY_BLOCK + t % KEY_BLOCK;
+        for (c, &x) in row.iter().enumerate() {
+            kt[at + c * KEY_BLOCK] = x;
+        }
+    }
+}
+
+/// `q`: `[n, heads × head_dim]` for the batch's rows; `kt`, `v`: the cache up to the end
+/// of this batch, with `width = kv_heads × head_dim` values a position, already holding
+/// the batch's rows: the keys transposed in blocks ([`KEY_BLOCK`]), the values
+/// `[start + n, width]`; `out`: `[n, heads × head_dim]`. Each row attends to the
 /// positions `Rows::range` gives. The work is split over threads by (row, head) pairs in
 /// `out`'s order, in bands of about equal positions: a prefill's rows, and a decode
 /// step's heads, whose context grows with the conversation.
@@ -51,7 +77,7 @@ impl Rows<'_> {
 /// positions of `(e / sum) · v`. Every score and every output value is one lane of its
 /// own, so the result does not depend on the batch (a row alone, as in decode, gives the
 /// bits it gets in any prompt batch or packed batch), the thread split or the lane width.
-pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &AttentionParams, out: &mut [f32]) {
+pub fn attention(q: &[f32], kt: &[f32], v: &[f32], width: usize, b: Rows, p: &AttentionParams, out: &mut [f32]) {
     let hd = p.head_dim;
     // Below this many score-times-value products a band of pairs stays on one thread.
     let per_pair = (b.start + b.n) * hd;
@@ -63,7 +89,7 @@ pub fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &Att
         let (lo, hi) = b.range(pair / p.head_count.max(1), p);
         hi.saturating_sub(lo) + 16
     };
-    let job = Job { q, k, v, width, b, p };
+    let job = Job { q, kt, v, width, b, p };
     parallel::for_each_band_by_cost(out, hd, min_pairs, cost, |first, band| {
         // The scratch is taken here, outside the wider-lane functions (`wide`).
         SCRATCH.with_borrow_mut(|s| wide::run_widest(Band { job: &job, first, out: band, s }))
@@ -77,8 +103,8 @@ const RR: usize = 4;
 /// scores over their positions, so a long context's scores stay in L2.
 const SCORE_BUDGET: usize = 1 << 16;
 
-/// One thread's scratch, reused from call to call: a block of keys transposed
-/// (`keys[d · W + j]`: key j's dimension d), the block of pairs' scores (then their
+/// One thread's scratch, reused from call to call: a block of keys as `tile` reads them
+/// (`keys[d · W + j]`: key j's dimension d) where the cache's block is not that, the block of pairs' scores (then their
 /// weights) by position, and the band's pairs of the kv head at hand.
 #[derive(Default)]
 struct Scratch {
@@ -95,7 +121,7 @@ thread_local! {
 #[derive(Clone, Copy)]
 struct Job<'a> {
     q: &'a [f32],
-    k: &'a [f32],
+    kt: &'a [f32],
     v: &'a [f32],
     width: usize,
     b: Rows<'a>,
@@ -120,14 +146,14 @@ impl LaneKernel for Band<'_, '_> {
 
 #[inline(always)]
 fn band<const W: usize>(job: &Job, first: usize, out: &mut [f32], s: &mut Scratch) {
-    let Job { q, k, v, width, b, p } = *job;
+    let Job { q, kt, v, width, b, p } = *job;
     let hd = p.head_dim;
     if hd == 0 || p.head_count == 0 || p.head_count_kv == 0 {
         return;
     }
     let group = (p.head_count / p.head_count_kv).max(1);
-    // Never past the cache's end (where `k` ends).
-    let cache_end = k.len() / width.max(1);
+    // Never past the cache's end (where `v` ends).
+    let cache_end = v.len() / width.max(1);
     let range = |pair: usize| {
         let (lo, hi) = b.range(pair / p.head_count, p);
         let hi = hi.min(cache_end);
@@ -147,46 +173,55 @@ fn band<const W: usize>(job: &Job, first: usize, out: &mut [f32], s: &mut Scratc
             let span = (hi - lo).next_multiple_of(W);
             scores.clear();
             scores.resize(blk.len() * span, 0.0);
-            block_scores::<W>(q, hd, blk, (lo, hi), (k, width, kvh * hd), keys, scores, span);
+            block_scores::<W>(q, hd, blk, (lo, hi), (kt, width, kvh * hd), keys, scores, span);
             for (i, &pair) in blk.iter().enumerate() {
                 let (a, c) = range(pair);
                 softmax::<W>(&mut scores[i * span + (a - lo)..i * span + (c - lo)], p);
             }
             let mut i = 0;
             while i < blk.len() {
-                let weights = |r: usize| &scores[(i + r) * span..(i + r + 1) * span];
-                if i + RR <= blk.len() {
-                    let quad: [usize; RR] = core::array::from_fn(|r| blk[i + r]);
-                    weighted_values::<W, RR>(
-                        quad.map(range),
-                        lo,
-                        core::array::from_fn(weights),
-                        (v, width, kvh * hd),
-                        0..hd,
-                        &mut |r, at, vals| out[(quad[r] - first) * hd + at..][..vals.len()].copy_from_slice(vals),
-                    );
-                    i += RR;
-                } else {
-                    let pair = blk[i];
-                    weighted_values::<W, 1>(
-                        [range(pair)],
-                        lo,
-                        [weights(0)],
-                        (v, width, kvh * hd),
-                        0..hd,
-                        &mut |_, at, vals| out[(pair - first) * hd + at..][..vals.len()].copy_from_slice(vals),
-                    );
-                    i += 1;
-                }
+                // A last 1-3 pairs (a decode step's group of heads) go as one tile too.
+                let (at, sc, vs) = ((&blk[i..], i, first), (lo, span, &scores[..]), (v, width, kvh * hd, hd));
+                i += match blk.len() - i {
+                    1 => pair_values::<W, 1>(at, sc, vs, &range, out),
+                    2 => pair_values::<W, 2>(at, sc, vs, &range, out),
+                    3 => pair_values::<W, 3>(at, sc, vs, &range, out),
+                    _ => pair_values::<W, RR>(at, sc, vs, &range, out),
+                };
             }
         }
     }
 }
 
+/// The weighted values of the pairs `pairs[..R]` (the block's score rows `i..i + R`) into
+/// `out` (whose pairs start at `first`); returns R.
+#[inline(always)]
+fn pair_values<const W: usize, const R: usize>(
+    (pairs, i, first): (&[usize], usize, usize),
+    (lo, span, scores): (usize, usize, &[f32]),
+    (v, width, col, hd): (&[f32], usize, usize, usize),
+    range: &impl Fn(usize) -> (usize, usize),
+    out: &mut [f32],
+) -> usize {
+    let tile: [usize; R] = core::array::from_fn(|r| pairs[r]);
+    weighted_values::<W, R>(
+        tile.map(range),
+        lo,
+        core::array::from_fn(|r| &scores[(i + r) * span..(i + r + 1) * span]),
+        (v, width, col),
+        0..hd,
+        &mut |r, at, vals| out[(tile[r] - first) * hd + at..][..vals.len()].copy_from_slice(vals),
+    );
+    R
+}
+
 /// The block of pairs' unscaled scores over positions `lo..hi` into `scores` (`span`
-/// values a pair, position `lo` first), `W` keys at a time: the keys transposed into
-/// `keys`, then each tile of `RR` pairs' queries passed over them (`qgemm::tile`: one
-/// lane per score, summed over the dimensions in order).
+/// values a pair, position `lo` first), `W` keys at a time: each tile of `RR` pairs'
+/// queries passed over a block of keys (`qgemm::tile`: one lane per score, summed over
+/// the dimensions in order). The keys are read in place from the transposed cache where
+/// `W` of them start a cache block; else (`W` < [`KEY_BLOCK`], or a first position off
+/// the blocks' grid: a sliding window, a packed sequence) gathered into `keys`. Scores
+/// past a pair's end are computed from whatever the cache holds there and never read.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn block_scores<const W: usize>(
@@ -194,20 +229,39 @@ fn block_scores<const W: usize>(
     hd: usize,
     blk: &[usize],
     (lo, hi): (usize, usize),
-    (k, width, col): (&[f32], usize, usize),
+    (kt, width, col): (&[f32], usize, usize),
     keys: &mut [f32],
     scores: &mut [f32],
     span: usize,
 ) {
     let query = |pair: usize| q.get(pair * hd..(pair + 1) * hd).unwrap_or(&[]);
+    // Where position t's dimension `col + d` sits in the cache.
+    let at = |t: usize, d: usize| (t / KEY_BLOCK * width + col + d) * KEY_BLOCK + t % KEY_BLOCK;
     for t0 in (lo..hi).step_by(W) {
-        for j in 0..W {
-            let t = t0 + j;
-            match k.get(t * width + col..t * width + col + hd).filter(|_| t < hi) {
-                Some(kt) => kt.iter().enumerate().for_each(|(d, &x)| keys[d * W + j] = x),
-                None => (0..hd).for_each(|d| keys[d * W + j] = 0.0),
+        let in_place =
+            if W == KEY_BLOCK && t0.is_multiple_of(KEY_BLOCK) { kt.get(at(t0, 0)..at(t0, 0) + hd * W) } else { None };
+        let keys: &[f32] = match in_place {
+            Some(block) => block,
+            None if t0.is_multiple_of(W) && KEY_BLOCK.is_multiple_of(W) => {
+                // W keys within one cache block: W values a dimension, side by side there.
+                for (d, dst) in keys.chunks_exact_mut(W).enumerate() {
+                    match kt.get(at(t0, d)..at(t0, d) + W) {
+                        Some(src) => dst.copy_from_slice(src),
+                        None => dst.fill(0.0),
+                    }
+                }
+                keys
             }
-        }
+            None => {
+                for j in 0..W {
+                    let t = t0 + j;
+                    for d in 0..hd {
+                        keys[d * W + j] = if t < hi { kt.get(at(t, d)).copied().unwrap_or(0.0) } else { 0.0 };
+                    }
+                }
+                keys
+            }
+        };
         let at = t0 - lo;
         let mut i = 0;
         while i + RR <= blk.len() {
@@ -218,11 +272,30 @@ fn block_scores<const W: usize>(
             }
             i += RR;
         }
-        for i in i..blk.len() {
-            let mut c = [[0.0f32; W]; 1];
-            tile::<W, 1>([query(blk[i])], keys, c.as_flattened_mut());
-            scores[i * span + at..][..W].copy_from_slice(&c[0]);
+        // A last 1-3 pairs (a decode step's group of heads) as one tile.
+        match blk.len() - i {
+            0 => {}
+            1 => last_scores::<W, 1>(&blk[i..], i, keys, &query, (scores, span, at)),
+            2 => last_scores::<W, 2>(&blk[i..], i, keys, &query, (scores, span, at)),
+            _ => last_scores::<W, 3>(&blk[i..], i, keys, &query, (scores, span, at)),
         }
+    }
+}
+
+/// The scores of the pairs `pairs[..R]` (score rows `i..i + R`) against one block of
+/// keys, into `scores` at `at`.
+#[inline(always)]
+fn last_scores<'q, const W: usize, const R: usize>(
+    pairs: &[usize],
+    i: usize,
+    keys: &[f32],
+    query: &impl Fn(usize) -> &'q [f32],
+    (scores, span, at): (&mut [f32], usize, usize),
+) {
+    let mut c = [[0.0f32; W]; R];
+    tile::<W, R>(core::array::from_fn(|r| query(pairs[r])), keys, c.as_flattened_mut());
+    for (r, c) in c.iter().enumerate() {
+        scores[(i + r) * span + at..][..W].copy_from_slice(c);
     }
 }
 
@@ -394,10 +467,36 @@ fn lanes<const W: usize>(v: &[f32], at: usize) -> Option<&[f32; W]> {
 mod tests {
     use super::*;
 
+    /// Keys by position (as these tests write them) in the cache's transposed blocks.
+    fn transposed(k: &[f32], width: usize) -> Vec<f32> {
+        let mut kt = Vec::new();
+        store_keys(k, width, 0, &mut kt);
+        kt
+    }
+
+    /// [`super::attention`], given the keys by position.
+    fn attention(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &AttentionParams, out: &mut [f32]) {
+        super::attention(q, &transposed(k, width), v, width, b, p, out)
+    }
+
+    #[test]
+    fn keys_stored_in_pieces_are_the_keys_stored_at_once() {
+        let width = 6;
+        let k = values(37 * width, 7919, 1013, 1.0);
+        let mut kt = Vec::new();
+        for (first, end) in [(0, 5), (5, 16), (16, 17), (17, 37)] {
+            store_keys(&k[first * width..end * width], width, first, &mut kt);
+        }
+        assert_eq!(kt, transposed(&k, width));
+        assert_eq!(kt.len(), 48 * width, "whole blocks");
+        assert_eq!(kt[(2 * width + 4) * KEY_BLOCK + 3], k[35 * width + 4], "position 35, value 4");
+    }
+
     /// The whole batch as one band on this thread, at the base lane width.
     fn one_band_at_base_width(q: &[f32], k: &[f32], v: &[f32], width: usize, b: Rows, p: &AttentionParams) -> Vec<f32> {
         let mut out = vec![f32::NAN; b.n * p.head_count * p.head_dim];
-        let job = Job { q, k, v, width, b, p };
+        let kt = transposed(k, width);
+        let job = Job { q, kt: &kt, v, width, b, p };
         wide::run_base(Band { job: &job, first: 0, out: &mut out, s: &mut Scratch::default() });
         out
     }

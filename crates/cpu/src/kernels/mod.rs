@@ -11,7 +11,7 @@ mod reference;
 mod rope;
 mod wide;
 
-pub use attention::{attention, Rows};
+pub use attention::{attention, store_keys, Rows, KEY_BLOCK};
 pub use matmul::{matmul, matvecs, Matvec, MatvecScratch, Scratch};
 pub use norm::{activation, gated, layer_norm, rms_norm};
 pub use qgemm::QGEMM_ROWS;
