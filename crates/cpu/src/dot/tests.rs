@@ -10,7 +10,7 @@
 
 use kindling_gguf::GgmlType;
 
-use super::{dot_rows, dot_rows_on, needs, x_planes, x_sums, Lanes, XRow};
+use super::{dot_band, dot_rows, dot_rows_on, needs, x_planes, x_sums, Lanes, XRow};
 
 struct Rng(u64);
 impl Rng {
@@ -159,6 +159,25 @@ fn a_rows_result_does_not_depend_on_its_batch() {
                 let [one] = dot_rows_on::<1>(lanes, ty, &w, [xs[r].row()]);
                 assert_eq!(one.to_bits(), four[r].to_bits(), "{ty} {lanes:?} row {r}");
             }
+        }
+    }
+}
+
+/// A decode matvec's band of rows (the loop inside the kernel) gives each row's bits.
+#[test]
+fn a_band_of_rows_gives_each_rows_bits() {
+    let mut rng = Rng(0x6a09_e667_f3bc_c908);
+    for ty in GgmlType::ALL {
+        let blocks = if ty.block_elems() == 1 { 70 } else { 512 / ty.block_elems() };
+        let n = blocks * ty.block_elems();
+        let w: Vec<u8> = (0..5).flat_map(|_| random_row(ty, blocks, &mut rng)).collect();
+        let x = Prepared::new(ty, random_x(n, &mut rng));
+        let row_bytes = w.len() / 5;
+        let mut band = [f32::NAN; 5];
+        dot_band(ty, &w, row_bytes, x.row(), &mut band);
+        for (j, w_row) in w.chunks_exact(row_bytes).enumerate() {
+            let [one] = dot_rows::<1>(ty, w_row, [x.row()]);
+            assert_eq!(band[j].to_bits(), one.to_bits(), "{ty} row {j}");
         }
     }
 }

@@ -4,7 +4,7 @@
 use kindling_gguf::GgmlType;
 
 use super::{gemm, qgemm};
-use crate::dot::{dot_rows, needs, prefetch_ahead, x_planes, x_sums, Needs, XRow};
+use crate::dot::{dot_band, dot_rows, needs, prefetch_ahead, x_planes, x_sums, Needs, XRow};
 use crate::parallel;
 
 /// Activation rows handed to one fused call: each weight block is unpacked once for
@@ -181,6 +181,11 @@ fn row_band<'x>(
     dst: &mut [f32],
     at: Layout,
 ) {
+    if n == 1 && at.col == 1 {
+        // One activation row into consecutive outputs (decode): the loop inside the kernel.
+        let (w, dst) = (w.get(a * row_bytes..b * row_bytes).unwrap_or(&[]), dst.get_mut(..b - a).unwrap_or(&mut []));
+        return dot_band(ty, w, row_bytes, xrow(0), dst);
+    }
     let quads = n / ROWS;
     let band = w.get(..b * row_bytes).unwrap_or(w);
     for (j, wr) in w.chunks_exact(row_bytes.max(1)).enumerate().take(b).skip(a) {
