@@ -81,7 +81,7 @@ pub fn attention(q: &[f32], kt: &[f32], v: &[f32], width: usize, b: Rows, p: &At
     let hd = p.head_dim;
     // Below this many score-times-value products a band of pairs stays on one thread.
     let per_pair = (b.start + b.n) * hd;
-    let min_pairs = (1 << 16) / per_pair.max(1) + 1;
+    let min_pairs = MIN_BAND_PRODUCTS / per_pair.max(1) + 1;
     let out = &mut out[..b.n * p.head_count * hd];
     // A pair costs its positions (a causal prefill's last rows attend to the most),
     // plus a little for its own setup.
@@ -95,6 +95,10 @@ pub fn attention(q: &[f32], kt: &[f32], v: &[f32], width: usize, b: Rows, p: &At
         SCRATCH.with_borrow_mut(|s| wide::run_widest(Band { job: &job, first, out: band, s }))
     });
 }
+
+/// A band of (row, head) pairs has at least this many score-times-value products (a
+/// few microseconds), so a thread's share is worth its start.
+const MIN_BAND_PRODUCTS: usize = 1 << 14;
 
 /// Pairs per score tile: they share each block of keys as it is loaded.
 const RR: usize = 4;
@@ -643,7 +647,7 @@ mod tests {
         let v: Vec<f32> = (0..ctx * width).map(|i| ((i * 3 % 17) as f32) - 8.0).collect();
         let last = Rows { start: ctx - 1, n: 1, spans: &[] };
         // `attention` splits the heads once a band of them is worth a thread.
-        let min_pairs = (1 << 16) / (ctx * hd) + 1;
+        let min_pairs = MIN_BAND_PRODUCTS / (ctx * hd) + 1;
         assert!(parallel::threads() == 1 || 2 * min_pairs <= heads_n, "the heads are split");
         let mut split = vec![0.0; heads_n * hd];
         attention(&q, &k, &v, width, last, &p, &mut split);
