@@ -4,6 +4,7 @@
 
 use kindling_model::AttentionParams;
 
+use super::overwritten;
 use super::qgemm::tile;
 use super::wide::{self, LaneKernel};
 use crate::parallel;
@@ -175,8 +176,7 @@ fn band<const W: usize>(job: &Job, first: usize, out: &mut [f32], s: &mut Scratc
                 blk.iter().map(|&pair| range(pair)).fold((usize::MAX, 0), |(l, h), (a, c)| (l.min(a), h.max(c)));
             let lo = lo.min(hi);
             let span = (hi - lo).next_multiple_of(W);
-            scores.clear();
-            scores.resize(blk.len() * span, 0.0);
+            let scores = overwritten(scores, blk.len() * span);
             block_scores::<W>(q, hd, blk, (lo, hi), (kt, width, kvh * hd), keys, scores, span);
             for (i, &pair) in blk.iter().enumerate() {
                 let (a, c) = range(pair);

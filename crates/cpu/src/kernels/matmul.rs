@@ -3,7 +3,7 @@
 
 use kindling_gguf::GgmlType;
 
-use super::{gemm, qgemm};
+use super::{gemm, overwritten, qgemm};
 use crate::dot::{dot_band, dot_rows, needs, prefetch_ahead, x_planes, x_sums, Needs, XRow};
 use crate::parallel;
 
@@ -83,14 +83,13 @@ pub fn matmul(
     // ragged last panel costs as much as a full one). Bands of at least 64 rows had put
     // SmolLM2's 576 rows on 9 of 16 threads, and left 8 threads half-empty last panels.
     let (unit, min_units) = if quant_panels { (qgemm::PANEL_ROWS, 1) } else { (1, 64) };
-    columns.clear();
-    columns.resize(n * rows, 0.0);
+    let columns = overwritten(columns, n * rows);
     parallel::for_each_band(columns, n * unit, min_units, |a, band| {
         fill(a * unit, a * unit + band.len() / n, band, Layout { row: 1, col: n })
     });
     // The transpose too is shared out, by activation rows (on one thread it would not
     // shrink with the matmul).
-    let columns = &columns[..];
+    let columns = &*columns;
     parallel::for_each_band(out, rows, 4, |r0, band| transpose_into(columns, n, r0, rows, band));
 }
 
@@ -252,8 +251,7 @@ pub fn matvecs(x: &[f32], parts: &mut [Matvec], scratch: &mut MatvecScratch) {
         };
     }
     let total: usize = parts.iter().map(|p| p.rows).sum();
-    outputs.clear();
-    outputs.resize(total, 0.0);
+    let outputs = overwritten(outputs, total);
     let weights: [Option<(GgmlType, &[u8], usize)>; MAX_MATVECS] =
         core::array::from_fn(|i| parts.get(i).map(|p| (p.ty, p.w, p.rows)));
     parallel::for_each_band(outputs, 1, 64, |first, band| {
