@@ -109,8 +109,9 @@ const RR: usize = 4;
 const SCORE_BUDGET: usize = 1 << 16;
 
 /// One thread's scratch, reused from call to call: a block of keys as `tile` reads them
-/// (`keys[d · W + j]`: key j's dimension d) where the cache's block is not that, the block of pairs' scores (then their
-/// weights) by position, and the band's pairs of the kv head at hand.
+/// (`keys[d · W + j]`: key j's dimension d) where the cache's block cannot be read in
+/// place, the block of pairs' scores (then their weights) by position, and the band's
+/// pairs of the kv head at hand.
 #[derive(Default)]
 struct Scratch {
     keys: Vec<f32>,
@@ -494,6 +495,35 @@ mod tests {
         assert_eq!(kt, transposed(&k, width));
         assert_eq!(kt.len(), 48 * width, "whole blocks");
         assert_eq!(kt[(2 * width + 4) * KEY_BLOCK + 3], k[35 * width + 4], "position 35, value 4");
+    }
+
+    /// A cache rewound to an earlier position (a conversation edited) keeps its later
+    /// keys; the blocks read in place take them into scores that are never read.
+    #[test]
+    fn stale_keys_past_the_end_are_never_read() {
+        let (heads, kv, hd, n) = (4, 2, 16, 21);
+        let width = kv * hd;
+        let p = AttentionParams {
+            head_count: heads,
+            head_count_kv: kv,
+            head_dim: hd,
+            scale: 0.25,
+            sliding_window: None,
+            softcap: None,
+            causal: true,
+        };
+        let q = values(n * heads * hd, 7919, 1013, 2.1e-3);
+        let k = values(n * width, 104_729, 997, 1.7e-3);
+        let v = values(n * width, 31, 211, 3.0e-2);
+        let mut kt = Vec::new();
+        store_keys(&vec![f32::NAN; 40 * width], width, 0, &mut kt);
+        store_keys(&k, width, 0, &mut kt);
+        let batch = Rows { start: 0, n, spans: &[] };
+        let (mut stale, mut fresh) = (vec![0.0; n * heads * hd], vec![0.0; n * heads * hd]);
+        super::attention(&q, &kt, &v, width, batch, &p, &mut stale);
+        attention(&q, &k, &v, width, batch, &p, &mut fresh);
+        assert!(stale.iter().all(|x| x.is_finite()));
+        assert_eq!(stale, fresh);
     }
 
     /// The whole batch as one band on this thread, at the base lane width.
