@@ -1,0 +1,8 @@
+set -u
+R=$OUT; export OUT=/tmp/o; mkdir -p $OUT
+export VK_DRIVER_FILES=/nonexistent.json
+# Decode scaling, SmolLM2, this build beside llama.cpp's CPU code at 1, 2 and 4 threads.
+for t in 1 2 4; do
+  OUT=/tmp/o/t$t BACKEND=cpu KINDLING_ARGS="--threads $t" SERVER_ARGS="-ngl 0 -t $t -tb $t" MODELS="smollm2" ROUNDS=1 REPS=2 GEN=64 PROMPTS=8 bash bench/llama_server.sh > /tmp/o/ls$t.log 2>&1
+  cp /tmp/o/t$t/table.md $R/table-t$t.md; cat /tmp/o/t$t/kindling.jsonl /tmp/o/t$t/llama.jsonl > $R/raw-t$t.jsonl 2>/dev/null
+done
