@@ -77,13 +77,13 @@ pub struct CpuBackend {
     scratch: kernels::Scratch,
     /// `matvecs`' scratch (boxed: the backend sits in an enum beside a boxed GPU backend).
     matvec_scratch: Box<kernels::MatvecScratch>,
-    /// Wall time per op (`KINDLING_CPU_PROFILE`; off by default).
-    clock: op_clock::OpClock,
+    /// Wall time per op (`KINDLING_CPU_PROFILE`; off by default). Boxed, as above.
+    clock: Box<op_clock::OpClock>,
 }
 
 impl CpuBackend {
     pub fn new() -> Self {
-        CpuBackend { clock: op_clock::OpClock::from_env(), ..Self::default() }
+        CpuBackend { clock: Box::new(op_clock::OpClock::from_env()), ..Self::default() }
     }
 
     pub fn weight_bytes(&self) -> u64 {

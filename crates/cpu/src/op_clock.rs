@@ -15,24 +15,21 @@ type Start = std::time::Instant;
 #[cfg(target_arch = "wasm32")]
 type Start = ();
 
+/// Per op and shape: calls and seconds; none when the clock is off.
 #[derive(Default)]
-pub struct OpClock {
-    on: bool,
-    /// Per op and shape: calls and seconds.
-    totals: HashMap<String, (u64, f64)>,
-}
+pub struct OpClock(Option<HashMap<String, (u64, f64)>>);
 
 impl OpClock {
     pub fn from_env() -> OpClock {
         let on = cfg!(not(target_arch = "wasm32")) && std::env::var_os("KINDLING_CPU_PROFILE").is_some();
-        OpClock { on, totals: HashMap::new() }
+        OpClock(on.then(HashMap::new))
     }
 
     /// The start of an op, when the clock is on.
     #[inline]
     pub fn start(&self) -> Option<Start> {
         #[cfg(not(target_arch = "wasm32"))]
-        return self.on.then(std::time::Instant::now);
+        return self.0.as_ref().map(|_| std::time::Instant::now());
         #[cfg(target_arch = "wasm32")]
         None
     }
@@ -42,8 +39,8 @@ impl OpClock {
     #[inline]
     pub fn stop(&mut self, start: Option<Start>, name: impl FnOnce() -> String) {
         #[cfg(not(target_arch = "wasm32"))]
-        if let Some(start) = start {
-            let t = self.totals.entry(name()).or_default();
+        if let (Some(start), Some(totals)) = (start, &mut self.0) {
+            let t = totals.entry(name()).or_default();
             t.0 += 1;
             t.1 += start.elapsed().as_secs_f64();
         }
@@ -51,8 +48,8 @@ impl OpClock {
         let _ = (start, name);
     }
 
-    fn report(&self) -> String {
-        let mut rows: Vec<_> = self.totals.iter().collect();
+    fn report(totals: &HashMap<String, (u64, f64)>) -> String {
+        let mut rows: Vec<_> = totals.iter().collect();
         rows.sort_by(|a, b| b.1 .1.total_cmp(&a.1 .1));
         let all: f64 = rows.iter().map(|r| r.1 .1).sum();
         let mut s = format!("CPU ops, {} thread(s): {:.1} ms in all\n", crate::parallel::threads(), all * 1e3);
@@ -72,8 +69,8 @@ impl OpClock {
 
 impl Drop for OpClock {
     fn drop(&mut self) {
-        if self.on && !self.totals.is_empty() {
-            eprint!("{}", self.report());
+        if let Some(totals) = self.0.as_ref().filter(|t| !t.is_empty()) {
+            eprint!("{}", OpClock::report(totals));
         }
     }
 }
