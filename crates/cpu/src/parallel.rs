@@ -46,14 +46,25 @@ fn thread_count(n: usize, min_per_thread: usize) -> usize {
     threads().min(n / min_per_thread.max(1)).max(1)
 }
 
+/// Bands a thread's share is cut into, where each still gets `min_per_thread` units: the
+/// threads take the bands one after another, so one that is slow for the moment takes
+/// fewer. On the GPU machine's Xeon one band per thread left a decode matvec waiting for
+/// its slowest band, 1.4 times as long as the average at 8 threads; two a thread gave its
+/// prefill about +10% and its decode +6% at 8 and 16 threads, four +18% and +9%, but four
+/// cost 5–8% on this 2-core machine, where two cost nothing measurable
+/// (`bench/results/cpu-decode-band.md`).
+const BANDS_PER_THREAD: usize = 2;
+
 /// Runs `f(first, band)` over `out` cut into contiguous bands of whole units (`unit`
-/// values each; `first` is the band's first unit), one band per thread, written in
-/// place. Small jobs stay on the calling thread.
+/// values each; `first` is the band's first unit), a few per thread, written in place.
+/// Small jobs stay on the calling thread.
 pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     let units = out.len() / unit.max(1);
     let t = thread_count(units, min_per_thread);
-    let per = units.div_ceil(t);
-    bands(out, unit, t, &|i| (i * per).min(units), f)
+    let parts = (t * BANDS_PER_THREAD).min(units / min_per_thread.max(1)).max(t);
+    let per = units.div_ceil(parts);
+    let parts = units.div_ceil(per.max(1)).max(1);
+    bands(out, unit, (t, parts), &|i| (i * per).min(units), f)
 }
 
 /// [`for_each_band`] with bands of about equal cost, unit `i` costing `cost(i)` (in a
@@ -85,19 +96,20 @@ pub fn for_each_band_by_cost<T: Send>(
         }
         sum += cost(i);
     }
-    bands(out, unit, t, &|i| cuts[i], f)
+    bands(out, unit, (t, t), &|i| cuts[i], f)
 }
 
-/// Runs `f` over `t` bands of `out`, band `i` being units `start(i)..start(i + 1)` (the
-/// last to `out`'s end; `start(0)` is 0 and `start` does not decrease).
+/// Runs `f` over `parts` bands of `out` on `t` threads, band `i` being units
+/// `start(i)..start(i + 1)` (the last to `out`'s end; `start(0)` is 0 and `start` does not
+/// decrease).
 fn bands<T: Send>(
     out: &mut [T],
     unit: usize,
-    t: usize,
+    (t, parts): (usize, usize),
     start: &(dyn Fn(usize) -> usize + Sync),
     f: impl Fn(usize, &mut [T]) + Sync,
 ) {
-    if t <= 1 {
+    if t <= 1 || parts <= 1 {
         return f(0, out);
     }
     #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
@@ -110,7 +122,7 @@ fn bands<T: Send>(
         let len = out.len();
         let base = BandBase(out.as_mut_ptr());
         let band = |i: usize| {
-            let (a, b) = (start(i) * unit, if i + 1 == t { len } else { start(i + 1) * unit });
+            let (a, b) = (start(i) * unit, if i + 1 == parts { len } else { start(i + 1) * unit });
             // SAFETY: the bands do not overlap (`start` does not decrease) and lie within
             // `out`; each is handed to one call, and `out` outlives the pool's run, which
             // returns when every call has.
@@ -119,10 +131,10 @@ fn bands<T: Send>(
         #[cfg(target_arch = "wasm32")]
         {
             use rayon::prelude::*;
-            (0..t).into_par_iter().for_each(band);
+            (0..parts).into_par_iter().for_each(band);
         }
         #[cfg(not(target_arch = "wasm32"))]
-        crate::spin_pool::run(t, &band);
+        crate::spin_pool::run(t, parts, &band);
     }
 }
 

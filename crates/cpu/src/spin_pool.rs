@@ -34,6 +34,10 @@ struct Pool {
     next: AtomicU64,
     /// Parts of the current job finished (run or panicked).
     done: AtomicUsize,
+    /// Workers that may take parts of the current job: the first `helpers` started. A job
+    /// has more parts than threads so that a thread that is slow for the moment (these
+    /// machines share their cores) takes fewer of them, and no more threads than asked.
+    helpers: AtomicUsize,
     /// The current job, written by the caller before it publishes `next` and read only by
     /// a thread that has claimed one of its parts (so the job is still running).
     job: UnsafeCell<Option<Job>>,
@@ -75,6 +79,7 @@ fn pool() -> &'static Pool {
     POOL.get_or_init(|| Pool {
         next: AtomicU64::new(0),
         done: AtomicUsize::new(0),
+        helpers: AtomicUsize::new(0),
         job: UnsafeCell::new(None),
         panic: Mutex::new(None),
         panicked: AtomicBool::new(false),
@@ -93,16 +98,20 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Calls `f(i)` for every `i < parts`, on the calling thread and up to `parts - 1` of the
-/// pool's workers, and returns when all have returned. A panic in any part is resumed
-/// here once every part has finished.
-pub fn run(parts: usize, f: &(dyn Fn(usize) + Sync)) {
+/// Calls `f(i)` for every `i < parts`, on the calling thread and up to `threads - 1` of
+/// the pool's workers (each takes the next part left when it is done with one), and
+/// returns when all have returned. A panic in any part is resumed here once every part
+/// has finished.
+pub fn run(threads: usize, parts: usize, f: &(dyn Fn(usize) + Sync)) {
     let pool = pool();
+    let helpers = threads.min(parts).saturating_sub(1);
     let busy = match pool.busy.try_lock() {
-        Ok(guard) if parts > 1 && parts <= MAX_PARTS => guard,
+        Ok(guard) if helpers > 0 && parts <= MAX_PARTS => guard,
         _ => return run_inline(parts, f),
     };
-    pool.start_workers(parts - 1);
+    pool.start_workers(helpers);
+    // Published with `next` below: a worker that sees the job sees this too.
+    pool.helpers.store(helpers, Ordering::Relaxed);
     // SAFETY: no part of the previous job is claimable (`next` is at its part count and
     // every claimed part has finished: `done` reached it), and no other caller holds
     // `busy`. The lifetime is erased; the pointer is dropped from use before `run`
@@ -118,7 +127,7 @@ pub fn run(parts: usize, f: &(dyn Fn(usize) + Sync)) {
         let _lock = pool.sleep_lock.lock().unwrap_or_else(|e| e.into_inner());
         pool.wake.notify_all();
     }
-    while pool.run_a_part() {}
+    while pool.run_a_part(None) {}
     while pool.done.load(Ordering::Acquire) < parts {
         std::hint::spin_loop();
     }
@@ -147,12 +156,13 @@ fn run_inline(parts: usize, f: &(dyn Fn(usize) + Sync)) {
 }
 
 impl Pool {
-    /// Claims and runs one part of the current job; false if none is left.
-    fn run_a_part(&self) -> bool {
+    /// Claims and runs one part of the current job; false if none is left, or if this is
+    /// worker `worker` (counted from 0) and the job does not want that many.
+    fn run_a_part(&self, worker: Option<usize>) -> bool {
         let mut word = self.next.load(Ordering::Acquire);
         loop {
             let (parts, next) = parts_and_next(word);
-            if next >= parts {
+            if next >= parts || worker.is_some_and(|w| w >= self.helpers.load(Ordering::Relaxed)) {
                 return false;
             }
             match self.next.compare_exchange_weak(word, word + 1, Ordering::AcqRel, Ordering::Acquire) {
@@ -182,7 +192,7 @@ impl Pool {
         let mut n = self.started.load(Ordering::Acquire);
         while n < want {
             let spawned =
-                std::thread::Builder::new().name(format!("kindling-cpu-{}", n + 1)).spawn(move || self.work());
+                std::thread::Builder::new().name(format!("kindling-cpu-{}", n + 1)).spawn(move || self.work(n));
             if spawned.is_err() {
                 break; // fewer workers: the caller runs the parts left
             }
@@ -191,11 +201,11 @@ impl Pool {
         }
     }
 
-    fn work(&self) {
+    fn work(&self, worker: usize) {
         let mut idle_since = Instant::now();
         let mut spins = 0u32;
         loop {
-            if self.run_a_part() {
+            if self.run_a_part(Some(worker)) {
                 idle_since = Instant::now();
                 spins = 0;
                 continue;
@@ -230,10 +240,10 @@ mod tests {
                 s.spawn(move || {
                     for parts in [2usize, 3, 7, 16, 64] {
                         let hits: Vec<AtomicU32> = (0..parts).map(|_| AtomicU32::new(0)).collect();
-                        run(parts, &|i| {
+                        run(parts, parts, &|i| {
                             // A part starting a job of its own: runs it on its thread.
                             let inner = AtomicU32::new(0);
-                            run(3, &|_| {
+                            run(3, 3, &|_| {
                                 inner.fetch_add(1, Ordering::Relaxed);
                             });
                             assert_eq!(inner.load(Ordering::Relaxed), 3);
@@ -246,11 +256,28 @@ mod tests {
         });
     }
 
+    /// More parts than threads: every part runs once, on no more threads than asked.
+    #[test]
+    fn parts_beyond_the_threads_run_once_on_as_many_threads_as_asked() {
+        for threads in [2, 3] {
+            let hits: Vec<AtomicU32> = (0..40).map(|_| AtomicU32::new(0)).collect();
+            let ran_on = Mutex::new(std::collections::HashSet::new());
+            run(threads, 40, &|i| {
+                hits[i].fetch_add(1, Ordering::Relaxed);
+                ran_on.lock().unwrap().insert(std::thread::current().id());
+                std::thread::sleep(Duration::from_micros(50));
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+            let used = ran_on.into_inner().unwrap().len();
+            assert!(used <= threads, "{used} threads for a job of {threads}");
+        }
+    }
+
     #[test]
     fn a_panicking_part_reaches_the_caller_after_the_others_finish() {
         let done = AtomicU32::new(0);
         let caught = catch_unwind(AssertUnwindSafe(|| {
-            run(8, &|i| {
+            run(8, 8, &|i| {
                 if i == 5 {
                     panic!("part 5");
                 }
@@ -261,7 +288,7 @@ mod tests {
         assert_eq!(done.load(Ordering::Relaxed), 7);
         // The pool still runs jobs.
         let sum = AtomicU32::new(0);
-        run(4, &|i| {
+        run(4, 4, &|i| {
             sum.fetch_add(i as u32, Ordering::Relaxed);
         });
         assert_eq!(sum.load(Ordering::Relaxed), 6);

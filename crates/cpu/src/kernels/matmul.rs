@@ -521,6 +521,40 @@ mod tests {
                 crate::parallel::for_each_band(&mut v, 1, 1, |_, b| b[0] = 1);
             }
             let empty = start.elapsed().as_secs_f64() / sections as f64;
+            // Inside a section: each layer's gate matvec (ffn rows) as one section, with
+            // every band's start and end, to tell late starts from slow bands.
+            let (mut sc, mut s1, mut s2) = (Scratch::default(), Vec::new(), Vec::new());
+            let (cols, rows) = (shapes[4].1.min(x.len()), shapes[4].0);
+            let prep = Prepared::new(&x[..cols], 1, cols, needs(ty), (&mut sc.sums, &mut s1, &mut s2));
+            let (mut wall, mut last_start, mut mean_band, mut slowest) = (0.0, 0.0, 0.0, 0.0);
+            let rounds = 20;
+            for _ in 0..rounds {
+                for layer in &weights {
+                    let w = &layer[4];
+                    let times = std::sync::Mutex::new(Vec::new());
+                    let t0 = std::time::Instant::now();
+                    crate::parallel::for_each_band(&mut out[..rows], 1, 64, |first, band| {
+                        let start = t0.elapsed().as_secs_f64();
+                        let rb = w.len() / rows;
+                        dot_band(ty, &w[first * rb..(first + band.len()) * rb], rb, prep.row(0), band);
+                        let end = t0.elapsed().as_secs_f64();
+                        times.lock().unwrap().push((start, end - start));
+                    });
+                    wall += t0.elapsed().as_secs_f64();
+                    let times = times.into_inner().unwrap();
+                    last_start += times.iter().map(|t| t.0).fold(0.0, f64::max);
+                    mean_band += times.iter().map(|t| t.1).sum::<f64>() / times.len() as f64;
+                    slowest += times.iter().map(|t| t.1).fold(0.0, f64::max);
+                }
+            }
+            let n_sections = (rounds * layers) as f64;
+            println!(
+                "threads {t}, one {rows}x{cols} matvec a section: {:.1} us wall; the last band starts at {:.1} us; bands take {:.1} us on average, the slowest {:.1}",
+                wall / n_sections * 1e6,
+                last_start / n_sections * 1e6,
+                mean_band / n_sections * 1e6,
+                slowest / n_sections * 1e6
+            );
             let per = best / (layers * shapes.len()) as f64;
             println!(
                 "{ty} {h},{kv},{ffn} x{layers} threads {t}: {:.3} ms a token's matmuls ({:.1} us each; {:.3} ms as 4 sections a layer), empty section {:.2} us",
