@@ -242,7 +242,7 @@ impl Backend for CpuBackend {
             }
         }
         self.put(out, o);
-        self.clock.stop(start, || format!("embed {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "embed", batch);
     }
 
     fn rms_norm(&mut self, x: CpuActivation, weight: &CpuWeight, group: usize, eps: f32, out: CpuActivation) {
@@ -262,7 +262,7 @@ impl Backend for CpuBackend {
         if let Some(s) = src {
             self.put(x, s);
         }
-        self.clock.stop(start, || format!("rms_norm {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "rms_norm", batch);
     }
 
     fn matmul(&mut self, x: CpuActivation, w: &CpuWeight, out: CpuActivation) {
@@ -327,7 +327,7 @@ impl Backend for CpuBackend {
             }
         });
         self.put(x, data);
-        self.clock.stop(start, || format!("rope {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "rope", batch);
     }
 
     fn attention(
@@ -356,7 +356,7 @@ impl Backend for CpuBackend {
         kernels::attention(&qs[..n * q_cols], &cache.kt, &cache.v[..end], width, rows, p, &mut o[..n * q_cols]);
         self.put(out, o);
         self.put(q, qs);
-        self.clock.stop(start, || format!("attention {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "attention", batch);
     }
 
     fn gated_activation(&mut self, gate: CpuActivation, up: CpuActivation, act: Activation, out: CpuActivation) {
@@ -376,7 +376,7 @@ impl Backend for CpuBackend {
         self.put(out, o);
         self.put(up, u);
         self.put(gate, g);
-        self.clock.stop(start, || format!("gated_activation {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "gated_activation", batch);
     }
 
     fn add_bias(&mut self, x: CpuActivation, bias: &CpuWeight) {
@@ -387,7 +387,7 @@ impl Backend for CpuBackend {
         for row in self.acts[x.0].data[..n * cols].chunks_exact_mut(cols) {
             row.iter_mut().zip(b).for_each(|(v, b)| *v += b);
         }
-        self.clock.stop(start, || format!("add_bias {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "add_bias", batch);
     }
 
     fn add(&mut self, x: CpuActivation, y: CpuActivation) {
@@ -396,7 +396,7 @@ impl Backend for CpuBackend {
         let ys = self.take(y);
         self.acts[x.0].data[..len].iter_mut().zip(&ys[..len]).for_each(|(a, b)| *a += b);
         self.put(y, ys);
-        self.clock.stop(start, || format!("add {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "add", batch);
     }
 
     fn select_row(&mut self, src: CpuActivation, src_row: usize, dst: CpuActivation) {
@@ -410,7 +410,7 @@ impl Backend for CpuBackend {
         let (start, batch) = (self.clock.start(), self.tokens.len());
         let len = self.rows(x) * self.cols(x);
         self.acts[x.0].data[..len].iter_mut().for_each(|v| *v = cap * (*v / cap).tanh());
-        self.clock.stop(start, || format!("softcap {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "softcap", batch);
     }
 
     fn supports_encoders(&self) -> bool {
@@ -431,7 +431,7 @@ impl Backend for CpuBackend {
         if let Some(s) = src {
             self.put(x, s);
         }
-        self.clock.stop(start, || format!("layer_norm {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "layer_norm", batch);
     }
 
     fn add_position_embedding(&mut self, x: CpuActivation, table: &CpuWeight) {
@@ -453,7 +453,7 @@ impl Backend for CpuBackend {
         let (start, batch) = (self.clock.start(), self.tokens.len());
         let len = self.rows(x) * self.cols(x);
         kernels::activation(&mut self.acts[x.0].data[..len], act);
-        self.clock.stop(start, || format!("activation {}", op_clock::rows_kind(batch)));
+        self.clock.stop_op(start, "activation", batch);
     }
 
     async fn read_rows(&mut self, x: CpuActivation, rows: usize) -> Result<Vec<f32>> {

@@ -48,6 +48,12 @@ impl OpClock {
         let _ = (start, name);
     }
 
+    /// [`OpClock::stop`] for an op known by its name and its batch's kind alone.
+    #[inline]
+    pub fn stop_op(&mut self, start: Option<Start>, op: &str, batch: usize) {
+        self.stop(start, || format!("{op} {}", rows_kind(batch)))
+    }
+
     fn report(totals: &HashMap<String, (u64, f64)>) -> String {
         let mut rows: Vec<_> = totals.iter().collect();
         rows.sort_by(|a, b| b.1 .1.total_cmp(&a.1 .1));

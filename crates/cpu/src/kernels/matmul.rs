@@ -477,7 +477,12 @@ mod tests {
         let shapes = [(h, h), (kv, h), (kv, h), (h, h), (ffn, h), (ffn, h), (h, ffn)];
         let weights: Vec<Vec<Vec<u8>>> = (0..layers)
             .map(|l| {
-                let bytes = |(r, c): (usize, usize)| r * ty.bytes_for(c as u64).unwrap() as usize;
+                let bytes = |(r, c): (usize, usize)| {
+                    r * ty
+                        .bytes_for(c as u64)
+                        .unwrap_or_else(|| panic!("{c} values are not whole {ty} blocks (KINDLING_SPEED_LAYER)"))
+                        as usize
+                };
                 shapes.iter().map(|&s| (0..bytes(s)).map(|i| ((i + l) * 37 % 251) as u8 & 0x3f).collect()).collect()
             })
             .collect();
@@ -523,9 +528,9 @@ mod tests {
             let empty = start.elapsed().as_secs_f64() / sections as f64;
             // Inside a section: each layer's gate matvec (ffn rows) as one section, with
             // every band's start and end, to tell late starts from slow bands.
-            let (mut sc, mut s1, mut s2) = (Scratch::default(), Vec::new(), Vec::new());
             let (cols, rows) = (shapes[4].1.min(x.len()), shapes[4].0);
-            let prep = Prepared::new(&x[..cols], 1, cols, needs(ty), (&mut sc.sums, &mut s1, &mut s2));
+            let Scratch { sums, planes, scales, .. } = &mut scratch;
+            let prep = Prepared::new(&x[..cols], 1, cols, needs(ty), (sums, planes, scales));
             let (mut wall, mut last_start, mut mean_band, mut slowest) = (0.0, 0.0, 0.0, 0.0);
             let rounds = 20;
             for _ in 0..rounds {
