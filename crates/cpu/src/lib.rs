@@ -79,6 +79,8 @@ pub struct CpuBackend {
     matvec_scratch: Box<kernels::MatvecScratch>,
     /// Wall time per op (`KINDLING_CPU_PROFILE`; off by default). Boxed, as above.
     clock: Box<op_clock::OpClock>,
+    /// The batch's rope rotations, worked out once for q and k of every layer.
+    rope_angles: kernels::RopeAngles,
 }
 
 impl CpuBackend {
@@ -216,6 +218,7 @@ impl Backend for CpuBackend {
         self.tokens.extend_from_slice(tokens);
         self.start_pos = start_pos;
         self.spans.clear();
+        self.rope_angles.forget();
         Ok(())
     }
 
@@ -318,12 +321,14 @@ impl Backend for CpuBackend {
         let cols = self.cols(x);
         let ff = freq_factors.map(|w| w.dense());
         let mut data = self.take(x);
-        // A prompt batch's rows shared over the threads (a sine and cosine per pair).
         let (start_pos, spans) = (self.start_pos, &self.spans[..]);
-        parallel::for_each_band(&mut data[..n * cols], cols, 4, |r0, band| {
+        let pairs = self.rope_angles.pairs(rope, ff, n, |r| position(spans, start_pos, r));
+        let half = rope.n_rot / 2;
+        // A prompt batch's rows shared over the threads.
+        parallel::for_each_band(&mut data[..n * cols], cols, 16, |r0, band| {
             for (i, row) in band.chunks_exact_mut(cols).enumerate() {
-                let pos = position(spans, start_pos, r0 + i);
-                kernels::rope_row(&mut row[..heads * head_dim], heads, head_dim, pos, rope, ff);
+                let p = &pairs[(r0 + i) * half..(r0 + i + 1) * half];
+                kernels::rope_row(&mut row[..heads * head_dim], heads, head_dim, rope.style, p);
             }
         });
         self.put(x, data);

@@ -33,10 +33,11 @@ impl BackendKind {
     }
 }
 
-/// A backend ready to receive weights.
+/// A backend ready to receive weights (both boxed: each is a few hundred bytes of
+/// handles and scratch).
 pub(crate) enum Opened {
     Gpu(Box<GpuBackend>),
-    Cpu(CpuBackend),
+    Cpu(Box<CpuBackend>),
 }
 
 /// What the loader reports about the backend choice.
@@ -78,7 +79,7 @@ pub(crate) async fn auto_preference() -> Preference {
 
 pub(crate) async fn open_backend(kind: BackendKind) -> JsResult<Choice> {
     let cpu = |adapter: JsValue, reason: Option<String>| Choice {
-        opened: Opened::Cpu(CpuBackend::new()),
+        opened: Opened::Cpu(Box::new(CpuBackend::new())),
         adapter,
         fallback_reason: reason,
     };

@@ -74,7 +74,7 @@ pub async fn create_loader(
             if let Some(len) = model_len {
                 memory::reserve(len + memory::SLACK).map_err(|reached| memory::weights_do_not_fit(len, reached))?;
             }
-            AnyStream::Cpu(Box::new(Stream { backend, loader: Loader::new(file_len) }))
+            AnyStream::Cpu(Box::new(Stream { backend: *backend, loader: Loader::new(file_len) }))
         }
     };
     let fits = Some(FitsCheck::new(file_len, context_length));

@@ -245,35 +245,81 @@ fn planes_are_exact_for_the_block_maximum_and_within_2_pow_minus_30_of_it() {
     assert!(planes.iter().all(|&p| p == 0));
 }
 
-/// The planes' rounding without libm gives `f64::round`'s integers for every value a block
-/// can scale to: an f32 times 2^k with the product below 2^30 (`x_planes`' k), halves
-/// included.
-#[test]
-fn planes_round_as_libm_does() {
-    let check = |y: f64| assert_eq!(super::xplanes::round_half_away(y), y.round() as i64, "{y}");
-    let mut rng = Rng(7);
-    for _ in 0..200_000 {
-        // Any finite f32 bit pattern, scaled as x_planes would scale it as its block's maximum
-        // (k = 29 - floor(log2 |v|)) or as a smaller value of a block with a larger maximum.
-        let v = f32::from_bits(rng.next() as u32);
-        if !v.is_finite() || v == 0.0 {
+/// `x_planes`' definition, in f64: `k = 29 - floor(log2 max)` (clamped at 2^-120) and
+/// every value `round(x · 2^k)`, halves away from zero.
+fn planes_in_f64(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
+    for ((xb, pb), s) in x.chunks_exact(32).zip(planes.chunks_exact_mut(64)).zip(scales.iter_mut()) {
+        let max = xb.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let bad = xb.iter().any(|v| !v.is_finite());
+        if bad || max == 0.0 {
+            pb.fill(0);
+            *s = if bad { f32::NAN } else { 0.0 };
             continue;
         }
-        let e = (((v.abs() as f64).to_bits() >> 52) as i32 - 1023).max(-120);
-        let y = v as f64 * 2f64.powi(29 - e);
-        check(y);
-        check(y * 2f64.powi(-((rng.next() % 40) as i32)));
-    }
-    for n in 0..5000i64 {
-        for y in [n as f64 + 0.5, n as f64 + 0.25, n as f64 + 0.75, (1i64 << 29) as f64 + n as f64 + 0.5] {
-            check(y);
-            check(-y);
+        let e = (((max as f64).to_bits() >> 52) as i32 - 1023).max(-120);
+        let k = 29 - e;
+        let (hi, lo) = pb.split_at_mut(32);
+        for ((v, h), l) in xb.iter().zip(hi).zip(lo) {
+            let q = (*v as f64 * 2f64.powi(k)).round() as i64;
+            *h = (q >> 15) as i16;
+            *l = (q & 0x7fff) as i16;
         }
+        *s = 2f64.powi(-k) as f32;
     }
-    for y in [0.5, 0.49999997, 0.50000006, 1.5, 2.5, 1e-30, 1073741823.5, 1073741823.0] {
-        check(y);
-        check(-y);
+}
+
+/// The f32 planes are their f64 definition's, bit for bit: blocks of any f32 bit
+/// patterns (subnormals, a few orders of magnitude or all of them, signs mixed, zeros),
+/// and values that scale to exact halves; on every lane width this CPU has.
+#[test]
+fn planes_match_their_f64_definition() {
+    let check = |x: &[f32]| {
+        let n = x.len();
+        let mut want = (vec![0i16; 2 * n], vec![0.0f32; n / 32]);
+        planes_in_f64(x, &mut want.0, &mut want.1);
+        let bits = |s: &[f32]| s.iter().map(|v| if v.is_nan() { u32::MAX } else { v.to_bits() }).collect::<Vec<_>>();
+        for lanes in Lanes::available() {
+            let mut got = (vec![7i16; 2 * n], vec![7.0f32; n / 32]);
+            super::xplanes::x_planes_on(lanes, x, &mut got.0, &mut got.1);
+            assert_eq!(got.0, want.0, "{lanes:?} {x:?}");
+            assert_eq!(bits(&got.1), bits(&want.1), "{lanes:?} {x:?}");
+        }
+    };
+    let mut rng = Rng(7);
+    for round in 0..40_000 {
+        // A block's values: random bits whose exponents lie within `spread` of a random one.
+        let spread = [0u32, 3, 24, 60, 255][round % 5];
+        let top = (rng.next() % 255) as u32;
+        let x: Vec<f32> = (0..32)
+            .map(|_| match rng.next() % 13 {
+                0 => 0.0,
+                1 => -0.0,
+                _ => {
+                    let exp = top.saturating_sub((rng.next() as u32) % (spread + 1));
+                    f32::from_bits((rng.next() as u32 & 0x807f_ffff) | (exp << 23))
+                }
+            })
+            .collect();
+        check(&x);
     }
+    // Exact halves at every scale: the maximum fixes k, the others are (n + 1/2) · 2^-k.
+    for k in [-98i32, -40, -1, 0, 1, 7, 29, 60, 120, 149] {
+        let e = 29 - k;
+        let max = if e >= -126 { 2f64.powi(e) } else { 2f64.powi(-126) };
+        let x: Vec<f32> = (0..32)
+            .map(|i| match i {
+                0 => max as f32,
+                _ => ((i as f64 * 37.0 + 0.5) * 2f64.powi(-k) * if i % 2 == 0 { 1.0 } else { -1.0 }) as f32,
+            })
+            .collect();
+        check(&x);
+    }
+    // Non-finite values, with and without a nonzero maximum.
+    let mut x = vec![0.0f32; 64];
+    x[3] = f32::NAN;
+    x[40] = f32::NEG_INFINITY;
+    x[41] = 2.5;
+    check(&x);
 }
 
 /// The wasm32 SIMD128 kernels, the SSE2 and AVX2 ones and the portable ones do the

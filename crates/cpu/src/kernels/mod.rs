@@ -15,7 +15,7 @@ pub use attention::{attention, store_keys, Rows, KEY_BLOCK};
 pub use matmul::{matmul, matvecs, Matvec, MatvecScratch, Scratch};
 pub use norm::{activation, gated, layer_norm, rms_norm};
 pub use qgemm::QGEMM_ROWS;
-pub use rope::rope_row;
+pub use rope::{rope_row, RopeAngles};
 
 /// The first `len` values of a scratch vector whose user writes every one of them before
 /// reading: it grows (zero-filled) when short and is not cleared otherwise. Cleared on
