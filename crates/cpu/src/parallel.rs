@@ -61,10 +61,19 @@ const BANDS_PER_THREAD: usize = 2;
 pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     let units = out.len() / unit.max(1);
     let t = thread_count(units, min_per_thread);
-    let parts = (t * BANDS_PER_THREAD).min(units / min_per_thread.max(1)).max(t);
-    let per = units.div_ceil(parts);
-    let parts = units.div_ceil(per.max(1)).max(1);
-    bands(out, unit, (t, parts), &|i| (i * per).min(units), f)
+    let parts = band_count(units, t, min_per_thread);
+    bands(out, unit, (t, parts), &|i| i * units / parts, f)
+}
+
+/// How many bands `units` are cut into for `t` threads: [`BANDS_PER_THREAD`] a thread
+/// where each band keeps `min_per_band` units, and always a multiple of `t`, the bands
+/// differing by at most one unit (`for_each_band` starts band i at `i · units / parts`).
+/// Bands of a fixed size had left 9 bands of SmolLM2's 576 rows to 8 threads: one thread
+/// took two, and the decode's o and down matvecs ran at half the threads' speed.
+fn band_count(units: usize, t: usize, min_per_band: usize) -> usize {
+    let t = t.max(1);
+    let most = (t * BANDS_PER_THREAD).min(units / min_per_band.max(1));
+    (most / t * t).max(t)
 }
 
 /// [`for_each_band`] with bands of about equal cost, unit `i` costing `cost(i)` (in a
@@ -157,6 +166,30 @@ unsafe impl<T: Send> Sync for BandBase<T> {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whole rounds of bands for the threads, each band at least the minimum where the
+    /// units allow it, and the bands' starts covering every unit once.
+    #[test]
+    fn bands_come_in_whole_rounds_for_the_threads() {
+        for (units, t, min) in
+            [(576, 8, 28), (576, 8, 64), (36, 8, 1), (960, 8, 28), (576, 16, 28), (10, 4, 3), (7, 2, 1)]
+        {
+            let parts = band_count(units, t, min);
+            assert_eq!(parts % t, 0, "{units} units, {t} threads: {parts} bands");
+            assert!(parts <= t * BANDS_PER_THREAD);
+            let starts: Vec<usize> = (0..=parts).map(|i| i * units / parts).collect();
+            let sizes: Vec<usize> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+            assert_eq!(sizes.iter().sum::<usize>(), units);
+            let (lo, hi) = (sizes.iter().min().unwrap(), sizes.iter().max().unwrap());
+            assert!(hi - lo <= 1, "{sizes:?}");
+            if parts > t {
+                assert!(*lo >= min, "{units} units, {t} threads, min {min}: {sizes:?}");
+            }
+        }
+        // SmolLM2's o rows at 8 threads: two rounds of 36, not 9 bands of 64.
+        assert_eq!(band_count(576, 8, 28), 16);
+        assert_eq!(band_count(576, 8, 64), 8);
+    }
 
     /// Every unit lands in exactly one band, bands keep their order, and with a cost that
     /// grows along the units (a causal attention's rows) the later bands are the shorter.

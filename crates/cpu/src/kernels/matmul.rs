@@ -70,7 +70,9 @@ pub fn matmul(
     let out = &mut out[..len];
     if n == 1 {
         // Decode: a band of output columns is a run of `out`; written in place.
-        parallel::for_each_band(out, 1, 64, |a, band| fill(a, a + band.len(), band, Layout { row: 0, col: 1 }));
+        parallel::for_each_band(out, 1, decode_band_rows(cols), |a, band| {
+            fill(a, a + band.len(), band, Layout { row: 0, col: 1 })
+        });
         return;
     }
     if parallel::threads() == 1 {
@@ -91,6 +93,13 @@ pub fn matmul(
     // shrink with the matmul).
     let columns = &*columns;
     parallel::for_each_band(out, rows, 4, |r0, band| transpose_into(columns, n, r0, rows, band));
+}
+
+/// The fewest weight rows a decode band takes: about 2^14 products (a couple of
+/// microseconds), so its start is worth it. 64 rows whatever their width had cut
+/// SmolLM2's 576 rows of 576 into 9 bands, which 8 threads took in two rounds.
+fn decode_band_rows(cols: usize) -> usize {
+    ((1 << 14) / cols.max(1)).clamp(4, 64)
 }
 
 /// Activation rows `r0..` of the output (`out`, whole rows of `rows` values) from the
@@ -254,7 +263,7 @@ pub fn matvecs(x: &[f32], parts: &mut [Matvec], scratch: &mut MatvecScratch) {
     let outputs = overwritten(outputs, total);
     let weights: [Option<(GgmlType, &[u8], usize)>; MAX_MATVECS] =
         core::array::from_fn(|i| parts.get(i).map(|p| (p.ty, p.w, p.rows)));
-    parallel::for_each_band(outputs, 1, 64, |first, band| {
+    parallel::for_each_band(outputs, 1, decode_band_rows(cols), |first, band| {
         let (mut start, end) = (0, first + band.len());
         for (weight, prep) in weights.iter().zip(&prep) {
             let (&Some((ty, w, rows)), Some(prep)) = (weight, prep) else { break };
