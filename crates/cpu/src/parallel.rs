@@ -52,8 +52,10 @@ fn thread_count(n: usize, min_per_thread: usize) -> usize {
 /// its slowest band, 1.4 times as long as the average at 8 threads; two a thread gave its
 /// prefill about +10% and its decode +6% at 8 and 16 threads, four +18% and +9%, but four
 /// cost 5–8% on this 2-core machine, where two cost nothing measurable
-/// (`bench/results/cpu-decode-band.md`).
+/// (`bench/results/cpu-decode-band.md`). So four from [`MANY_THREADS`] threads on.
 const BANDS_PER_THREAD: usize = 2;
+const MANY_BANDS_PER_THREAD: usize = 4;
+const MANY_THREADS: usize = 4;
 
 /// Runs `f(first, band)` over `out` cut into contiguous bands of whole units (`unit`
 /// values each; `first` is the band's first unit), a few per thread, written in place.
@@ -66,13 +68,14 @@ pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize,
 }
 
 /// How many bands `units` are cut into for `t` threads: [`BANDS_PER_THREAD`] a thread
-/// where each band keeps `min_per_band` units, and always a multiple of `t`, the bands
+/// (or [`MANY_BANDS_PER_THREAD`]) where each band keeps `min_per_band` units, and always a multiple of `t`, the bands
 /// differing by at most one unit (`for_each_band` starts band i at `i · units / parts`).
 /// Bands of a fixed size had left 9 bands of SmolLM2's 576 rows to 8 threads: one thread
 /// took two, and the decode's o and down matvecs ran at half the threads' speed.
 fn band_count(units: usize, t: usize, min_per_band: usize) -> usize {
     let t = t.max(1);
-    let most = (t * BANDS_PER_THREAD).min(units / min_per_band.max(1));
+    let per_thread = if t >= MANY_THREADS { MANY_BANDS_PER_THREAD } else { BANDS_PER_THREAD };
+    let most = (t * per_thread).min(units / min_per_band.max(1));
     (most / t * t).max(t)
 }
 
@@ -176,7 +179,7 @@ mod tests {
         {
             let parts = band_count(units, t, min);
             assert_eq!(parts % t, 0, "{units} units, {t} threads: {parts} bands");
-            assert!(parts <= t * BANDS_PER_THREAD);
+            assert!(parts <= t * MANY_BANDS_PER_THREAD);
             let starts: Vec<usize> = (0..=parts).map(|i| i * units / parts).collect();
             let sizes: Vec<usize> = starts.windows(2).map(|w| w[1] - w[0]).collect();
             assert_eq!(sizes.iter().sum::<usize>(), units);
