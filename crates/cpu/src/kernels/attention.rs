@@ -681,11 +681,9 @@ mod tests {
         assert_eq!(all, one_band_at_base_width(&q, &k, &v, 2, whole, &p));
     }
 
-    /// A decode step (one row) over a long context splits its heads over the threads:
-    /// the same values as on one thread.
-    #[test]
-    fn one_rows_heads_split_over_threads_match_one_thread() {
-        let (heads_n, kv, hd, ctx) = (14, 2, 64, 1500);
+    /// One decode row over `ctx` positions, causal: the threaded call's values against one
+    /// band at the base width.
+    fn decode_row_matches_one_band(heads_n: usize, kv: usize, hd: usize, ctx: usize) {
         let p = AttentionParams {
             head_count: heads_n,
             head_count_kv: kv,
@@ -700,38 +698,30 @@ mod tests {
         let k: Vec<f32> = (0..ctx * width).map(|i| ((i * 5 % 11) as f32 - 5.0) / 4.0).collect();
         let v: Vec<f32> = (0..ctx * width).map(|i| ((i * 3 % 17) as f32) - 8.0).collect();
         let last = Rows { start: ctx - 1, n: 1, spans: &[] };
-        // `attention` splits the heads once a band of them is worth a thread.
-        let min_pairs = MIN_BAND_PRODUCTS / (ctx * hd) + 1;
-        assert!(parallel::threads() == 1 || 2 * min_pairs <= heads_n, "the heads are split");
         let mut split = vec![0.0; heads_n * hd];
         attention(&q, &k, &v, width, last, &p, &mut split);
         assert_eq!(split, one_band_at_base_width(&q, &k, &v, width, last, &p));
     }
 
-    /// A decode step at a short context goes by kv groups to threads: the same values as
-    /// one band.
+    /// A decode step (one row) over a long context splits its heads over the threads:
+    /// the same values as on one thread.
+    #[test]
+    fn one_rows_heads_split_over_threads_match_one_thread() {
+        let (heads_n, hd, ctx) = (14, 64, 1500);
+        // `attention` splits the heads once a band of them is worth a thread.
+        let min_pairs = MIN_BAND_PRODUCTS / (ctx * hd) + 1;
+        assert!(parallel::threads() == 1 || 2 * min_pairs <= heads_n, "the heads are split");
+        decode_row_matches_one_band(heads_n, 2, hd, ctx);
+    }
+
+    /// A decode step at a short context goes by kv groups to threads (two kv heads, so on
+    /// any machine with two threads): the same values as one band.
     #[test]
     fn a_short_decode_split_by_kv_groups_matches_one_band() {
-        let (heads_n, kv, hd, ctx) = (9, 3, 64, 72);
-        let p = AttentionParams {
-            head_count: heads_n,
-            head_count_kv: kv,
-            head_dim: hd,
-            scale: 0.125,
-            sliding_window: None,
-            softcap: None,
-            causal: true,
-        };
-        let width = kv * hd;
-        let q: Vec<f32> = (0..heads_n * hd).map(|i| ((i * 7 % 13) as f32 - 6.0) / 5.0).collect();
-        let k: Vec<f32> = (0..ctx * width).map(|i| ((i * 5 % 11) as f32 - 5.0) / 4.0).collect();
-        let v: Vec<f32> = (0..ctx * width).map(|i| ((i * 3 % 17) as f32) - 8.0).collect();
-        let last = Rows { start: ctx - 1, n: 1, spans: &[] };
+        let (heads_n, kv, hd, ctx) = (8, 2, 64, 40);
         assert!(heads_n / (MIN_BAND_PRODUCTS / (ctx * hd) + 1) < kv, "fewer bands of pairs than kv heads");
         assert!(heads_n / kv * ctx * hd >= MIN_GROUP_PRODUCTS, "the groups are split");
-        let mut split = vec![0.0; heads_n * hd];
-        attention(&q, &k, &v, width, last, &p, &mut split);
-        assert_eq!(split, one_band_at_base_width(&q, &k, &v, width, last, &p));
+        decode_row_matches_one_band(heads_n, kv, hd, ctx);
     }
 
     /// A packed batch of three sequences gives each row what its sequence alone gives
