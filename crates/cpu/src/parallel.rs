@@ -52,7 +52,9 @@ fn thread_count(n: usize, min_per_thread: usize) -> usize {
 /// its slowest band, 1.4 times as long as the average at 8 threads; two a thread gave its
 /// prefill about +10% and its decode +6% at 8 and 16 threads, four +18% and +9%, but four
 /// cost 5–8% on this 2-core machine, where two cost nothing measurable
-/// (`bench/results/cpu-decode-band.md`). So four from [`MANY_THREADS`] threads on.
+/// (`bench/results/cpu-decode-band.md`). So four from [`MANY_THREADS`] threads on: with
+/// the bands of [`band_count`], four against two gave the Xeon at 8 threads +13% decode
+/// and +20% prefill, at 16 +3% and even (`bench/results/cpu-issue30-final.md`).
 const BANDS_PER_THREAD: usize = 2;
 const MANY_BANDS_PER_THREAD: usize = 4;
 const MANY_THREADS: usize = 4;
@@ -68,8 +70,9 @@ pub fn for_each_band<T: Send>(out: &mut [T], unit: usize, min_per_thread: usize,
 }
 
 /// How many bands `units` are cut into for `t` threads: [`BANDS_PER_THREAD`] a thread
-/// (or [`MANY_BANDS_PER_THREAD`]) where each band keeps `min_per_band` units, and always a multiple of `t`, the bands
-/// differing by at most one unit (`for_each_band` starts band i at `i · units / parts`).
+/// (or [`MANY_BANDS_PER_THREAD`]) where each band keeps `min_per_band` units, and always
+/// a multiple of `t`, the bands differing by at most one unit (`for_each_band` starts
+/// band i at `i · units / parts`).
 /// Bands of a fixed size had left 9 bands of SmolLM2's 576 rows to 8 threads: one thread
 /// took two, and the decode's o and down matvecs ran at half the threads' speed.
 fn band_count(units: usize, t: usize, min_per_band: usize) -> usize {

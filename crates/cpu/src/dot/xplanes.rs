@@ -65,8 +65,9 @@ fn planes_of(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
         // floor(log2(max)) from the exponent bits; a subnormal maximum (field 0) is
         // below 2^-120 and clamped like any other.
         let e = ((max >> 23) - 127).max(-120);
-        let k = 29 - e; // max · 2^k < 2^30; k in -98..=149
-                        // 2^k in two exact factors, each a normal f32 (2^149 is not one).
+        // max · 2^k < 2^30; k in -98..=149. 2^k goes in two exact factors, each a normal
+        // f32 (2^149 is not one).
+        let k = 29 - e;
         let (up_a, up_b) = (pow2(k / 2), pow2(k - k / 2));
         let (hi, lo) = pb.split_at_mut(BLOCK);
         for i in 0..BLOCK {

@@ -118,9 +118,9 @@ pub fn attention(q: &[f32], kt: &[f32], v: &[f32], width: usize, b: Rows, p: &At
 const MIN_BAND_PRODUCTS: usize = 1 << 14;
 
 /// A decode step may give each thread a kv head's group of heads from this many products
-/// a group: their keys and values come from memory (a
-/// step's weights have streamed through the caches since the last), and one thread
-/// reading them line by line took 19 µs a layer for SmolLM2's 72 positions on the Xeon.
+/// a group: their keys and values come from memory (a step's weights have streamed
+/// through the caches since the last), and one thread reading them line by line took
+/// 19 µs a layer for SmolLM2's 72 positions on the Xeon.
 const MIN_GROUP_PRODUCTS: usize = 1 << 12;
 
 /// Pairs per score tile: they share each block of keys as it is loaded.

@@ -1,11 +1,12 @@
 //! The exponential the kernels share: plain f32 operations, the same bits on every lane
 //! width and target.
 
-/// `e^x` for `x ≤ 0` (a softmax's shifted scores, a sigmoid's `-|x|`), each lane in plain f32 operations
-/// (no library call, no fused multiply-add), so every lane width and target gives the
-/// same bits: `x = k · ln 2 + r` with `|r| ≤ ln 2 / 2`, `e^r` by its Taylor polynomial
-/// to `r^7` (truncation under 1e-8), times `2^k` written into the exponent. Below -87
-/// (`e^x < 2^-125`, nothing beside the largest weight's 1) it is 0; NaN stays NaN.
+/// `e^x` for `x ≤ 0` (a softmax's shifted scores, a sigmoid's `-|x|`), each lane in
+/// plain f32 operations (no library call, no fused multiply-add), so every lane width and
+/// target gives the same bits: `x = k · ln 2 + r` with `|r| ≤ ln 2 / 2`, `e^r` by its
+/// Taylor polynomial to `r^7` (truncation under 1e-8), times `2^k` written into the
+/// exponent. Below -87 (`e^x < 2^-125`, nothing beside the largest weight's 1) it is 0;
+/// NaN stays NaN.
 #[inline(always)]
 pub fn exp_nonpositive<const W: usize>(x: &mut [f32; W]) {
     // Adding 1.5 · 2^23 rounds to an integer, which lands in the low mantissa bits.

@@ -70,9 +70,9 @@ pub fn gated(gate: &[f32], up: &[f32], act: Activation, out: &mut [f32]) {
 
 /// `out = silu(gate) * up` in lanes: `silu(g) = g / (1 + e^-g)` as `g / (1 + e)` for
 /// `g ≥ 0` and `g·e / (1 + e)` below, `e = e^-|g|` ([`exp_nonpositive`]), so no lane
-/// overflows (silu(-inf) is 0, not libm's NaN) and every width gives the same bits. Value by value through libm's `expf`
-/// it took 5–7 µs of a SmolLM2 decode layer on the Xeon, on one thread while the others
-/// waited.
+/// overflows (silu(-inf) is 0, not libm's NaN) and every width gives the same bits.
+/// Value by value through libm's `expf` it took 5–7 µs of a SmolLM2 decode layer on the
+/// Xeon, on one thread while the others waited.
 struct SiluGated<'a> {
     gate: &'a [f32],
     up: &'a [f32],

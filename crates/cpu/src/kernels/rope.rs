@@ -8,7 +8,7 @@ use crate::parallel;
 /// The (cos, sin) pairs of the current batch's rows, one table per rope setting, from
 /// `RopeConfig::cos_sin` (shared with the GPU backend's tables). A pair is a `powf` and
 /// a `sin_cos` in f64: SmolLM2's decode step had worked out its 32 pairs for q and for
-/// k in each of 30 layers (2.4 µs a layer on the GPU machine's Xeon, on one thread
+/// k in each of 30 layers (1.9–2.4 µs a call on the GPU machine's Xeon, on one thread
 /// while the others waited), the same 32 every time. The tables keep their storage
 /// from batch to batch, so a decode step allocates nothing.
 #[derive(Default)]
