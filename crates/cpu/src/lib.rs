@@ -75,17 +75,17 @@ pub struct CpuBackend {
     weight_bytes: u64,
     /// The matmuls' per-call preparation of activations (kept to allocate once).
     scratch: kernels::Scratch,
-    /// `matvecs`' scratch (boxed: the backend sits in an enum beside a boxed GPU backend).
-    matvec_scratch: Box<kernels::MatvecScratch>,
-    /// Wall time per op (`KINDLING_CPU_PROFILE`; off by default). Boxed, as above.
-    clock: Box<op_clock::OpClock>,
+    /// `matvecs`' scratch.
+    matvec_scratch: kernels::MatvecScratch,
+    /// Wall time per op (`KINDLING_CPU_PROFILE`; off by default).
+    clock: op_clock::OpClock,
     /// The batch's rope rotations, worked out once for q and k of every layer.
     rope_angles: kernels::RopeAngles,
 }
 
 impl CpuBackend {
     pub fn new() -> Self {
-        CpuBackend { clock: Box::new(op_clock::OpClock::from_env()), ..Self::default() }
+        CpuBackend { clock: op_clock::OpClock::from_env(), ..Self::default() }
     }
 
     pub fn weight_bytes(&self) -> u64 {

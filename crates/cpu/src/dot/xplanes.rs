@@ -31,20 +31,33 @@ pub const BLOCK: usize = 32;
 /// wherever the product can round to a nonzero integer, and so is the fraction that
 /// decides the rounding.
 pub fn x_planes(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
-    x_planes_on(Lanes::best(), x, planes, scales)
+    // SAFETY: `best` returns only lanes this CPU supports.
+    unsafe { planes_unchecked(Lanes::best(), x, planes, scales) }
 }
 
-/// [`x_planes`] compiled for `lanes` (the base lanes if this CPU lacks them). The same
-/// integers on every width; AVX2 takes eight values a step, a quarter of SSE2's time.
+/// [`x_planes`] on the given lanes (the base lanes if this CPU lacks them), as
+/// `dot_rows_on` for the kernels: the same integers on every width.
+#[cfg(test)]
 pub fn x_planes_on(lanes: Lanes, x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
+    let lanes = if lanes.supported() { lanes } else { Lanes::Base };
+    // SAFETY: checked just above.
+    unsafe { planes_unchecked(lanes, x, planes, scales) }
+}
+
+/// [`x_planes`] compiled for `lanes`: AVX2 takes eight values a step, a quarter of
+/// SSE2's time.
+///
+/// SAFETY: the CPU must support `lanes` ([`Lanes::supported`]).
+#[inline(always)]
+unsafe fn planes_unchecked(lanes: Lanes, x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
     match lanes {
         #[cfg(all(target_arch = "x86_64", not(feature = "portable-lanes")))]
-        Lanes::Avx2 | Lanes::Avx2Vnni if lanes.supported() => {
+        Lanes::Avx2 | Lanes::Avx2Vnni => {
             #[target_feature(enable = "avx2")]
             unsafe fn wide(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
                 planes_of(x, planes, scales)
             }
-            // SAFETY: the CPU has AVX2 (checked just above).
+            // SAFETY: the caller's promise; both lanes have AVX2.
             unsafe { wide(x, planes, scales) }
         }
         _ => planes_of(x, planes, scales),

@@ -45,7 +45,8 @@ pub fn activation(x: &mut [f32], act: Activation) {
 /// One value through `act`.
 fn act_one(g: f32, act: Activation) -> f32 {
     match act {
-        Activation::Silu => g / (1.0 + (-g).exp()),
+        // The gated path's SiLU, one lane: the same bits.
+        Activation::Silu => silu_times::<1>(&[g], &[1.0])[0],
         Activation::GeluTanh => {
             const SQRT_2_OVER_PI: f32 = 0.797_884_6;
             let inner = SQRT_2_OVER_PI * (g + 0.044_715 * g * g * g);
