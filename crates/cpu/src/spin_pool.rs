@@ -9,12 +9,25 @@
 //! section finds them awake. They sleep on a condition variable after that, so an idle
 //! model costs nothing.
 //!
-//! A job is `parts` calls `f(i)`, `i < parts`. The word `next` packs the job's number,
-//! its part count and the next unclaimed part. A thread claims a part with one
-//! compare-and-swap, and that fails once the word has moved on to a later job. So a
-//! thread that wakes late can never run a part of a job that has already finished. The
-//! caller runs parts too, then waits until every part is done. A job that panics in a
-//! worker is resumed on the caller, so the caller never hangs.
+//! A job is `parts` calls `f(i)`, `i < parts`, shared by `n` threads (the caller and the
+//! first `n - 1` workers). Each of them owns a slot: a word of its own cache line that
+//! packs the job's number and a contiguous range of parts, from which it claims one part
+//! at a time with a compare-and-swap; when its range is empty it claims from the others'
+//! slots, so a thread that is slow for the moment takes fewer parts. Each thread adds
+//! its count of finished parts to `done` once, when it finds none left.
+//!
+//! Why slots: when every thread claimed from one shared word and counted every part on
+//! the same cache line, each claim and each count took that line from the other cores,
+//! one after the other. On the GPU machine's Xeon a job of four parts a thread cost 5.1 µs
+//! beyond its work at 8 threads and 12.2 µs at 16; with slots, 2.3 and 3.1 µs
+//! (`bench/results/cpu-pool-slots.md`). A thread's claims now stay in its own cache, and
+//! a job moves a few lines once each.
+//!
+//! A claim succeeds only on a word of the job the thread read from `epoch`, and only in
+//! the job's `n` slots, so a thread that wakes late can never run a part of a job that has
+//! finished or that did not ask for it. The caller runs parts too, then waits until every
+//! part is done. A job that panics in a worker is resumed on the caller, so the caller
+//! never hangs.
 
 use std::any::Any;
 use std::cell::UnsafeCell;
@@ -29,17 +42,23 @@ const SPIN: Duration = Duration::from_millis(2);
 
 type Job = *const (dyn Fn(usize) + Sync);
 
+/// A value alone on its cache line (two lines: some CPUs fetch lines in pairs), so
+/// that writes to it do not take its neighbours' lines from the cores reading them.
+#[repr(align(128))]
+struct Line<T>(T);
+
 struct Pool {
-    /// (job number << 32) | (parts << 16) | next part.
-    next: AtomicU64,
+    /// (job number << 32) | slots of the job: the one word idle workers watch, written
+    /// once a job.
+    epoch: Line<AtomicU64>,
+    /// Slot s: (job number << 32) | (end << 16) | next, the parts of its range not yet
+    /// claimed. Slot 0 is the caller's, slot w + 1 worker w's.
+    slots: Box<[Line<AtomicU64>]>,
     /// Parts of the current job finished (run or panicked).
-    done: AtomicUsize,
-    /// Workers that may take parts of the current job: the first `helpers` started. A job
-    /// has more parts than threads so that a thread that is slow for the moment (these
-    /// machines share their cores) takes fewer of them, and no more threads than asked.
-    helpers: AtomicUsize,
-    /// The current job, written by the caller before it publishes `next` and read only by
-    /// a thread that has claimed one of its parts (so the job is still running).
+    done: Line<AtomicUsize>,
+    /// The current job, written by the caller before it publishes the job's slots and
+    /// read only by a thread that has claimed one of its parts (so the job is still
+    /// running).
     job: UnsafeCell<Option<Job>>,
     /// The first panic of the current job's parts, and whether there is one (so a job
     /// without takes no lock for it).
@@ -65,21 +84,22 @@ unsafe impl Send for Pool {}
 
 const PART_BITS: u32 = 16;
 const MAX_PARTS: usize = (1 << PART_BITS) - 1;
+const JOB_MASK: u64 = 0xffff_ffff;
 
-fn pack(job: u64, parts: usize, next: usize) -> u64 {
-    (job << 32) | ((parts as u64) << PART_BITS) | next as u64
+fn pack(job: u64, end: usize, next: usize) -> u64 {
+    (job << 32) | ((end as u64) << PART_BITS) | next as u64
 }
 
-fn parts_and_next(word: u64) -> (usize, usize) {
+fn end_and_next(word: u64) -> (usize, usize) {
     (((word >> PART_BITS) as usize) & MAX_PARTS, (word as usize) & MAX_PARTS)
 }
 
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| Pool {
-        next: AtomicU64::new(0),
-        done: AtomicUsize::new(0),
-        helpers: AtomicUsize::new(0),
+        epoch: Line(AtomicU64::new(0)),
+        slots: (0..cores().min(MAX_PARTS)).map(|_| Line(AtomicU64::new(0))).collect(),
+        done: Line(AtomicUsize::new(0)),
         job: UnsafeCell::new(None),
         panic: Mutex::new(None),
         panicked: AtomicBool::new(false),
@@ -99,36 +119,37 @@ pub fn cores() -> usize {
 }
 
 /// Calls `f(i)` for every `i < parts`, on the calling thread and up to `threads - 1` of
-/// the pool's workers (each takes the next part left when it is done with one), and
-/// returns when all have returned. A panic in any part is resumed here once every part
-/// has finished.
+/// the pool's workers (each takes the next part of its range, then of the others', when
+/// it is done with one), and returns when all have returned. A panic in any part is
+/// resumed here once every part has finished.
 pub fn run(threads: usize, parts: usize, f: &(dyn Fn(usize) + Sync)) {
     let pool = pool();
-    let helpers = threads.min(parts).saturating_sub(1);
+    let n = threads.min(parts).min(pool.slots.len());
     let busy = match pool.busy.try_lock() {
-        Ok(guard) if helpers > 0 && parts <= MAX_PARTS => guard,
+        Ok(guard) if n > 1 && parts <= MAX_PARTS => guard,
         _ => return run_inline(parts, f),
     };
-    pool.start_workers(helpers);
-    // Published with `next` below: a worker that sees the job sees this too.
-    pool.helpers.store(helpers, Ordering::Relaxed);
-    // SAFETY: no part of the previous job is claimable (`next` is at its part count and
-    // every claimed part has finished: `done` reached it), and no other caller holds
-    // `busy`. The lifetime is erased; the pointer is dropped from use before `run`
+    pool.start_workers(n - 1);
+    // SAFETY: no part of the previous job is claimable (every slot's range is empty and
+    // every claimed part has finished: `done` reached its count), and no other caller
+    // holds `busy`. The lifetime is erased; the pointer is dropped from use before `run`
     // returns, since every part is done by then.
     unsafe {
         let f: Job = std::mem::transmute::<&(dyn Fn(usize) + Sync), &'static (dyn Fn(usize) + Sync)>(f);
         *pool.job.get() = Some(f);
     }
-    pool.done.store(0, Ordering::Relaxed);
-    let job = (pool.next.load(Ordering::Relaxed) >> 32).wrapping_add(1) & 0xffff_ffff;
-    pool.next.store(pack(job, parts, 0), Ordering::SeqCst);
+    pool.done.0.store(0, Ordering::Relaxed);
+    let job = (pool.epoch.0.load(Ordering::Relaxed) >> 32).wrapping_add(1) & JOB_MASK;
+    for (s, slot) in pool.slots[..n].iter().enumerate() {
+        slot.0.store(pack(job, (s + 1) * parts / n, s * parts / n), Ordering::Release);
+    }
+    pool.epoch.0.store((job << 32) | n as u64, Ordering::SeqCst);
     if pool.sleepers.load(Ordering::SeqCst) > 0 {
         let _lock = pool.sleep_lock.lock().unwrap_or_else(|e| e.into_inner());
         pool.wake.notify_all();
     }
-    while pool.run_a_part(None) {}
-    while pool.done.load(Ordering::Acquire) < parts {
+    pool.take_parts(0, job, n);
+    while pool.done.0.load(Ordering::Acquire) < parts {
         std::hint::spin_loop();
     }
     let panic = match pool.panicked.swap(false, Ordering::Acquire) {
@@ -156,21 +177,38 @@ fn run_inline(parts: usize, f: &(dyn Fn(usize) + Sync)) {
 }
 
 impl Pool {
-    /// Claims and runs one part of the current job; false if none is left, or if this is
-    /// worker `worker` (counted from 0) and the job does not want that many.
-    fn run_a_part(&self, worker: Option<usize>) -> bool {
-        let mut word = self.next.load(Ordering::Acquire);
-        loop {
-            let (parts, next) = parts_and_next(word);
-            if next >= parts || worker.is_some_and(|w| w >= self.helpers.load(Ordering::Relaxed)) {
-                return false;
+    /// Runs parts of job `job` (of `n` slots) from slot `me`'s range, then from the other
+    /// slots' in turn, until none is left; then counts them as done.
+    fn take_parts(&self, me: usize, job: u64, n: usize) {
+        let mut ran = 0;
+        for k in 0..n {
+            let slot = &self.slots[(me + k) % n].0;
+            while let Some(part) = Self::claim(slot, job) {
+                self.run_part(part);
+                ran += 1;
             }
-            match self.next.compare_exchange_weak(word, word + 1, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => break,
+        }
+        if ran > 0 {
+            self.done.0.fetch_add(ran, Ordering::Release);
+        }
+    }
+
+    /// The next part of `slot`'s range, if the slot holds job `job` and has one left.
+    fn claim(slot: &AtomicU64, job: u64) -> Option<usize> {
+        let mut word = slot.load(Ordering::Acquire);
+        loop {
+            let (end, next) = end_and_next(word);
+            if word >> 32 != job || next >= end {
+                return None;
+            }
+            match slot.compare_exchange_weak(word, word + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Some(next),
                 Err(now) => word = now,
             }
         }
-        let part = parts_and_next(word).1;
+    }
+
+    fn run_part(&self, part: usize) {
         // SAFETY: this thread holds an unfinished part of the job `job` holds, so the
         // caller is still in `run` and the closure alive (see `run`).
         let f = unsafe { (*self.job.get()).expect("a claimable job has its closure") };
@@ -178,8 +216,6 @@ impl Pool {
             self.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(p);
             self.panicked.store(true, Ordering::Release);
         }
-        self.done.fetch_add(1, Ordering::Release);
-        true
     }
 
     fn start_workers(&'static self, want: usize) {
@@ -201,11 +237,23 @@ impl Pool {
         }
     }
 
+    /// Worker `worker`'s loop: each job it sees once, taking parts from slot `worker + 1`
+    /// if the job has that many slots.
     fn work(&self, worker: usize) {
+        let me = worker + 1;
+        // No job number: the first job seen is taken part in (a finished one gives no
+        // parts), so a worker started for a job is not left out of it.
+        let mut seen = u64::MAX;
         let mut idle_since = Instant::now();
         let mut spins = 0u32;
         loop {
-            if self.run_a_part(Some(worker)) {
+            let epoch = self.epoch.0.load(Ordering::Acquire);
+            let (job, n) = (epoch >> 32, (epoch & JOB_MASK) as usize);
+            if job != seen {
+                seen = job;
+                if me < n {
+                    self.take_parts(me, job, n);
+                }
                 idle_since = Instant::now();
                 spins = 0;
                 continue;
@@ -217,8 +265,7 @@ impl Pool {
             }
             let lock = self.sleep_lock.lock().unwrap_or_else(|e| e.into_inner());
             self.sleepers.fetch_add(1, Ordering::SeqCst);
-            let (parts, next) = parts_and_next(self.next.load(Ordering::SeqCst));
-            if next >= parts {
+            if self.epoch.0.load(Ordering::SeqCst) >> 32 == seen {
                 // A bounded wait: a wake-up lost to anything unforeseen costs a moment.
                 let _ = self.wake.wait_timeout(lock, Duration::from_millis(100));
             }
@@ -292,5 +339,43 @@ mod tests {
             sum.fetch_add(i as u32, Ordering::Relaxed);
         });
         assert_eq!(sum.load(Ordering::Relaxed), 6);
+    }
+
+    /// What a job costs beyond its parts' work (an ignored test, run by hand):
+    /// `cargo test --release -p kindling-cpu --lib job_overhead -- --ignored --nocapture`,
+    /// `KINDLING_POOL_THREADS=8` for other thread counts. Parts of about a microsecond,
+    /// four a thread, as a decode step's small matvecs cut them.
+    #[test]
+    #[ignore]
+    fn job_overhead() {
+        let threads: usize = std::env::var("KINDLING_POOL_THREADS").ok().and_then(|t| t.parse().ok()).unwrap_or(2);
+        let work = |i: usize| {
+            let mut x = i as u64;
+            for _ in 0..300 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+            std::hint::black_box(x);
+        };
+        let parts = 4 * threads;
+        let jobs = 20_000;
+        let time = |f: &dyn Fn()| {
+            (0..5)
+                .map(|_| {
+                    let t = Instant::now();
+                    for _ in 0..jobs {
+                        f();
+                    }
+                    t.elapsed().as_secs_f64() * 1e6 / jobs as f64
+                })
+                .fold(f64::MAX, f64::min)
+        };
+        let alone = time(&|| (0..parts).for_each(work));
+        let pooled = time(&|| run(threads, parts, &work));
+        let ideal = alone / threads as f64;
+        println!(
+            "{threads} threads, {parts} parts of {:.2} us: {pooled:.2} us a job, {ideal:.2} us ideal, {:.2} us over",
+            alone / parts as f64,
+            pooled - ideal
+        );
     }
 }
