@@ -1,10 +1,11 @@
 //! x86_64 AVX2 (+ F16C) lanes for the shared kernel pieces ([`Isa`]), used where the
-//! CPU has them ([`super::Lanes`]). Twice the integer lanes per instruction: a whole
-//! 16-code half of a group goes through one `vpmaddwd`, the high and low planes'
-//! sums are folded to four lanes together, and 16 codes widen to f32 in two
-//! `vpmovsxbd`/`vpmovzxbd`. The f32 arithmetic is the SSE2 path's, lane for lane and
-//! in the same order (the folds only add exact integers or regroup which register a
-//! lane sits in), so the results are bit-identical to it.
+//! CPU has them ([`super::Lanes`]). Twice the integer lanes per instruction: a pair of
+//! 32-value groups goes through eight `vpmaddwd`, group A in the low 128 bits and B in
+//! the high, and nothing crosses those halves until a row's end: the codes are split
+//! into even and odd bytes by masks and shifts, and the scales are broadcast per half.
+//! 16 codes widen to f32 in two `vpmovsxbd`/`vpmovzxbd`. The f32 arithmetic is the
+//! SSE2 path's, lane for lane and in the same order (the integer sums are exact in any
+//! order), so the results are bit-identical to it.
 //!
 //! With AVX-VNNI, `vpdpwssd` fuses the second multiply-add with its accumulate
 //! (still exact: the sums stay far inside i32).
@@ -23,56 +24,105 @@ use super::simd::{B16, F4};
 pub struct Avx2<const VNNI: bool>;
 
 impl<const VNNI: bool> Isa for Avx2<VNNI> {
-    /// Values 0..16 and 16..32 as 16-bit lanes.
-    type Codes32 = [__m256i; 2];
+    /// Even and odd codes of values 0..16, then of 16..32, as 16-bit lanes: group A's
+    /// in the low 128 bits, B's in the high, as the planes hold them
+    /// (`xplanes::plane_at`).
+    type Codes2 = [__m256i; 4];
     /// Values 0..8 and 8..16 as f32 lanes.
     type Codes16 = [__m256; 2];
 
     #[inline(always)]
-    fn codes32(lo: B16, hi: B16, signed: bool) -> [__m256i; 2] {
+    fn codes2(a: (B16, B16), b: (B16, B16), signed: bool) -> [__m256i; 4] {
         unsafe {
+            let lo = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a.0 .0), b.0 .0);
+            let hi = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(a.1 .0), b.1 .0);
             if signed {
-                [_mm256_cvtepi8_epi16(lo.0), _mm256_cvtepi8_epi16(hi.0)]
+                [
+                    _mm256_srai_epi16::<8>(_mm256_slli_epi16::<8>(lo)),
+                    _mm256_srai_epi16::<8>(lo),
+                    _mm256_srai_epi16::<8>(_mm256_slli_epi16::<8>(hi)),
+                    _mm256_srai_epi16::<8>(hi),
+                ]
             } else {
-                [_mm256_cvtepu8_epi16(lo.0), _mm256_cvtepu8_epi16(hi.0)]
+                let m = _mm256_set1_epi16(0xff);
+                [
+                    _mm256_and_si256(lo, m),
+                    _mm256_srli_epi16::<8>(lo),
+                    _mm256_and_si256(hi, m),
+                    _mm256_srli_epi16::<8>(hi),
+                ]
             }
         }
     }
 
+    type Lanes8 = __m256;
+
     #[inline(always)]
-    fn int_dot32(q: [__m256i; 2], p: &[i16], at: usize) -> F4 {
-        let Some(p) = p.get(at..at + 64) else {
-            return F4::zero();
+    fn lanes8_zero() -> __m256 {
+        unsafe { _mm256_setzero_ps() }
+    }
+
+    #[inline(always)]
+    fn pair_dot(q: [__m256i; 4], p: &[i16], at: usize) -> __m256 {
+        let Some(p) = p.get(at..at + 128) else {
+            return Self::lanes8_zero();
         };
         // No closures here: a closure is a function of its own, without the caller's
         // target features, so the intrinsics in it would not be inlined.
         unsafe {
             let at = p.as_ptr().cast::<__m256i>();
-            let (h0, h1, l0, l1) = (
-                _mm256_loadu_si256(at),
-                _mm256_loadu_si256(at.add(1)),
-                _mm256_loadu_si256(at.add(2)),
-                _mm256_loadu_si256(at.add(3)),
-            );
-            // Eight i32 lanes per plane: lane i and lane 4 + i hold the pairs that the
-            // SSE2 path's lane i sums.
             let (h, l) = if VNNI {
-                (
-                    _mm256_dpwssd_avx_epi32(_mm256_madd_epi16(q[0], h0), q[1], h1),
-                    _mm256_dpwssd_avx_epi32(_mm256_madd_epi16(q[0], l0), q[1], l1),
-                )
+                let h = _mm256_dpwssd_avx_epi32(
+                    _mm256_madd_epi16(q[0], _mm256_loadu_si256(at)),
+                    q[1],
+                    _mm256_loadu_si256(at.add(1)),
+                );
+                let h = _mm256_dpwssd_avx_epi32(h, q[2], _mm256_loadu_si256(at.add(2)));
+                let h = _mm256_dpwssd_avx_epi32(h, q[3], _mm256_loadu_si256(at.add(3)));
+                let l = _mm256_dpwssd_avx_epi32(
+                    _mm256_madd_epi16(q[0], _mm256_loadu_si256(at.add(4))),
+                    q[1],
+                    _mm256_loadu_si256(at.add(5)),
+                );
+                let l = _mm256_dpwssd_avx_epi32(l, q[2], _mm256_loadu_si256(at.add(6)));
+                (h, _mm256_dpwssd_avx_epi32(l, q[3], _mm256_loadu_si256(at.add(7))))
             } else {
+                let (h0, h1, h2, h3) = (
+                    _mm256_madd_epi16(q[0], _mm256_loadu_si256(at)),
+                    _mm256_madd_epi16(q[1], _mm256_loadu_si256(at.add(1))),
+                    _mm256_madd_epi16(q[2], _mm256_loadu_si256(at.add(2))),
+                    _mm256_madd_epi16(q[3], _mm256_loadu_si256(at.add(3))),
+                );
+                let (l0, l1, l2, l3) = (
+                    _mm256_madd_epi16(q[0], _mm256_loadu_si256(at.add(4))),
+                    _mm256_madd_epi16(q[1], _mm256_loadu_si256(at.add(5))),
+                    _mm256_madd_epi16(q[2], _mm256_loadu_si256(at.add(6))),
+                    _mm256_madd_epi16(q[3], _mm256_loadu_si256(at.add(7))),
+                );
                 (
-                    _mm256_add_epi32(_mm256_madd_epi16(q[0], h0), _mm256_madd_epi16(q[1], h1)),
-                    _mm256_add_epi32(_mm256_madd_epi16(q[0], l0), _mm256_madd_epi16(q[1], l1)),
+                    _mm256_add_epi32(_mm256_add_epi32(h0, h1), _mm256_add_epi32(h2, h3)),
+                    _mm256_add_epi32(_mm256_add_epi32(l0, l1), _mm256_add_epi32(l2, l3)),
                 )
             };
-            // [h low + h high | l low + l high]: the SSE2 path's two I32x4, exactly.
-            let s = _mm256_add_epi32(_mm256_permute2x128_si256::<0x20>(h, l), _mm256_permute2x128_si256::<0x31>(h, l));
-            let f = _mm256_cvtepi32_ps(s);
-            let (hf, lf) = (_mm256_castps256_ps128(f), _mm256_extractf128_ps::<1>(f));
-            F4(_mm_add_ps(_mm_mul_ps(hf, _mm_set1_ps(32768.0)), lf))
+            // H·2^15 is exact, so the fused form rounds once, as the base lanes' multiply
+            // and add do.
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(h), _mm256_set1_ps(32768.0), _mm256_cvtepi32_ps(l))
         }
+    }
+
+    #[inline(always)]
+    fn scaled_add(acc: __m256, g: __m256, ab: (&f32, &f32), cd: (&f32, &f32)) -> __m256 {
+        unsafe {
+            // Broadcasts from memory and blends: no shuffle.
+            let ab = _mm256_blend_ps::<0xf0>(_mm256_broadcast_ss(ab.0), _mm256_broadcast_ss(ab.1));
+            let cd = _mm256_blend_ps::<0xf0>(_mm256_broadcast_ss(cd.0), _mm256_broadcast_ss(cd.1));
+            _mm256_add_ps(acc, _mm256_mul_ps(g, _mm256_mul_ps(ab, cd)))
+        }
+    }
+
+    #[inline(always)]
+    fn fold(v: __m256) -> F4 {
+        unsafe { F4(_mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v))) }
     }
 
     #[inline(always)]

@@ -1,29 +1,42 @@
 //! The pieces of work every quantized kernel shares, behind one trait so the kernels
 //! are written once and compiled once per lane width ([`super::Lanes`]):
-//! - 32 codes times an activation block's integer planes (`xplanes`), used by every
-//!   32-value-group type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q8_K);
+//! - two groups of 32 codes times their activation blocks' integer planes (`xplanes`),
+//!   used by every 32-value-group type (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K,
+//!   Q8_K): four lanes a group, so that the wide lanes take a pair of groups a step and
+//!   never add lanes across each other;
 //! - 16 codes widened to f32 times 16 activations (Q2_K, Q3_K, Q6_K);
 //! - eight halves widened to f32 (F16 rows);
 //! - 32 float weights times 32 activations (F32, F16, BF16 rows).
 //!
-//! Every implementation returns the same four f32 lanes, each from the same f32
-//! operations in the same order (the integer sums are exact whatever their order), so
-//! a wider implementation gives the same bits as [`Base`]
+//! Every implementation returns the same f32 lanes, each from the same f32 operations
+//! in the same order (the integer sums are exact whatever their order), so a wider
+//! implementation gives the same bits as [`Base`]
 //! (`tests::every_lane_width_gives_the_same_bits`).
 
 use super::simd::{dot4, dot8, f16, I16x8, B16, F4};
 use super::xplanes;
 
 pub trait Isa {
-    /// 32 codes unpacked for [`Isa::int_dot32`] (once per group, shared by the rows).
-    type Codes32: Copy;
+    /// The codes of two 32-value groups, A and B, unpacked for [`Isa::pair_dot`] (once
+    /// per pair, shared by the rows).
+    type Codes2: Copy;
     /// 16 codes widened to f32 for [`Isa::dot16`].
     type Codes16: Copy;
-    /// Codes of values 0..16 (`lo`) and 16..32 (`hi`), as signed or unsigned bytes.
-    fn codes32(lo: B16, hi: B16, signed: bool) -> Self::Codes32;
-    /// `Σ q·x` over one 32-value group in units of its block scale, `p[at..at + 64]`
-    /// the block's planes (`xplanes::int_dot32`).
-    fn int_dot32(q: Self::Codes32, p: &[i16], at: usize) -> F4;
+    /// Codes of A's values 0..16 and 16..32, and of B's, as signed or unsigned bytes.
+    fn codes2(a: (B16, B16), b: (B16, B16), signed: bool) -> Self::Codes2;
+    /// Eight f32 lanes: four that belong to group A, four to B.
+    type Lanes8: Copy;
+    fn lanes8_zero() -> Self::Lanes8;
+    /// `Σ q·x` of groups A and B in units of their block scales, four lanes each: lane
+    /// k of a group is `f32(H)·2^15 + f32(L)` of the exact sums of its values 4k..4k + 4
+    /// and 16 + 4k..20 + 4k with the high and low planes (`xplanes`: the pair's planes
+    /// are `p[at..at + 128]`).
+    fn pair_dot(q: Self::Codes2, p: &[i16], at: usize) -> Self::Lanes8;
+    /// `acc + g · ([a ×4 | b ×4] · [c ×4 | d ×4])`, lane by lane: A's lanes scaled by `a·c`,
+    /// B's by `b·d` (the wide lanes broadcast each factor from memory).
+    fn scaled_add(acc: Self::Lanes8, g: Self::Lanes8, ab: (&f32, &f32), cd: (&f32, &f32)) -> Self::Lanes8;
+    /// A's lanes plus B's.
+    fn fold(v: Self::Lanes8) -> F4;
     fn codes16(q: B16, signed: bool) -> Self::Codes16;
     /// `0x10` in byte i of the first vector where bit i of `qh` is set, of the second
     /// where bit 16 + i is (a Q5 block's fifth bits, values 0..16 and 16..32).
@@ -44,19 +57,40 @@ pub trait Isa {
 pub struct Base;
 
 impl Isa for Base {
-    type Codes32 = [I16x8; 4];
+    type Codes2 = [[I16x8; 4]; 2];
     type Codes16 = [F4; 4];
 
     #[inline(always)]
-    fn codes32(lo: B16, hi: B16, signed: bool) -> [I16x8; 4] {
-        let w = |b: B16| if signed { b.widen16_i() } else { b.widen16_u() };
-        let ([a, b], [c, d]) = (w(lo), w(hi));
-        [a, b, c, d]
+    fn codes2(a: (B16, B16), b: (B16, B16), signed: bool) -> [[I16x8; 4]; 2] {
+        let w = |b: B16| if signed { b.split16_i() } else { b.split16_u() };
+        let g = |(lo, hi): (B16, B16)| {
+            let ([e0, o0], [e1, o1]) = (w(lo), w(hi));
+            [e0, o0, e1, o1]
+        };
+        [g(a), g(b)]
+    }
+
+    type Lanes8 = [F4; 2];
+
+    #[inline(always)]
+    fn lanes8_zero() -> [F4; 2] {
+        [F4::zero(); 2]
     }
 
     #[inline(always)]
-    fn int_dot32(q: [I16x8; 4], p: &[i16], at: usize) -> F4 {
-        xplanes::int_dot32(q, p, at)
+    fn pair_dot(q: [[I16x8; 4]; 2], p: &[i16], at: usize) -> [F4; 2] {
+        [xplanes::group_dot(q[0], p, at), xplanes::group_dot(q[1], p, at + 8)]
+    }
+
+    #[inline(always)]
+    fn scaled_add(acc: [F4; 2], g: [F4; 2], ab: (&f32, &f32), cd: (&f32, &f32)) -> [F4; 2] {
+        let (sa, sb) = (F4::splat(*ab.0).mul(F4::splat(*cd.0)), F4::splat(*ab.1).mul(F4::splat(*cd.1)));
+        [acc[0].add(g[0].mul(sa)), acc[1].add(g[1].mul(sb))]
+    }
+
+    #[inline(always)]
+    fn fold(v: [F4; 2]) -> F4 {
+        v[0].add(v[1])
     }
 
     #[inline(always)]

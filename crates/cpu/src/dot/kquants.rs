@@ -2,9 +2,9 @@
 //! kernel walks its super-block group by group in the order of the dequantizer: a
 //! group's codes are unpacked once, and every activation row adds `scale_g · Σ q·x`
 //! to a block sum that is multiplied by the super-scale `d` at the end of the block.
-//! 32-value groups (Q4_K, Q5_K, Q8_K) use the activations' integer planes, 16-value
-//! groups (Q2_K, Q3_K, Q6_K) f32 lanes. Minimum terms use the precomputed group sums
-//! of `x`.
+//! 32-value groups (Q4_K, Q5_K, Q8_K) use the activations' integer planes, a pair of
+//! groups at a time (`legacy`'s lanes); 16-value groups (Q2_K, Q3_K, Q6_K) f32 lanes.
+//! Minimum terms use the precomputed group sums of `x`.
 
 use kindling_gguf::dequant::kquants::{k4_scale_min, q3_k_scales};
 
@@ -27,22 +27,43 @@ fn group16<I: Isa, const R: usize>(blk: &mut [F4; R], q: B16, signed: bool, x: X
     }
 }
 
-/// `blk[r] += scale · Σ q·x[r]` over 32-value group `g` (activation block `g`) whose
-/// codes are `lo` (values 0..16) and `hi` (16..32).
+/// A pair of 32-value groups (`2c`, `2c + 1`) into every row's `blk`: A's lanes add
+/// `sc[2c] · s · Σ q·x[r]` of group 2c, B's the same of group 2c + 1.
 #[inline(always)]
-fn group32<I: Isa, const G: usize, const R: usize>(
-    blk: &mut [F4; R],
-    lo: B16,
-    hi: B16,
-    signed: bool,
+fn pair32<I: Isa, const G: usize, const R: usize>(
+    blk: &mut [I::Lanes8; R],
+    q: I::Codes2,
+    sc: &[f32; 8],
     x: &Int<G, R>,
-    g: usize,
-    scale: f32,
+    c: usize,
 ) {
-    let q = I::codes32(lo, hi, signed);
     for ((b, p), s) in blk.iter_mut().zip(x.planes).zip(x.scales) {
-        let f = I::int_dot32(q, p, 64 * g);
-        *b = b.add(f.mul(F4::splat(scale * s[g])));
+        let g = I::pair_dot(q, p, 128 * c);
+        *b = I::scaled_add(*b, g, (&sc[2 * c], &sc[2 * c + 1]), (&s[2 * c], &s[2 * c + 1]));
+    }
+}
+
+/// The codes of the two groups in 32 bytes at `b[at..]`: low nibbles and high nibbles
+/// (Q4_K; Q5_K with `fifth` bits added, group `g` taking bit `g` of each byte).
+#[inline(always)]
+fn nibble_pair<I: Isa>(b: &[u8], at: usize, fifth: Option<(B16, B16, usize)>) -> I::Codes2 {
+    let (q0, q1) = (B16::load(b, at), B16::load(b, at + 16));
+    let m = B16::splat(0x0f);
+    let (mut a0, mut a1, mut b0, mut b1) = (q0.and(m), q1.and(m), q0.shr(4), q1.shr(4));
+    if let Some((h0, h1, g)) = fifth {
+        let one = B16::splat(1);
+        let bit = |h: B16, g: usize| h.shr(g as u32).and(one).shl(4);
+        (a0, a1, b0, b1) = (a0.or(bit(h0, g)), a1.or(bit(h1, g)), b0.or(bit(h0, g + 1)), b1.or(bit(h1, g + 1)));
+    }
+    I::codes2((a0, a1), (b0, b1), false)
+}
+
+/// `acc[r] += d · (A's lanes + B's)` of a super-block's pairs.
+#[inline(always)]
+fn finish_pairs<I: Isa, const R: usize>(acc: &mut [Acc; R], blk: [I::Lanes8; R], d: f32) {
+    let d = F4::splat(d);
+    for (a, b) in acc.iter_mut().zip(blk) {
+        a.v = a.v.add(I::fold(b).mul(d));
     }
 }
 
@@ -117,14 +138,12 @@ fn k4_scales(b: &[u8]) -> ([f32; 8], [f32; 8]) {
 #[inline(always)]
 pub fn q4_k<I: Isa, const R: usize>(b: &[u8; 144], x: &Int<8, R>, acc: &mut [Acc; R]) {
     let (sc, mins) = k4_scales(&b[4..16]);
-    let mut blk = [F4::zero(); R];
-    let m = B16::splat(0x0f);
+    let mut blk = [I::lanes8_zero(); R];
+    // Bytes 32c..32c + 32 of the codes hold groups 2c (low nibbles) and 2c + 1 (high).
     for c in 0..4 {
-        let (q0, q1) = (B16::load(b, 16 + 32 * c), B16::load(b, 32 + 32 * c));
-        group32::<I, _, R>(&mut blk, q0.and(m), q1.and(m), false, x, 2 * c, sc[2 * c]);
-        group32::<I, _, R>(&mut blk, q0.shr(4), q1.shr(4), false, x, 2 * c + 1, sc[2 * c + 1]);
+        pair32::<I, _, R>(&mut blk, nibble_pair::<I>(b, 16 + 32 * c, None), &sc, x, c);
     }
-    finish(acc, blk, f16(b[0], b[1]));
+    finish_pairs::<I, R>(acc, blk, f16(b[0], b[1]));
     minimum8(acc, mins, x, f16(b[2], b[3]));
 }
 
@@ -132,16 +151,11 @@ pub fn q4_k<I: Isa, const R: usize>(b: &[u8; 144], x: &Int<8, R>, acc: &mut [Acc
 pub fn q5_k<I: Isa, const R: usize>(b: &[u8; 176], x: &Int<8, R>, acc: &mut [Acc; R]) {
     let (sc, mins) = k4_scales(&b[4..16]);
     let (h0, h1) = (B16::load(b, 16), B16::load(b, 32));
-    let bit = |h: B16, g: usize| h.shr(g as u32).and(B16::splat(1)).shl(4);
-    let mut blk = [F4::zero(); R];
-    let m = B16::splat(0x0f);
+    let mut blk = [I::lanes8_zero(); R];
     for c in 0..4 {
-        let (q0, q1) = (B16::load(b, 48 + 32 * c), B16::load(b, 64 + 32 * c));
-        let (g0, g1) = (2 * c, 2 * c + 1);
-        group32::<I, _, R>(&mut blk, q0.and(m).or(bit(h0, g0)), q1.and(m).or(bit(h1, g0)), false, x, g0, sc[g0]);
-        group32::<I, _, R>(&mut blk, q0.shr(4).or(bit(h0, g1)), q1.shr(4).or(bit(h1, g1)), false, x, g1, sc[g1]);
+        pair32::<I, _, R>(&mut blk, nibble_pair::<I>(b, 48 + 32 * c, Some((h0, h1, 2 * c))), &sc, x, c);
     }
-    finish(acc, blk, f16(b[0], b[1]));
+    finish_pairs::<I, R>(acc, blk, f16(b[0], b[1]));
     minimum8(acc, mins, x, f16(b[2], b[3]));
 }
 
@@ -171,9 +185,12 @@ pub fn q6_k<I: Isa, const R: usize>(b: &[u8; 210], x: &Float<0, R>, acc: &mut [A
 
 #[inline(always)]
 pub fn q8_k<I: Isa, const R: usize>(b: &[u8; 292], x: &Int<0, R>, acc: &mut [Acc; R]) {
-    let mut blk = [F4::zero(); R];
-    for g in 0..8 {
-        group32::<I, _, R>(&mut blk, B16::load(b, 4 + 32 * g), B16::load(b, 20 + 32 * g), true, x, g, 1.0);
+    let mut blk = [I::lanes8_zero(); R];
+    for c in 0..4 {
+        let at = 4 + 64 * c;
+        let q =
+            I::codes2((B16::load(b, at), B16::load(b, at + 16)), (B16::load(b, at + 32), B16::load(b, at + 48)), true);
+        pair32::<I, _, R>(&mut blk, q, &[1.0; 8], x, c);
     }
-    finish(acc, blk, f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    finish_pairs::<I, R>(acc, blk, f32::from_le_bytes([b[0], b[1], b[2], b[3]]));
 }

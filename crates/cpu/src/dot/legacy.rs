@@ -1,14 +1,13 @@
-//! The 32-value block types (layouts: `kindling_gguf::dequant::legacy`). Each kernel
-//! unpacks its block's codes into 16-bit lanes once, then for every activation row
-//! adds `d · Σ q·x` (exact integer sum against the row's planes, times the block
-//! scales) and, for the `_1` types, `m · Σ x`. Codes of the `_0` types are made signed
-//! in the byte domain (exact) before widening.
+//! The 32-value block types (layouts: `kindling_gguf::dequant::legacy`). A row is walked
+//! two blocks at a time: each pair's codes are unpacked into 16-bit lanes once and
+//! multiplied with every activation row's planes (exact integer sums, four lanes a
+//! block), and the pair's lanes scaled by `d · s` each and added to the row's eight
+//! lanes. The `_1` types' `m · Σ x` goes to a scalar, block by block. Codes of the `_0`
+//! types are made signed in the byte domain (exact) before widening.
 
 use super::isa::Isa;
-use super::simd::{f16, B16, F4};
-use super::{Acc, Block};
-
-type Legacy<'a, const G: usize, const R: usize> = Block<'a, 0, G, 64, 1, R>;
+use super::simd::{f16, f16_ref, B16};
+use super::{nth, XRow};
 
 /// Low nibbles are values 0..16, high nibbles values 16..32.
 #[inline(always)]
@@ -23,54 +22,97 @@ fn high_bits<const B: usize>(b: &[u8; B], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-/// Adds `d · Σ q·x` for every row.
+/// Each type's block kernel: its codes, values 0..16 and 16..32 as bytes. Every block
+/// starts with its scale `d` as a half, and the `_1` types' with their minimum `m`
+/// after it.
 #[inline(always)]
-fn scaled<I: Isa, const G: usize, const R: usize>(q: I::Codes32, d: f32, x: &Legacy<G, R>, acc: &mut [Acc; R]) {
-    for ((a, p), s) in acc.iter_mut().zip(x.planes).zip(x.scales) {
-        let f = I::int_dot32(q, p, 0);
-        a.v = a.v.add(f.mul(F4::splat(d * s[0])));
-    }
-}
-
-/// Adds the block minimum's term `m · Σ x` for every row.
-#[inline(always)]
-fn minimum<const R: usize>(m: f32, x: &Legacy<1, R>, acc: &mut [Acc; R]) {
-    for (a, s) in acc.iter_mut().zip(x.sums) {
-        a.s += m * s[0];
-    }
-}
-
-#[inline(always)]
-pub fn q4_0<I: Isa, const R: usize>(b: &[u8; 18], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
+pub fn q4_0(b: &[u8; 18]) -> (B16, B16) {
     let (lo, hi) = nibbles(b, 2);
     let eight = B16::splat(8);
-    scaled::<I, _, R>(I::codes32(lo.sub(eight), hi.sub(eight), true), f16(b[0], b[1]), x, acc);
+    (lo.sub(eight), hi.sub(eight))
 }
 
 #[inline(always)]
-pub fn q4_1<I: Isa, const R: usize>(b: &[u8; 20], x: &Legacy<1, R>, acc: &mut [Acc; R]) {
-    let (lo, hi) = nibbles(b, 4);
-    scaled::<I, _, R>(I::codes32(lo, hi, false), f16(b[0], b[1]), x, acc);
-    minimum(f16(b[2], b[3]), x, acc);
+pub fn q4_1(b: &[u8; 20]) -> (B16, B16) {
+    nibbles(b, 4)
 }
 
 #[inline(always)]
-pub fn q5_0<I: Isa, const R: usize>(b: &[u8; 22], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
+pub fn q5_0<I: Isa>(b: &[u8; 22]) -> (B16, B16) {
     let (lo, hi) = nibbles(b, 6);
     let (h0, h1) = I::fifth_bits(high_bits(b, 2));
     let sixteen = B16::splat(16);
-    scaled::<I, _, R>(I::codes32(lo.or(h0).sub(sixteen), hi.or(h1).sub(sixteen), true), f16(b[0], b[1]), x, acc);
+    (lo.or(h0).sub(sixteen), hi.or(h1).sub(sixteen))
 }
 
 #[inline(always)]
-pub fn q5_1<I: Isa, const R: usize>(b: &[u8; 24], x: &Legacy<1, R>, acc: &mut [Acc; R]) {
+pub fn q5_1<I: Isa>(b: &[u8; 24]) -> (B16, B16) {
     let (lo, hi) = nibbles(b, 8);
     let (h0, h1) = I::fifth_bits(high_bits(b, 4));
-    scaled::<I, _, R>(I::codes32(lo.or(h0), hi.or(h1), false), f16(b[0], b[1]), x, acc);
-    minimum(f16(b[2], b[3]), x, acc);
+    (lo.or(h0), hi.or(h1))
 }
 
 #[inline(always)]
-pub fn q8_0<I: Isa, const R: usize>(b: &[u8; 34], x: &Legacy<0, R>, acc: &mut [Acc; R]) {
-    scaled::<I, _, R>(I::codes32(B16::load(b, 2), B16::load(b, 18), true), f16(b[0], b[1]), x, acc);
+pub fn q8_0(b: &[u8; 34]) -> (B16, B16) {
+    (B16::load(b, 2), B16::load(b, 18))
+}
+
+/// `Σ w·x[r]` for one row `w` of `B`-byte blocks and `R` activation rows, each with its
+/// planes, block scales and (`MIN`, the `_1` types) block sums; rows whose lengths do
+/// not match give 0. `codes` is the type's block kernel above, whose codes are signed
+/// where `SIGNED`.
+#[inline(always)]
+pub fn row<I: Isa, const B: usize, const SIGNED: bool, const MIN: bool, const R: usize>(
+    w: &[u8],
+    x: [XRow; R],
+    codes: impl Fn(&[u8; B]) -> (B16, B16),
+) -> [f32; R] {
+    let n = w.len() / B;
+    let bad = |r: &XRow| {
+        r.planes.len() != super::xplanes::planes_len(32 * n) || r.scales.len() != n || (MIN && r.sums.len() != n)
+    };
+    if x.iter().any(bad) {
+        return [0.0; R];
+    }
+    let mut acc = [I::lanes8_zero(); R];
+    let mut min = [0.0f32; R];
+    let mut pairs = w.chunks_exact(2 * B);
+    for (j, pair) in pairs.by_ref().enumerate() {
+        let (Ok(a), Ok(b)) = (<&[u8; B]>::try_from(&pair[..B]), <&[u8; B]>::try_from(&pair[B..])) else {
+            break;
+        };
+        let q = I::codes2(codes(a), codes(b), SIGNED);
+        let (da, db) = (f16_ref(a[0], a[1]), f16_ref(b[0], b[1]));
+        for ((acc, m), r) in acc.iter_mut().zip(&mut min).zip(&x) {
+            // SAFETY (each): the lengths were checked above, and pair j < n / 2.
+            let (p, s) = unsafe { (nth::<i16, 128>(r.planes, j), nth::<f32, 2>(r.scales, j)) };
+            *acc = I::scaled_add(*acc, I::pair_dot(q, p, 0), (da, db), (&s[0], &s[1]));
+            if MIN {
+                let sums = unsafe { nth::<f32, 2>(r.sums, j) };
+                *m += f16(a[2], a[3]) * sums[0];
+                *m += f16(b[2], b[3]) * sums[1];
+            }
+        }
+    }
+    // A last block alone: the pair's other group has no codes, planes or scale.
+    if let Ok(a) = <&[u8; B]>::try_from(pairs.remainder().get(..B).unwrap_or(&[])) {
+        let (j, last) = (n / 2, n - 1);
+        let q = I::codes2(codes(a), (B16::splat(0), B16::splat(0)), SIGNED);
+        let da = f16_ref(a[0], a[1]);
+        for ((acc, m), r) in acc.iter_mut().zip(&mut min).zip(&x) {
+            // SAFETY: as above; the planes of a row hold a whole pair for its last block.
+            let p = unsafe { nth::<i16, 128>(r.planes, j) };
+            *acc = I::scaled_add(*acc, I::pair_dot(q, p, 0), (da, &0.0), (&r.scales[last], &0.0));
+            if MIN {
+                *m += f16(a[2], a[3]) * r.sums[last];
+            }
+        }
+    }
+    // A loop, not `array::from_fn`: its closure would be compiled without the wide
+    // lanes' target features.
+    let mut out = [0.0f32; R];
+    for ((o, a), m) in out.iter_mut().zip(acc).zip(min) {
+        *o = I::fold(a).hsum() + m;
+    }
+    out
 }

@@ -4,15 +4,16 @@
 //!
 //! Two kinds of kernel, one per type:
 //! - the 32-value-group types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q8_K) multiply
-//!   codes with the activations' exact integer planes (`xplanes`) and scale each
-//!   group's exact sum in f32;
+//!   codes with the activations' exact integer planes (`xplanes`), a pair of groups at
+//!   a time, and scale each group's exact sums (four lanes of it) in f32;
 //! - the others (Q2_K, Q3_K, Q6_K with 16-value groups, F32/F16/BF16) widen codes to f32
 //!   lanes and multiply them with the f32 activations.
 //!
 //! Batch invariance: the arithmetic one (weight row, activation row) pair sees is the
 //! same whatever `R` is and whatever rows share the call, so a prompt batch gives
-//! exactly the logits of token-by-token decode. Each row's result is
-//! `acc.v.hsum() + acc.s`, accumulated block by block in a fixed order.
+//! exactly the logits of token-by-token decode. Each row's result is a sum of f32
+//! lanes and a scalar, accumulated block by block in a fixed order (the legacy types
+//! keep eight lanes, four for the even blocks and four for the odd, added at the end).
 //!
 //! Types with an additive block minimum (Q4_1, Q5_1, Q2_K, Q4_K, Q5_K) use
 //! `Σ (d·q + m)·x = d·Σ q·x + m·Σ x`, with `Σ x` per group precomputed once per
@@ -38,7 +39,7 @@ use isa::Isa;
 pub use lanes::Lanes;
 use simd::F4;
 pub use simd::LANES;
-pub use xplanes::x_planes;
+pub use xplanes::{planes_len, x_planes};
 
 /// One activation row's running sum: a vector part and a scalar part (block minima,
 /// tails).
@@ -174,11 +175,11 @@ macro_rules! typed {
             GgmlType::F32 => float::f32_row::<$I, $R>(w, x.map(|r| r.x)),
             GgmlType::F16 => float::f16_row::<$I, $R>(w, x.map(|r| r.x), |i| <$I as Isa>::halves8(w, 2 * i)),
             GgmlType::BF16 => float::bf16_row::<$I, $R>(w, x.map(|r| r.x)),
-            GgmlType::Q4_0 => blocks::<18, 0, 0, 64, 1, $R>(w, x, |b, x, a| legacy::q4_0::<$I, $R>(b, x, a)),
-            GgmlType::Q4_1 => blocks::<20, 0, 1, 64, 1, $R>(w, x, |b, x, a| legacy::q4_1::<$I, $R>(b, x, a)),
-            GgmlType::Q5_0 => blocks::<22, 0, 0, 64, 1, $R>(w, x, |b, x, a| legacy::q5_0::<$I, $R>(b, x, a)),
-            GgmlType::Q5_1 => blocks::<24, 0, 1, 64, 1, $R>(w, x, |b, x, a| legacy::q5_1::<$I, $R>(b, x, a)),
-            GgmlType::Q8_0 => blocks::<34, 0, 0, 64, 1, $R>(w, x, |b, x, a| legacy::q8_0::<$I, $R>(b, x, a)),
+            GgmlType::Q4_0 => legacy::row::<$I, 18, true, false, $R>(w, x, |b| legacy::q4_0(b)),
+            GgmlType::Q4_1 => legacy::row::<$I, 20, false, true, $R>(w, x, |b| legacy::q4_1(b)),
+            GgmlType::Q5_0 => legacy::row::<$I, 22, true, false, $R>(w, x, |b| legacy::q5_0::<$I>(b)),
+            GgmlType::Q5_1 => legacy::row::<$I, 24, false, true, $R>(w, x, |b| legacy::q5_1::<$I>(b)),
+            GgmlType::Q8_0 => legacy::row::<$I, 34, true, false, $R>(w, x, |b| legacy::q8_0(b)),
             GgmlType::Q2K => blocks::<84, 256, 16, 0, 0, $R>(w, x, |b, x, a| kquants::q2_k::<$I, $R>(b, x, a)),
             GgmlType::Q3K => blocks::<110, 256, 0, 0, 0, $R>(w, x, |b, x, a| kquants::q3_k::<$I, $R>(b, x, a)),
             GgmlType::Q4K => blocks::<144, 0, 8, 512, 8, $R>(w, x, |b, x, a| kquants::q4_k::<$I, $R>(b, x, a)),

@@ -107,15 +107,16 @@ mod imp {
         pub fn splat(v: u8) -> B16 {
             B16(u8x16_splat(v))
         }
-        /// The bytes as unsigned 16-bit lanes: values 0..8, 8..16.
+        /// The even bytes and the odd bytes as unsigned 16-bit lanes (values 0, 2, ..,
+        /// 14 and 1, 3, .., 15): masks and shifts, no shuffles.
         #[inline(always)]
-        pub fn widen16_u(self) -> [I16x8; 2] {
-            [I16x8(u16x8_extend_low_u8x16(self.0)), I16x8(u16x8_extend_high_u8x16(self.0))]
+        pub fn split16_u(self) -> [I16x8; 2] {
+            [I16x8(v128_and(self.0, u16x8_splat(0xff))), I16x8(u16x8_shr(self.0, 8))]
         }
-        /// The bytes as signed 16-bit lanes: values 0..8, 8..16.
+        /// [`B16::split16_u`] with the bytes' signs.
         #[inline(always)]
-        pub fn widen16_i(self) -> [I16x8; 2] {
-            [I16x8(i16x8_extend_low_i8x16(self.0)), I16x8(i16x8_extend_high_i8x16(self.0))]
+        pub fn split16_i(self) -> [I16x8; 2] {
+            [I16x8(i16x8_shr(i16x8_shl(self.0, 8), 8)), I16x8(i16x8_shr(self.0, 8))]
         }
         /// Bytes `b[at..at + 16]` (zeros if out of range, which callers never are).
         #[inline(always)]
@@ -321,12 +322,16 @@ mod imp {
                 B16(_mm_and_si128(set, _mm_set1_epi8(v as i8)))
             }
         }
+        /// The even bytes and the odd bytes as unsigned 16-bit lanes (values 0, 2, ..,
+        /// 14 and 1, 3, .., 15): masks and shifts, no shuffles.
         #[inline(always)]
-        pub fn widen16_u(self) -> [I16x8; 2] {
-            unsafe {
-                let z = _mm_setzero_si128();
-                [I16x8(_mm_unpacklo_epi8(self.0, z)), I16x8(_mm_unpackhi_epi8(self.0, z))]
-            }
+        pub fn split16_u(self) -> [I16x8; 2] {
+            unsafe { [I16x8(_mm_and_si128(self.0, _mm_set1_epi16(0xff))), I16x8(_mm_srli_epi16(self.0, 8))] }
+        }
+        /// [`B16::split16_u`] with the bytes' signs.
+        #[inline(always)]
+        pub fn split16_i(self) -> [I16x8; 2] {
+            unsafe { [I16x8(_mm_srai_epi16(_mm_slli_epi16(self.0, 8), 8)), I16x8(_mm_srai_epi16(self.0, 8))] }
         }
         #[inline(always)]
         pub fn widen16_i(self) -> [I16x8; 2] {
@@ -460,15 +465,21 @@ mod imp {
         pub fn splat(v: u8) -> B16 {
             B16([v; 16])
         }
+        /// The even bytes and the odd bytes as unsigned 16-bit lanes (values 0, 2, ..,
+        /// 14 and 1, 3, .., 15): masks and shifts, no shuffles.
         #[inline(always)]
-        pub fn widen16_u(self) -> [I16x8; 2] {
-            let b = self.0.map(i16::from);
-            [I16x8(core::array::from_fn(|i| b[i])), I16x8(core::array::from_fn(|i| b[8 + i]))]
+        pub fn split16_u(self) -> [I16x8; 2] {
+            let b = self.0;
+            [
+                I16x8(core::array::from_fn(|i| i16::from(b[2 * i]))),
+                I16x8(core::array::from_fn(|i| i16::from(b[2 * i + 1]))),
+            ]
         }
+        /// [`B16::split16_u`] with the bytes' signs.
         #[inline(always)]
-        pub fn widen16_i(self) -> [I16x8; 2] {
-            let b = self.0.map(|v| v as i8 as i16);
-            [I16x8(core::array::from_fn(|i| b[i])), I16x8(core::array::from_fn(|i| b[8 + i]))]
+        pub fn split16_i(self) -> [I16x8; 2] {
+            let b = self.0.map(|v| i16::from(v as i8));
+            [I16x8(core::array::from_fn(|i| b[2 * i])), I16x8(core::array::from_fn(|i| b[2 * i + 1]))]
         }
         #[inline(always)]
         pub fn load(b: &[u8], at: usize) -> B16 {
@@ -561,7 +572,13 @@ pub fn dot8(lo: [F4; 4], hi: [F4; 4], x: &[f32], at: usize) -> F4 {
 /// arithmetic cost as much as a block's vector work in V8).
 #[inline(always)]
 pub fn f16(lo: u8, hi: u8) -> f32 {
-    F16_TABLE[u16::from_le_bytes([lo, hi]) as usize]
+    *f16_ref(lo, hi)
+}
+
+/// [`f16`]'s table entry itself, for lanes that broadcast it from memory.
+#[inline(always)]
+pub fn f16_ref(lo: u8, hi: u8) -> &'static f32 {
+    &F16_TABLE[u16::from_le_bytes([lo, hi]) as usize]
 }
 
 static F16_TABLE: [f32; 65536] = {

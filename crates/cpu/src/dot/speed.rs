@@ -27,7 +27,8 @@ fn best(reps: usize, mut f: impl FnMut()) -> f64 {
 fn kernel_speed() {
     let cols = 1536;
     let x: Vec<f32> = (0..cols).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 2.3e-3).collect();
-    let (mut sums, mut planes, mut scales) = (vec![0.0f32; cols / 16], vec![0i16; 2 * cols], vec![0.0f32; cols / 32]);
+    let (mut sums, mut planes, mut scales) =
+        (vec![0.0f32; cols / 16], vec![0i16; super::planes_len(cols)], vec![0.0f32; cols / 32]);
     let sums_time = best(2000, || x_sums(&x, 32, &mut sums[..cols / 32]));
     let planes_time = best(2000, || x_planes(&x, &mut planes, &mut scales));
     println!("prep of {cols} activations: sums {:.0} ns, planes {:.0} ns", sums_time * 1e9, planes_time * 1e9);
@@ -62,6 +63,12 @@ fn kernel_speed() {
                 let pf = if prefetch { "prefetch" } else { "" };
                 println!("{ty:5} {what:11} {lanes:?} {pf:8}: {ns:.2} ns per 32 weights, {gbs:.1} GB/s ({sink:.0})");
             }
+            // The decode matvec's own loop (`dot_band`: rows walked inside the lanes'
+            // code, each row's successors asked for ahead).
+            let mut out = vec![0.0f32; rows];
+            let t = best(if rows > 10_000 { 3 } else { 200 }, || super::dot_band(ty, &w, row_bytes, row, &mut out));
+            let ns = t * 1e9 / (rows * cols / 32) as f64;
+            println!("{ty:5} {what:11} {lanes:?} band    : {ns:.2} ns per 32 weights ({:.0})", out.iter().sum::<f32>());
         }
     }
 }
@@ -89,7 +96,7 @@ fn kernel_work() {
             if let Some(g) = need.sum_group {
                 x_sums(x, g, &mut sums);
             }
-            let (mut planes, mut scales) = (vec![0i16; 2 * cols], vec![0.0f32; cols / 32]);
+            let (mut planes, mut scales) = (vec![0i16; super::planes_len(cols)], vec![0.0f32; cols / 32]);
             x_planes(x, &mut planes, &mut scales);
             if !need.planes {
                 (planes, scales) = (Vec::new(), Vec::new());

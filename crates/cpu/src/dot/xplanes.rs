@@ -17,8 +17,8 @@ use super::Lanes;
 /// Values per activation block (and per integer group of every kernel using planes).
 pub const BLOCK: usize = 32;
 
-/// Writes `x`'s planes (`planes.len() = 2 · x.len()`: per block 32 high values, then
-/// 32 low) and block scales `2^-k` (`scales.len() = x.len() / 32`). A block holding
+/// Writes `x`'s planes (`planes.len() = planes_len(x.len())`, in the order of
+/// [`plane_at`]) and block scales `2^-k` (`scales.len() = x.len() / 32`). A block holding
 /// inf or NaN gets a NaN scale (its dot products become NaN, as the f32 ones would
 /// be, or inf); an all-zero block a zero scale. Blocks whose largest magnitude is
 /// below 2^-120 are scaled as if it were 2^-120 (their products vanish in f32 anyway).
@@ -66,36 +66,48 @@ unsafe fn planes_unchecked(lanes: Lanes, x: &[f32], planes: &mut [i16], scales: 
 
 #[inline(always)]
 fn planes_of(x: &[f32], planes: &mut [i16], scales: &mut [f32]) {
-    for ((xb, pb), s) in x.chunks_exact(BLOCK).zip(planes.chunks_exact_mut(2 * BLOCK)).zip(scales.iter_mut()) {
+    let blocks = scales.len().min(x.len() / BLOCK);
+    if planes.len() < planes_len(blocks * BLOCK) {
+        return;
+    }
+    if blocks % 2 == 1 {
+        // A last block alone: its pair's other half stays zero.
+        planes[planes_len(blocks * BLOCK) - 128..].fill(0);
+    }
+    for (b, (xb, s)) in x.chunks_exact(BLOCK).zip(scales.iter_mut()).enumerate() {
+        let (mut hi, mut lo) = ([0i16; BLOCK], [0i16; BLOCK]);
         // The largest magnitude's bits: magnitudes order as their bits do, and inf and
         // every NaN lie above the finite ones.
         let max = xb.iter().fold(0i32, |m, v| m.max((v.to_bits() & 0x7fff_ffff) as i32));
         if max == 0 || max >= 0x7f80_0000 {
-            pb.fill(0);
             *s = if max == 0 { 0.0 } else { f32::NAN };
-            continue;
+        } else {
+            // floor(log2(max)) from the exponent bits; a subnormal maximum (field 0) is
+            // below 2^-120 and clamped like any other.
+            let e = ((max >> 23) - 127).max(-120);
+            // max · 2^k < 2^30; k in -98..=149. 2^k goes in two exact factors, each a
+            // normal f32 (2^149 is not one).
+            let k = 29 - e;
+            let (up_a, up_b) = (pow2(k / 2), pow2(k - k / 2));
+            for i in 0..BLOCK {
+                let y = xb[i] * up_a * up_b;
+                // SAFETY: y is finite and below 2^30 in magnitude (the block has no inf
+                // or NaN, and k is chosen for that), so it truncates to an i32 exactly.
+                // (`as` would add a saturating check per value that keeps the loop out
+                // of vector lanes.)
+                let t = unsafe { y.to_int_unchecked::<i32>() };
+                let frac = y - t as f32; // exact: y and t share their high bits
+                let q = t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32;
+                hi[i] = (q >> 15) as i16;
+                lo[i] = (q & 0x7fff) as i16;
+            }
+            *s = pow2(-k);
         }
-        // floor(log2(max)) from the exponent bits; a subnormal maximum (field 0) is
-        // below 2^-120 and clamped like any other.
-        let e = ((max >> 23) - 127).max(-120);
-        // max · 2^k < 2^30; k in -98..=149. 2^k goes in two exact factors, each a normal
-        // f32 (2^149 is not one).
-        let k = 29 - e;
-        let (up_a, up_b) = (pow2(k / 2), pow2(k - k / 2));
-        let (hi, lo) = pb.split_at_mut(BLOCK);
         for i in 0..BLOCK {
-            let y = xb[i] * up_a * up_b;
-            // SAFETY: y is finite and below 2^30 in magnitude (the block has no inf or
-            // NaN, and k is chosen for that), so it truncates to an i32 exactly. (`as`
-            // would add a saturating check per value that keeps the loop out of vector
-            // lanes.)
-            let t = unsafe { y.to_int_unchecked::<i32>() };
-            let frac = y - t as f32; // exact: y and t share their high bits
-            let q = t + (frac >= 0.5) as i32 - (frac <= -0.5) as i32;
-            hi[i] = (q >> 15) as i16;
-            lo[i] = (q & 0x7fff) as i16;
+            let at = plane_at(b, i);
+            planes[at] = hi[i];
+            planes[at + 64] = lo[i];
         }
-        *s = pow2(-k);
     }
 }
 
@@ -110,20 +122,38 @@ fn pow2(n: i32) -> f32 {
     }
 }
 
-/// `Σ q·x` over one 32-value group in units of its block scale: `q` holds the 32
-/// codes as 16-bit lanes, `p[at..at + 64]` the block's planes.
+/// Plane values a row of `cols` activations takes: 128 for each pair of blocks (a
+/// last block alone takes a pair's room).
+pub const fn planes_len(cols: usize) -> usize {
+    128 * (cols / BLOCK).div_ceil(2)
+}
+
+/// Where value `i` of block `b` sits in a row's planes (its high plane's value; the
+/// low plane's is 64 further). Blocks go in pairs, 128 values a pair, high plane then
+/// low; within a plane, runs of eight: A's even values of 0..16, B's, A's odd values of
+/// 0..16, B's, then the same of values 16..32. So each 256-bit load holds the same
+/// values of both blocks of a pair, in the order that codes split into even and odd
+/// bytes (masks and shifts, no shuffles) come in, and the wide lanes multiply and add
+/// a pair without moving a value across lanes.
+pub const fn plane_at(b: usize, i: usize) -> usize {
+    128 * (b / 2) + 8 * (b % 2) + 16 * (2 * (i / 16) + i % 2) + (i % 16) / 2
+}
+
+/// One group's `Σ q·x` in units of its block scale, four lanes: `q` holds its even and
+/// odd codes of values 0..16, then of 16..32 (`B16::split16_u`), and its planes' runs
+/// are `p[at + 16k..at + 16k + 8]` for k in 0..4, the low plane's 64 further.
 #[inline(always)]
-pub fn int_dot32(q: [I16x8; 4], p: &[i16], at: usize) -> F4 {
-    let (h, l) = (plane_dot(q, p, at), plane_dot(q, p, at + BLOCK));
+pub fn group_dot(q: [I16x8; 4], p: &[i16], at: usize) -> F4 {
+    let (h, l) = (plane_sum(q, p, at), plane_sum(q, p, at + 64));
     h.to_f32().mul(F4::splat(32768.0)).add(l.to_f32())
 }
 
-/// Σ q·plane over 32 values, as four exact i32 lanes.
+/// Σ q·plane of one group, as four exact i32 lanes.
 #[inline(always)]
-fn plane_dot(q: [I16x8; 4], p: &[i16], at: usize) -> I32x4 {
+fn plane_sum(q: [I16x8; 4], p: &[i16], at: usize) -> I32x4 {
     let m0 = q[0].madd(I16x8::load(p, at));
-    let m1 = q[1].madd(I16x8::load(p, at + 8));
-    let m2 = q[2].madd(I16x8::load(p, at + 16));
-    let m3 = q[3].madd(I16x8::load(p, at + 24));
+    let m1 = q[1].madd(I16x8::load(p, at + 16));
+    let m2 = q[2].madd(I16x8::load(p, at + 32));
+    let m3 = q[3].madd(I16x8::load(p, at + 48));
     m0.add(m1).add(m2.add(m3))
 }

@@ -4,7 +4,7 @@
 use kindling_gguf::GgmlType;
 
 use super::{gemm, overwritten, qgemm};
-use crate::dot::{dot_band, dot_rows, needs, prefetch_ahead, x_planes, x_sums, Needs, XRow};
+use crate::dot::{dot_band, dot_rows, needs, planes_len, prefetch_ahead, x_planes, x_sums, Needs, XRow};
 use crate::parallel;
 
 /// Activation rows handed to one fused call: each weight block is unpacked once for
@@ -142,7 +142,7 @@ impl<'a> Prepared<'a> {
     ) -> Self {
         let group = need.sum_group.unwrap_or(0);
         let per_sums = cols.checked_div(group).unwrap_or(0);
-        let (per_planes, per_scales) = if need.planes { (2 * cols, cols / 32) } else { (0, 0) };
+        let (per_planes, per_scales) = if need.planes { (planes_len(cols), cols / 32) } else { (0, 0) };
         sums.clear();
         sums.resize(n * per_sums, 0.0);
         planes.clear();
@@ -663,7 +663,7 @@ mod tests {
                     if let Some(g) = need.sum_group {
                         x_sums(xr, g, &mut sums);
                     }
-                    let (mut planes, mut scales) = (vec![0i16; 2 * cols], vec![0.0f32; cols / 32]);
+                    let (mut planes, mut scales) = (vec![0i16; planes_len(cols)], vec![0.0f32; cols / 32]);
                     x_planes(xr, &mut planes, &mut scales);
                     let (planes, scales) = if need.planes { (&planes[..], &scales[..]) } else { (&[][..], &[][..]) };
                     let one = XRow { x: xr, sums: &sums, planes, scales };
