@@ -111,13 +111,30 @@ impl<const VNNI: bool> Isa for Avx2<VNNI> {
     }
 
     #[inline(always)]
-    fn scaled_add(acc: __m256, g: __m256, ab: (&f32, &f32), cd: (&f32, &f32)) -> __m256 {
+    fn splat2(a: f32, b: f32) -> __m256 {
+        unsafe { _mm256_setr_ps(a, a, a, a, b, b, b, b) }
+    }
+
+    #[inline(always)]
+    fn halves2(a: &[u8], b: &[u8]) -> (__m256, [f32; 2]) {
+        let (Some(a), Some(b)) = (a.get(..8), b.get(..8)) else {
+            return (Self::lanes8_zero(), [0.0; 2]);
+        };
         unsafe {
-            // Broadcasts from memory and blends: no shuffle.
-            let ab = _mm256_blend_ps::<0xf0>(_mm256_broadcast_ss(ab.0), _mm256_broadcast_ss(ab.1));
-            let cd = _mm256_blend_ps::<0xf0>(_mm256_broadcast_ss(cd.0), _mm256_broadcast_ss(cd.1));
-            _mm256_add_ps(acc, _mm256_mul_ps(g, _mm256_mul_ps(ab, cd)))
+            // Each block's first four halves in one F16C conversion (the third and
+            // fourth are codes, unused): [da ma . . | db mb . .], then the scales spread
+            // over their halves and the minima apart.
+            let wa = _mm_cvtph_ps(_mm_loadl_epi64(a.as_ptr().cast::<__m128i>()));
+            let wb = _mm_cvtph_ps(_mm_loadl_epi64(b.as_ptr().cast::<__m128i>()));
+            let both = _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(wa), wb);
+            let d = _mm256_permute_ps::<0>(both);
+            (d, [_mm_cvtss_f32(_mm_movehdup_ps(wa)), _mm_cvtss_f32(_mm_movehdup_ps(wb))])
         }
+    }
+
+    #[inline(always)]
+    fn scaled_add(acc: __m256, g: __m256, d: __m256, s: __m256) -> __m256 {
+        unsafe { _mm256_add_ps(acc, _mm256_mul_ps(g, _mm256_mul_ps(d, s))) }
     }
 
     #[inline(always)]

@@ -32,9 +32,14 @@ pub trait Isa {
     /// and 16 + 4k..20 + 4k with the high and low planes (`xplanes`: the pair's planes
     /// are `p[at..at + 128]`).
     fn pair_dot(q: Self::Codes2, p: &[i16], at: usize) -> Self::Lanes8;
-    /// `acc + g · ([a ×4 | b ×4] · [c ×4 | d ×4])`, lane by lane: A's lanes scaled by `a·c`,
-    /// B's by `b·d` (the wide lanes broadcast each factor from memory).
-    fn scaled_add(acc: Self::Lanes8, g: Self::Lanes8, ab: (&f32, &f32), cd: (&f32, &f32)) -> Self::Lanes8;
+    /// `[a ×4 | b ×4]`.
+    fn splat2(a: f32, b: f32) -> Self::Lanes8;
+    /// Two blocks' leading halves, widened exactly: `[da ×4 | db ×4]` of the halves at
+    /// `a[0..2]` and `b[0..2]` (the scales), and those at `a[2..4]` and `b[2..4]` (the
+    /// `_1` types' minima; either block holds at least 8 bytes).
+    fn halves2(a: &[u8], b: &[u8]) -> (Self::Lanes8, [f32; 2]);
+    /// `acc + g · (d · s)`, lane by lane.
+    fn scaled_add(acc: Self::Lanes8, g: Self::Lanes8, d: Self::Lanes8, s: Self::Lanes8) -> Self::Lanes8;
     /// A's lanes plus B's.
     fn fold(v: Self::Lanes8) -> F4;
     fn codes16(q: B16, signed: bool) -> Self::Codes16;
@@ -83,9 +88,19 @@ impl Isa for Base {
     }
 
     #[inline(always)]
-    fn scaled_add(acc: [F4; 2], g: [F4; 2], ab: (&f32, &f32), cd: (&f32, &f32)) -> [F4; 2] {
-        let (sa, sb) = (F4::splat(*ab.0).mul(F4::splat(*cd.0)), F4::splat(*ab.1).mul(F4::splat(*cd.1)));
-        [acc[0].add(g[0].mul(sa)), acc[1].add(g[1].mul(sb))]
+    fn splat2(a: f32, b: f32) -> [F4; 2] {
+        [F4::splat(a), F4::splat(b)]
+    }
+
+    #[inline(always)]
+    fn halves2(a: &[u8], b: &[u8]) -> ([F4; 2], [f32; 2]) {
+        let h = |v: &[u8], at: usize| f16(v.get(at).copied().unwrap_or(0), v.get(at + 1).copied().unwrap_or(0));
+        (Self::splat2(h(a, 0), h(b, 0)), [h(a, 2), h(b, 2)])
+    }
+
+    #[inline(always)]
+    fn scaled_add(acc: [F4; 2], g: [F4; 2], d: [F4; 2], s: [F4; 2]) -> [F4; 2] {
+        [acc[0].add(g[0].mul(d[0].mul(s[0]))), acc[1].add(g[1].mul(d[1].mul(s[1])))]
     }
 
     #[inline(always)]

@@ -39,7 +39,7 @@ fn pair32<I: Isa, const G: usize, const R: usize>(
 ) {
     for ((b, p), s) in blk.iter_mut().zip(x.planes).zip(x.scales) {
         let g = I::pair_dot(q, p, 128 * c);
-        *b = I::scaled_add(*b, g, (&sc[2 * c], &sc[2 * c + 1]), (&s[2 * c], &s[2 * c + 1]));
+        *b = I::scaled_add(*b, g, I::splat2(sc[2 * c], sc[2 * c + 1]), I::splat2(s[2 * c], s[2 * c + 1]));
     }
 }
 

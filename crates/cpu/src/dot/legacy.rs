@@ -6,7 +6,7 @@
 //! types are made signed in the byte domain (exact) before widening.
 
 use super::isa::Isa;
-use super::simd::{f16, f16_ref, B16};
+use super::simd::B16;
 use super::{nth, XRow};
 
 /// Low nibbles are values 0..16, high nibbles values 16..32.
@@ -82,15 +82,15 @@ pub fn row<I: Isa, const B: usize, const SIGNED: bool, const MIN: bool, const R:
             break;
         };
         let q = I::codes2(codes(a), codes(b), SIGNED);
-        let (da, db) = (f16_ref(a[0], a[1]), f16_ref(b[0], b[1]));
-        for ((acc, m), r) in acc.iter_mut().zip(&mut min).zip(&x) {
+        let (d, m) = I::halves2(a, b);
+        for ((acc, min), r) in acc.iter_mut().zip(&mut min).zip(&x) {
             // SAFETY (each): the lengths were checked above, and pair j < n / 2.
             let (p, s) = unsafe { (nth::<i16, 128>(r.planes, j), nth::<f32, 2>(r.scales, j)) };
-            *acc = I::scaled_add(*acc, I::pair_dot(q, p, 0), (da, db), (&s[0], &s[1]));
+            *acc = I::scaled_add(*acc, I::pair_dot(q, p, 0), d, I::splat2(s[0], s[1]));
             if MIN {
                 let sums = unsafe { nth::<f32, 2>(r.sums, j) };
-                *m += f16(a[2], a[3]) * sums[0];
-                *m += f16(b[2], b[3]) * sums[1];
+                *min += m[0] * sums[0];
+                *min += m[1] * sums[1];
             }
         }
     }
@@ -98,13 +98,13 @@ pub fn row<I: Isa, const B: usize, const SIGNED: bool, const MIN: bool, const R:
     if let Ok(a) = <&[u8; B]>::try_from(pairs.remainder().get(..B).unwrap_or(&[])) {
         let (j, last) = (n / 2, n - 1);
         let q = I::codes2(codes(a), (B16::splat(0), B16::splat(0)), SIGNED);
-        let da = f16_ref(a[0], a[1]);
-        for ((acc, m), r) in acc.iter_mut().zip(&mut min).zip(&x) {
+        let (d, m) = I::halves2(a, &[0; 8]);
+        for ((acc, min), r) in acc.iter_mut().zip(&mut min).zip(&x) {
             // SAFETY: as above; the planes of a row hold a whole pair for its last block.
             let p = unsafe { nth::<i16, 128>(r.planes, j) };
-            *acc = I::scaled_add(*acc, I::pair_dot(q, p, 0), (da, &0.0), (&r.scales[last], &0.0));
+            *acc = I::scaled_add(*acc, I::pair_dot(q, p, 0), d, I::splat2(r.scales[last], 0.0));
             if MIN {
-                *m += f16(a[2], a[3]) * r.sums[last];
+                *min += m[0] * r.sums[last];
             }
         }
     }

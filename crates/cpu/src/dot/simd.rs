@@ -572,13 +572,7 @@ pub fn dot8(lo: [F4; 4], hi: [F4; 4], x: &[f32], at: usize) -> F4 {
 /// arithmetic cost as much as a block's vector work in V8).
 #[inline(always)]
 pub fn f16(lo: u8, hi: u8) -> f32 {
-    *f16_ref(lo, hi)
-}
-
-/// [`f16`]'s table entry itself, for lanes that broadcast it from memory.
-#[inline(always)]
-pub fn f16_ref(lo: u8, hi: u8) -> &'static f32 {
-    &F16_TABLE[u16::from_le_bytes([lo, hi]) as usize]
+    F16_TABLE[u16::from_le_bytes([lo, hi]) as usize]
 }
 
 static F16_TABLE: [f32; 65536] = {
