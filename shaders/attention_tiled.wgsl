@@ -4,19 +4,31 @@
 // `attention_tiled`: a batch's attention (prefill), one workgroup per (block of TQ rows,
 // head). The positions the block's rows attend to pass through workgroup memory a tile
 // at a time, keys then values, each tile read from the cache once for TQ rows (the
-// per-row kernel of attention.wgsl reads it once per row). A row is 8 invocations: for the scores
-// each takes every 8th position of the tile (a full q·k dot, q read from the batch),
-// for the weighted sum each takes every 8th vec4 of head_dim. Online softmax per row
-// across tiles: each invocation keeps the row's running max (from the 8 invocations'
+// per-row kernel of attention.wgsl reads it once per row). A row is 8 invocations: for
+// the scores each takes every 8th position of the tile (a full q·k dot, q read from the
+// batch), for the weighted sum each takes every 8th vec4 of head_dim. Online softmax per
+// row across tiles: each invocation keeps the row's running max (from the 8 invocations'
 // maxima, through rowmax) and its share of the sum. With splits > 1 each block's
 // positions are shared among `splits` workgroups (a long prompt's last blocks would
 // otherwise walk all of it alone), whose partial results attn_combine merges. Needs
 // head_dim % 4 == 0 (the host checks, and takes it only where it measured faster than
-// the per-row kernel: head_dim ≤ 128). Workgroup memory: sc (as [TQ][32] weights), kvt,
-// rowmax and rowf, 13.1 KB. TQ: rows per workgroup (tuning.rs writes it).
+// the per-row kernel). Workgroup memory: wts, kvt, rowmax and rowf, 14 KB. TQ: rows per
+// workgroup (tuning.rs writes it).
+//
+// Both tiles are padded against bank conflicts. For the scores, the 8 invocations of a
+// row read 8 positions' keys at the same offset: at a row stride of head_dim / 4 vec4s
+// (a multiple of 32 words at head_dim 128 or 64) all 8 fell on the same four banks, an
+// 8-way conflict on every key read. A stride of one vec4 more (KV_PAD) spreads them over
+// all 32. Likewise a warp's 4 rows read their weights at one tile position: a row stride
+// of 33 words (WTS_STRIDE), not 32.
+const KV_PAD: u32 = 1u;
+const WTS_STRIDE: u32 = 33u;
 // A tile of tile_positions() cache rows' head slices (keys, then values), head_dim / 4
-// vec4s each.
-var<workgroup> kvt: array<vec4<f32>, 512>;
+// vec4s each, at a row stride of head_dim / 4 + KV_PAD: at most 32 × 16 + 32 vec4s, as
+// tile_positions() keeps positions × head_dim ≤ 2,048 and positions ≤ 32.
+var<workgroup> kvt: array<vec4<f32>, 544>;
+// The tile's weights exp(score − max): row i's position j at [i * WTS_STRIDE + j].
+var<workgroup> wts: array<f32, TQ * WTS_STRIDE>;
 // Per invocation: the max of its scores in a tile, at the end its share of the sum.
 var<workgroup> rowmax: array<f32, WG>;
 // Per row: the sum of its weights.
@@ -33,7 +45,8 @@ fn tile_positions(hd: u32) -> u32 {
 fn load_tile(which: u32, t0: u32, tp: u32, end: u32, kvb: u32, hd4: u32, lid: u32) {
     for (var t = lid; t < tp * hd4; t += WG) {
         let j = t / hd4;
-        let at = (t0 + j) * p.width + kvb + 4u * (t % hd4);
+        let g = t % hd4;
+        let at = (t0 + j) * p.width + kvb + 4u * g;
         var v = vec4<f32>(0.0);
         if (t0 + j < end) {
             if (which == 0u) {
@@ -42,7 +55,7 @@ fn load_tile(which: u32, t0: u32, tp: u32, end: u32, kvb: u32, hd4: u32, lid: u3
                 v = v4_at(at);
             }
         }
-        kvt[t] = v;
+        kvt[j * (hd4 + KV_PAD) + g] = v;
     }
 }
 
@@ -71,6 +84,7 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let first = positions.x;
     let end = positions.y;
     let qb = r * p.q_cols + h * hd;
+    let ks = hd4 + KV_PAD;
     let kvb = (h / (p.heads / p.kv_heads)) * hd;
     // Running max and sum (the row's first invocation), and this invocation's share
     // of the weighted sum: vec4s sub, sub + 8, .. of head_dim (a0..a7: named, not an
@@ -98,14 +112,14 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         if (live && tp > 16u) {
             for (var g = 0u; g < hd4; g++) {
                 let qv = q[(qb >> 2u) + g];
-                s += vec4<f32>(dot(qv, kvt[j0 * hd4 + g]), dot(qv, kvt[j1 * hd4 + g]), dot(qv, kvt[j2 * hd4 + g]), dot(qv, kvt[j3 * hd4 + g]));
+                s += vec4<f32>(dot(qv, kvt[j0 * ks + g]), dot(qv, kvt[j1 * ks + g]), dot(qv, kvt[j2 * ks + g]), dot(qv, kvt[j3 * ks + g]));
             }
         } else if (live) {
             // Tiles of at most 16 positions (head_dim 128): each invocation has two, and
             // the other two dots would only be masked.
             for (var g = 0u; g < hd4; g++) {
                 let qv = q[(qb >> 2u) + g];
-                s += vec4<f32>(dot(qv, kvt[j0 * hd4 + g]), dot(qv, kvt[j1 * hd4 + g]), 0.0, 0.0);
+                s += vec4<f32>(dot(qv, kvt[j0 * ks + g]), dot(qv, kvt[j1 * ks + g]), 0.0, 0.0);
             }
         }
         // Masked scores (NEG_BIG past the tile or this share, or outside the row's
@@ -196,19 +210,20 @@ fn score(j: u32, t0: u32, tp: u32, dot_qk: f32, live: bool, lo: u32, stop: u32) 
 // Weight of tile position j of row i (if within the tile), for weigh().
 fn put_weight(i: u32, j: u32, tp: u32, e: f32) {
     if (j < tp) {
-        sc[i * 32u + j] = e;
+        wts[i * WTS_STRIDE + j] = e;
     }
 }
 
 // vec4 g of row i's weighted sum after this tile: a rescaled by corr, plus the tile's weights
-// (sc) times its values (kvt). Unchanged past head_dim.
+// (wts) times its values (kvt). Unchanged past head_dim.
 fn weigh(a: vec4<f32>, corr: f32, i: u32, g: u32, tp: u32, hd4: u32) -> vec4<f32> {
     if (g >= hd4) {
         return a;
     }
     var r = a * corr;
+    let ks = hd4 + KV_PAD;
     for (var j = 0u; j < tp; j++) {
-        r += sc[i * 32u + j] * kvt[j * hd4 + g];
+        r += wts[i * WTS_STRIDE + j] * kvt[j * ks + g];
     }
     return r;
 }
