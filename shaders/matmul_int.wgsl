@@ -21,7 +21,9 @@
 // within 6e-8 of its run's largest (the f32 accuracy class of the kernel tests), one is
 // llama.cpp's 8-bit activations at a third of the dot products.
 //
-// Params: MatmulParams (not split, not gated: those are the cooperative-matrix kernel's).
+// Params: MatmulParams (not gated: that is the cooperative-matrix kernel's). Split as
+// matmul_tiled.wgsl is: p.splits spans of p.k_span values (a multiple of the 64 of a
+// step), the spans' sums into out2 for matmul_split_sum.
 // Prepended by the host: QD and QX_MAX, TM and TN, the weight type's unit snippet.
 @group(0) @binding(0) var<uniform> p: Params;
 // x: [n, x_stride] f32 activations (x_stride a multiple of 4: the host checks).
@@ -31,6 +33,8 @@
 // out: [n, out_stride] f32; res: [n, res_stride], res += out where p.res_add == 1.
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 @group(0) @binding(4) var<storage, read_write> res: array<f32>;
+// out2: [splits, n, rows] the spans' partial sums (p.splits > 1).
+@group(0) @binding(6) var<storage, read_write> out2: array<f32>;
 
 // Runs of 16 values per step: two units of every weight row.
 const RUNS: u32 = 4u;
@@ -153,7 +157,8 @@ fn row_runs(r: u32, m: u32, q: array<vec4<u32>, 4>, fa: vec4<f32>, fb: vec4<f32>
 fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let n0 = wid.x * TN;
-    let m0 = wid.y * TM;
+    let m0 = (wid.y % p.m_tiles) * TM;
+    let split = wid.y / p.m_tiles;
     let tx = lid3.x;
     let ty = lid3.y;
     // accI: activation row m0 + ty + 16 I, weight rows (output columns) n0 + tx + 16 J in
@@ -162,8 +167,8 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     var acc1 = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
-    let steps = (p.k + 63u) / 64u;
-    for (var s = 0u; s < steps; s++) {
+    let steps = (min(p.k, (split + 1u) * p.k_span) + 63u) / 64u;
+    for (var s = split * p.k_span / 64u; s < steps; s++) {
         stage(s, lid, m0, n0);
         workgroupBarrier();
         for (var r = 0u; r < RUNS; r++) {
@@ -182,10 +187,10 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
         }
         workgroupBarrier();
     }
-    store4(m0 + ty, n0 + tx, acc0);
-    store4(m0 + ty + 16u, n0 + tx, acc1);
-    store4(m0 + ty + 32u, n0 + tx, acc2);
-    store4(m0 + ty + 48u, n0 + tx, acc3);
+    store4(m0 + ty, n0 + tx, acc0, split);
+    store4(m0 + ty + 16u, n0 + tx, acc1, split);
+    store4(m0 + ty + 32u, n0 + tx, acc2, split);
+    store4(m0 + ty + 48u, n0 + tx, acc3, split);
 }
 
 // Output (r, c) (c: column within the part), added into res where asked.
@@ -197,14 +202,19 @@ fn put(r: u32, c: u32, v: f32) {
     }
 }
 
-// out[r, c + 16 J] = v[J], within the batch and this part's rows.
-fn store4(r: u32, c: u32, v: vec4<f32>) {
+// out[r, c + 16 J] = v[J], within the batch and this part's rows (split: span `split`'s
+// partial sums, out2[split][r][c + 16 J]).
+fn store4(r: u32, c: u32, v: vec4<f32>, split: u32) {
     if (r >= p.n) {
         return;
     }
     for (var j = 0u; j < 4u; j++) {
         if (c + 16u * j < p.rows) {
-            put(r, c + 16u * j, v[j]);
+            if (p.splits > 1u) {
+                out2[(split * p.n + r) * p.rows + c + 16u * j] = v[j];
+            } else {
+                put(r, c + 16u * j, v[j]);
+            }
         }
     }
 }

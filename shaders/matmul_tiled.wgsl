@@ -2,7 +2,10 @@
 // cooperative matrices (else shaders/matmul_coop.wgsl defines the same entry point):
 // matmul_tiled, the batch (prefill) kernel in f32 on the shader cores.
 // TM × TN: activation rows × weight rows per tile (tuning.rs BATCH_TILE_F32 writes them;
-// 16 × 16 invocations of a 4 × 4 block each).
+// 16 × 16 invocations of a 4 × 4 block each). Where the tiles are few (a down projection, k
+// and v), the dot products split into p.splits spans of p.k_span values: wid.y is then the
+// tile of activation rows (p.m_tiles of them) and the span, and each span's sums go to
+// out2 for matmul_split_sum (matmul.wgsl), as on cooperative matrices.
 const TK: u32 = 32u; // values per step (divides every quantized block)
 // Tiles in workgroup memory as [TK][TM / 4] and [TK][TN / 4] vec4s: xs[kk * 16 + i] holds
 // value kk of rows 4i..4i+3. Loads store whole vec4s (a 4 × 4 block transposed in
@@ -14,7 +17,9 @@ var<workgroup> ws: array<vec4<f32>, TK * TN / 4u>;
 fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
     let n0 = wid.x * TN;
-    let m0 = wid.y * TM;
+    let m0 = (wid.y % p.m_tiles) * TM;
+    let split = wid.y / p.m_tiles;
+    let k_end = min(p.k, (split + 1u) * p.k_span);
     let tx = lid3.x;
     let ty = lid3.y;
     // accI: activation row m0 + 4 ty + I, weight rows (output columns) n0 + 4 tx ..+3.
@@ -29,13 +34,13 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     let rq = ld % 16u;
     let kq = ld / 16u;
     let loads_w = lid < 128u;
-    for (var k0 = 0u; k0 < p.k; k0 += TK) {
+    for (var k0 = split * p.k_span; k0 < k_end; k0 += TK) {
         let e = k0 + 4u * kq;
         var b0 = vec4<f32>(0.0);
         var b1 = vec4<f32>(0.0);
         var b2 = vec4<f32>(0.0);
         var b3 = vec4<f32>(0.0);
-        if (e < p.k) {
+        if (e < k_end) {
             if (loads_w) {
                 let r = n0 + 4u * rq;
                 if (r < p.rows) { b0 = w4(r, e); }
@@ -78,19 +83,25 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
         }
         workgroupBarrier();
     }
-    store4(m0 + 4u * ty, n0 + 4u * tx, acc0);
-    store4(m0 + 4u * ty + 1u, n0 + 4u * tx, acc1);
-    store4(m0 + 4u * ty + 2u, n0 + 4u * tx, acc2);
-    store4(m0 + 4u * ty + 3u, n0 + 4u * tx, acc3);
+    store4(m0 + 4u * ty, n0 + 4u * tx, acc0, split);
+    store4(m0 + 4u * ty + 1u, n0 + 4u * tx, acc1, split);
+    store4(m0 + 4u * ty + 2u, n0 + 4u * tx, acc2, split);
+    store4(m0 + 4u * ty + 3u, n0 + 4u * tx, acc3, split);
 }
 
-// out[r, c..c+3] = v, within the batch and this part's rows.
-fn store4(r: u32, c: u32, v: vec4<f32>) {
+// out[r, c..c+3] = v, within the batch and this part's rows (split: span `split`'s
+// partial sums, out2[split][r][c..c+3]).
+fn store4(r: u32, c: u32, v: vec4<f32>, split: u32) {
     if (r >= p.n) {
         return;
     }
-    if (c < p.rows) { put(r, c, v.x); }
-    if (c + 1u < p.rows) { put(r, c + 1u, v.y); }
-    if (c + 2u < p.rows) { put(r, c + 2u, v.z); }
-    if (c + 3u < p.rows) { put(r, c + 3u, v.w); }
+    for (var j = 0u; j < 4u; j++) {
+        if (c + j < p.rows) {
+            if (p.splits > 1u) {
+                out2[(split * p.n + r) * p.rows + c + j] = v[j];
+            } else {
+                put(r, c + j, v[j]);
+            }
+        }
+    }
 }

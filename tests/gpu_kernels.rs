@@ -229,7 +229,8 @@ fn wide_decode_matvecs_share_a_row_among_many_lanes_and_match_cpu() {
 /// runs where the device has no cooperative matrices (lavapipe, browsers): chosen for
 /// every type with units, within the f32 class against the CPU on inputs with outliers
 /// (a run's scale is its largest value: Qwen's down projections have such inputs), over
-/// tiles left partly empty both ways; off with its switch. With fewer digits per
+/// tiles left partly empty both ways, its dot products split into spans (as the f32
+/// kernel's: few tiles); off with its switch. With fewer digits per
 /// activation value (a measuring knob) within the bound their rounding gives.
 #[test]
 fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_is_on() {
@@ -262,18 +263,21 @@ fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_
             _ => 8355711.0f32,
         };
         for (i, ty) in int_types.into_iter().enumerate() {
-            // Three blocks of 256, or 7 units of 32 (the last step half empty).
-            let cols = if ty.block_elems() == 256 { 768 } else { 224 };
+            // Three blocks of 256 (three spans of a block each: 6 tiles of 64 × 64 split
+            // until 1,024 workgroups or spans of 256 values), or 17 units of 32 (two spans,
+            // 320 and 224 values: the last step half empty).
+            let cols = if ty.block_elems() == 256 { 768 } else { 544 };
             let mut rng = Rng(900 + i as u64);
             let w = random_weight(&mut rng, ty, rows, cols);
             let mut x = rng.vec(n * cols, -1.0, 1.0);
             for v in x.iter_mut().step_by(37) {
                 *v *= 300.0;
             }
-            let before = b.stats().int_batch_matmuls;
+            let (before, splits_before) = (b.stats().int_batch_matmuls, b.stats().split_batch_matmuls);
             let want = matmul_batches(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &[n, 65]);
             let got = matmul_batches(&mut b, ty, rows, cols, &w, &x, &[n, 65]);
             let ran = b.stats().int_batch_matmuls - before;
+            assert_eq!(b.stats().split_batch_matmuls - splits_before, 2, "{ty:?}: split dot products");
             let chosen = digits > 0 && (int_batch_every_type || int_batch_pays(ty, digits));
             assert_eq!(ran, if chosen { 2 } else { 0 }, "{ty:?}: batch matmuls on integer dot products");
             let wf = dequant(ty, &w, rows * cols);

@@ -349,17 +349,17 @@ impl GpuBackend {
 
     /// The grid of a batch matmul over `rows` weight rows and `n` activation rows of `k`
     /// values, (tiles across the weight, tiles down the batch, spans the dot products
-    /// split into: `split_k`, on cooperative matrices only). Gated, a tile covers half
+    /// split into: `split_k`). Gated, a tile covers half
     /// as many weight rows (its other half is the same rows of up).
     fn batch_grid(&self, rows: usize, n: usize, k: usize, gated: bool) -> (usize, usize, usize) {
         let (tm, tn) = batch_tile(self.shader_features);
         let (gx, gy) = (rows.div_ceil(if gated { tn / 2 } else { tn }), n.div_ceil(tm));
-        let splits = if self.shader_features.coop_matrix { split_k(gx * gy, k) } else { 1 };
+        let splits = split_k(gx * gy, k, split_k_target(self.shader_features));
         (gx, gy, splits)
     }
 
-    /// A batch's matmul over one weight part (`matmul_tiled`); on cooperative matrices
-    /// its dot products split into spans where it has few output tiles (`split_k`),
+    /// A batch's matmul over one weight part (`matmul_tiled`); its dot products split
+    /// into spans where it has few output tiles (`split_k`),
     /// their partial sums then added up by a second dispatch. With `up` (a feed-forward's
     /// up weight beside the gate in `wb`), gated: act(gate) * up into `ob`, unsplit
     /// (`gated_batch_fits`).
@@ -374,7 +374,7 @@ impl GpuBackend {
         let (gx, gy, splits) = self.batch_grid(rows, n, k, up.is_some());
         p.gated = up.is_some() as u32;
         p.splits = splits as u32;
-        p.k_span = k.div_ceil(splits).next_multiple_of(COOP_STEP) as u32;
+        p.k_span = k.div_ceil(splits).next_multiple_of(SPLIT_K_ALIGN) as u32;
         p.m_tiles = gy as u32;
         let sums = if splits > 1 {
             // Rounded up, so that longer prompts rarely need another.
@@ -393,9 +393,9 @@ impl GpuBackend {
         // Not gated: the weight again (read only) in up's slot.
         let bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
         let mut key = KernelKey::new(Op::MatmulTiled, Some(ty));
-        // On integer dot products where the device runs that kernel (never split nor
-        // gated: those are on cooperative matrices), it reads the activations as vec4s
-        // and it is the faster kernel for this type.
+        // On integer dot products where the device runs that kernel (never gated: that is
+        // on cooperative matrices), it reads the activations as vec4s and it is the
+        // faster kernel for this type.
         let pays = self.int_batch_every_type || tuning::int_batch_pays(ty, self.shader_features.int_batch);
         if p.x_stride.is_multiple_of(4) && pays {
             key = key.with_int_batch(k);
@@ -405,6 +405,7 @@ impl GpuBackend {
         }
         self.record_grid(key, &bufs, &p, None, gx as u32, (gy * splits) as u32);
         if splits > 1 {
+            self.stats.split_batch_matmuls += 1;
             self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, item_groups(n * rows));
         }
     }

@@ -89,6 +89,8 @@ pub struct GpuStats {
     pub input_staged_matvecs: u64,
     /// Batch matmuls (prefill) recorded on integer dot products (shaders/matmul_int.wgsl).
     pub int_batch_matmuls: u64,
+    /// Batch matmuls whose dot products were split into spans (`tuning::split_k`).
+    pub split_batch_matmuls: u64,
 }
 
 /// Handle of an activation matrix.

@@ -173,20 +173,40 @@ const _: () = {
     assert!(COOP_TILE.0 * COOP_STEP / 8 == invocations && COOP_TILE.1 * COOP_STEP / 8 == invocations);
 };
 
-/// Spans a cooperative-matrix batch matmul's dot products are split into (each a
-/// workgroup per output tile, summed by matmul_split_sum), for `tiles` output tiles and
-/// `k` values: enough for about SPLIT_K_TARGET workgroups, each span at least
-/// SPLIT_K_MIN_SPAN values, at most SPLIT_K_MAX. A workgroup walks its span serially
-/// (a step costs ~2 µs on an H100 whatever the tile), so a 1,536 × 8,960 down
-/// projection over 512 rows (48 tiles, 280 steps) or a 256-row k projection (8 tiles)
-/// left most of the GPU idle for the length of one long walk.
-pub fn split_k(tiles: usize, k: usize) -> usize {
-    SPLIT_K_TARGET.div_ceil(tiles.max(1)).min(k / SPLIT_K_MIN_SPAN).clamp(1, SPLIT_K_MAX)
+/// Spans a batch matmul's dot products are split into (each a workgroup per output
+/// tile, summed by matmul_split_sum), for `tiles` output tiles and `k` values: enough
+/// for about `target` workgroups (`split_k_target`), each span at least SPLIT_K_MIN_SPAN
+/// values, at most SPLIT_K_MAX. A workgroup walks its span serially (a step costs ~2 µs
+/// on an H100 whatever the tile), so a 1,536 × 8,960 down projection over 512 rows (48
+/// tiles, 280 steps) or a 256-row k projection (8 tiles) left most of the GPU idle for
+/// the length of one long walk.
+pub fn split_k(tiles: usize, k: usize, target: usize) -> usize {
+    target.div_ceil(tiles.max(1)).min(k / SPLIT_K_MIN_SPAN).clamp(1, SPLIT_K_MAX)
 }
 
-const SPLIT_K_TARGET: usize = 256;
+/// The workgroups a split aims at: on cooperative matrices (a 128 × 128 tile, sixteen
+/// subgroups) SPLIT_K_TARGET_COOP; on the shader cores (a 64 × 64 tile of 256
+/// invocations, the f32 and integer-dot kernels browsers run) SPLIT_K_TARGET_SHADER.
+/// That one was timed on an H200 at 1 (no split), 256, 512 and 1,024 over Qwen2.5-1.5B's
+/// shapes and 512 rows (bench/results/browser-prefill-h200.md): 1,024 was best or within
+/// 1% of it on each; down 816 → 605 µs (f32), q and o 176 → 144 (integer dots), k and v
+/// 111 → 45.
+pub fn split_k_target(f: ShaderFeatures) -> usize {
+    if f.coop_matrix {
+        SPLIT_K_TARGET_COOP
+    } else {
+        SPLIT_K_TARGET_SHADER
+    }
+}
+
+const SPLIT_K_TARGET_COOP: usize = 256;
+const SPLIT_K_TARGET_SHADER: usize = 1024;
 const SPLIT_K_MIN_SPAN: usize = 256;
 const SPLIT_K_MAX: usize = 8;
+/// A span's values are a multiple of this: every batch kernel's step (COOP_STEP, the f32
+/// kernel's 32, the integer-dot kernel's 64) divides it.
+pub const SPLIT_K_ALIGN: usize = 64;
+const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(COOP_STEP));
 
 /// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 45,576 bytes;
 /// matmul_coop.wgsl's is 36 KB): a device offering less runs the f32 batch kernels.
@@ -302,13 +322,19 @@ mod tests {
     fn split_k_spreads_few_tiles_over_spans_of_at_least_256_values() {
         // Qwen2.5-1.5B over 512 rows, 128 × 128 tiles: down (48 tiles, 8,960 values),
         // k (8 tiles, 1,536), gate (280 tiles).
-        assert_eq!(split_k(48, 8960), 6);
-        assert_eq!(split_k(8, 1536), 6);
-        assert_eq!(split_k(280, 1536), 1);
+        let coop = SPLIT_K_TARGET_COOP;
+        assert_eq!(split_k(48, 8960, coop), 6);
+        assert_eq!(split_k(8, 1536, coop), 6);
+        assert_eq!(split_k(280, 1536, coop), 1);
         // Short rows are never split; at most SPLIT_K_MAX spans.
-        assert_eq!(split_k(1, 300), 1);
-        assert_eq!(split_k(1, 100_000), SPLIT_K_MAX);
-        assert_eq!(split_k(0, 0), 1);
+        assert_eq!(split_k(1, 300, coop), 1);
+        assert_eq!(split_k(1, 100_000, coop), SPLIT_K_MAX);
+        assert_eq!(split_k(0, 0, coop), 1);
+        // The shader cores' 64 × 64 tiles: down (192 tiles), k (32), gate (1,120).
+        let shader = SPLIT_K_TARGET_SHADER;
+        assert_eq!(split_k(192, 8960, shader), 6);
+        assert_eq!(split_k(32, 1536, shader), 6);
+        assert_eq!(split_k(1120, 1536, shader), 1);
     }
 }
 
@@ -354,7 +380,7 @@ impl Tuning {
             Tuning::PerItem => "one invocation per item, ITEMS_WG a workgroup",
             Tuning::MatvecLanes => "matvec_lanes lanes a weight row, matvec_rows rows a workgroup",
             Tuning::MatvecTall => "matvec_lanes lanes a weight row, matvec_tall_rows rows a workgroup",
-            Tuning::BatchTiles => "one workgroup per batch_tile output tile (times split_k on cooperative matrices)",
+            Tuning::BatchTiles => "one workgroup per batch_tile output tile, times its split_k spans",
             Tuning::PerQkHead => "one workgroup per (row, head) of q and k",
             Tuning::AttentionSplits => "one workgroup per (row, head) times its splits (SPLIT_*)",
             Tuning::AttentionTiles => {
