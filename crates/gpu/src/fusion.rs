@@ -354,7 +354,7 @@ impl GpuBackend {
     fn batch_grid(&self, rows: usize, n: usize, k: usize, gated: bool) -> (usize, usize, usize) {
         let (tm, tn) = batch_tile(self.shader_features);
         let (gx, gy) = (rows.div_ceil(if gated { tn / 2 } else { tn }), n.div_ceil(tm));
-        let splits = split_k(gx * gy, k, split_k_target(self.shader_features));
+        let splits = split_k(gx * gy, k, split_k_rule(self.shader_features));
         (gx, gy, splits)
     }
 

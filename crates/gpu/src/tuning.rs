@@ -173,35 +173,52 @@ const _: () = {
     assert!(COOP_TILE.0 * COOP_STEP / 8 == invocations && COOP_TILE.1 * COOP_STEP / 8 == invocations);
 };
 
-/// Spans a batch matmul's dot products are split into (each a workgroup per output
-/// tile, summed by matmul_split_sum), for `tiles` output tiles and `k` values: enough
-/// for about `target` workgroups (`split_k_target`), each span at least SPLIT_K_MIN_SPAN
-/// values, at most SPLIT_K_MAX. A workgroup walks its span serially (a step costs ~2 µs
-/// on an H100 whatever the tile), so a 1,536 × 8,960 down projection over 512 rows (48
-/// tiles, 280 steps) or a 256-row k projection (8 tiles) left most of the GPU idle for
-/// the length of one long walk.
-pub fn split_k(tiles: usize, k: usize, target: usize) -> usize {
-    target.div_ceil(tiles.max(1)).min(k / SPLIT_K_MIN_SPAN).clamp(1, SPLIT_K_MAX)
+/// How a family of batch kernels splits its dot products into spans (each a workgroup
+/// per output tile, summed by matmul_split_sum). A workgroup walks its span serially (a
+/// step costs ~2 µs on an H100 whatever the tile), so a 1,536 × 8,960 down projection
+/// over 512 rows (48 tiles, 280 steps) or a 256-row k projection (8 tiles) left most of
+/// the GPU idle for the length of one long walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitK {
+    /// From this many output tiles on, no split: the GPU is full without one.
+    pub full_tiles: usize,
+    /// The workgroups a split aims at.
+    pub target: usize,
+    /// The fewest values a span may hold.
+    pub min_span: usize,
 }
 
-/// The workgroups a split aims at: on cooperative matrices (a 128 × 128 tile, sixteen
-/// subgroups) SPLIT_K_TARGET_COOP; on the shader cores (a 64 × 64 tile of 256
-/// invocations, the f32 and integer-dot kernels browsers run) SPLIT_K_TARGET_SHADER.
-/// That one was timed on an H200 at 1 (no split), 256, 512 and 1,024 over Qwen2.5-1.5B's
-/// shapes and 512 rows (bench/results/browser-prefill-h200.md): 1,024 was best or within
-/// 1% of it on each; down 816 → 605 µs (f32), q and o 176 → 144 (integer dots), k and v
-/// 111 → 45.
-pub fn split_k_target(f: ShaderFeatures) -> usize {
+/// On cooperative matrices (a 128 × 128 tile, sixteen subgroups). Timed on an H200 over
+/// Qwen2.5-1.5B's shapes and 512 rows (bench/results/prefill-probes-h200.md): from a
+/// target of 256 workgroups and spans of 256 values to 1,024 and 128, down 230 → 193 µs,
+/// q and o 67.5 → 59.7, k and v 31.4 → 28.6; but gate (280 tiles) split in 4 went 218 →
+/// 239, and in 2 (a target of 512) 231: 256 tiles and more stay whole.
+pub const SPLIT_K_COOP: SplitK = SplitK { full_tiles: 256, target: 1024, min_span: 128 };
+/// On the shader cores (a 64 × 64 tile of 256 invocations: the f32 and integer-dot
+/// kernels browsers run). The target was timed on an H200 at 1 (no split), 256, 512 and
+/// 1,024 (bench/results/browser-prefill-h200.md): 1,024 was best or within 1% of it on
+/// each shape; down 816 → 605 µs (f32), q and o 176 → 144 (integer dots), k and v 111 → 45.
+pub const SPLIT_K_SHADER: SplitK = SplitK { full_tiles: 1024, target: 1024, min_span: 256 };
+
+/// The split of a batch kernel family: see SplitK.
+pub fn split_k_rule(f: ShaderFeatures) -> SplitK {
     if f.coop_matrix {
-        SPLIT_K_TARGET_COOP
+        SPLIT_K_COOP
     } else {
-        SPLIT_K_TARGET_SHADER
+        SPLIT_K_SHADER
     }
 }
 
-const SPLIT_K_TARGET_COOP: usize = 256;
-const SPLIT_K_TARGET_SHADER: usize = 1024;
-const SPLIT_K_MIN_SPAN: usize = 256;
+/// Spans a batch matmul of `tiles` output tiles over `k` values is split into under
+/// `rule`: enough for about `rule.target` workgroups, each span at least `rule.min_span`
+/// values, at most SPLIT_K_MAX; none from `rule.full_tiles` tiles on.
+pub fn split_k(tiles: usize, k: usize, rule: SplitK) -> usize {
+    if tiles >= rule.full_tiles {
+        return 1;
+    }
+    rule.target.div_ceil(tiles.max(1)).min(k / rule.min_span).clamp(1, SPLIT_K_MAX)
+}
+
 const SPLIT_K_MAX: usize = 8;
 /// A span's values are a multiple of this: every batch kernel's step (COOP_STEP, the f32
 /// kernel's 32, the integer-dot kernel's 64) divides it.
@@ -319,22 +336,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn split_k_spreads_few_tiles_over_spans_of_at_least_256_values() {
+    fn split_k_spreads_few_tiles_over_spans_of_a_least_size() {
         // Qwen2.5-1.5B over 512 rows, 128 × 128 tiles: down (48 tiles, 8,960 values),
-        // k (8 tiles, 1,536), gate (280 tiles).
-        let coop = SPLIT_K_TARGET_COOP;
-        assert_eq!(split_k(48, 8960, coop), 6);
-        assert_eq!(split_k(8, 1536, coop), 6);
+        // q (48, 1,536), k (8 tiles, 1,536), gate (280 tiles: whole).
+        let coop = SPLIT_K_COOP;
+        assert_eq!(split_k(48, 8960, coop), 8);
+        assert_eq!(split_k(48, 1536, coop), 8);
+        assert_eq!(split_k(8, 1536, coop), 8);
         assert_eq!(split_k(280, 1536, coop), 1);
         // Short rows are never split; at most SPLIT_K_MAX spans.
-        assert_eq!(split_k(1, 300, coop), 1);
+        assert_eq!(split_k(1, 200, coop), 1);
+        assert_eq!(split_k(1, 300, coop), 2);
         assert_eq!(split_k(1, 100_000, coop), SPLIT_K_MAX);
         assert_eq!(split_k(0, 0, coop), 1);
         // The shader cores' 64 × 64 tiles: down (192 tiles), k (32), gate (1,120).
-        let shader = SPLIT_K_TARGET_SHADER;
+        let shader = SPLIT_K_SHADER;
         assert_eq!(split_k(192, 8960, shader), 6);
         assert_eq!(split_k(32, 1536, shader), 6);
         assert_eq!(split_k(1120, 1536, shader), 1);
+        assert_eq!(split_k(1, 300, shader), 1);
     }
 }
 
