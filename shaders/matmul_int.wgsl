@@ -13,8 +13,10 @@
 // Each step stages 64 values of every row of both operands in workgroup memory: for the
 // weight, units 2s and 2s + 1 of each row (the runs 4s..4s+3 in every type, unit.wgsl) as
 // packed quants and their factors; for the activations, the same four runs of 16 values
-// quantized as the decode kernels do (shaders/matvec_int.wgsl): a scale per run
-// (max |x| / QX_MAX) and QD signed-byte digits per value, high to low. A run's products
+// as quantize_runs (shaders/quantize_runs.wgsl, a dispatch before this one) left them: a
+// scale per run (max |x| / QX_MAX) and QD signed-byte digits per value, high to low. It
+// quantizes each run once, where every tile across the weight used to quantize it again.
+// A run's products
 // are summed exactly in i32 per digit; the digits' sums meet in f32 (with three digits
 // they can pass 2^31), then the unit's and the run's factors turn them into f32 sums.
 // QD (tuning.rs INT_BATCH_DIGITS) trades accuracy for speed: three digits keep a value
@@ -26,8 +28,8 @@
 // step), the spans' sums into out2 for matmul_split_sum.
 // Prepended by the host: QD and QX_MAX, TM and TN, the weight type's unit snippet.
 @group(0) @binding(0) var<uniform> p: Params;
-// x: [n, x_stride] f32 activations (x_stride a multiple of 4: the host checks).
-@group(0) @binding(1) var<storage, read> x: array<vec4<f32>>;
+// Binding 1 holds the activations x: [n, x_stride] f32, read here as quantize_runs
+// (shaders/quantize_runs.wgsl) left them in qx.
 // w: [rows, row_words] one weight part, read through unit().
 @group(0) @binding(2) var<storage, read> w: array<WEIGHT_WORD>;
 // out: [n, out_stride] f32; res: [n, res_stride], res += out where p.res_add == 1.
@@ -35,6 +37,9 @@
 @group(0) @binding(4) var<storage, read_write> res: array<f32>;
 // out2: [splits, n, rows] the spans' partial sums (p.splits > 1).
 @group(0) @binding(6) var<storage, read_write> out2: array<f32>;
+// qx: [n, k / 16, QD + 1] vec4s, x's runs quantized: QD digit vectors, then (scale, Σx)
+// as f32 bits.
+@group(0) @binding(5) var<storage, read> qx: array<vec4<u32>>;
 
 // Runs of 16 values per step: two units of every weight row.
 const RUNS: u32 = 4u;
@@ -77,38 +82,8 @@ fn run_dots(q: array<vec4<u32>, 4>, x0: vec4<u32>, x1: vec4<u32>, x2: vec4<u32>)
     return 65536.0 * vec4<f32>(d0) + vec4<f32>(256 * d1 + dot16x4(q, x2));
 }
 
-// Quantizes 16 values into run slot r of local row m: q = round(v / scale) with
-// |q| ≤ QX_MAX, split into QD balanced digits in [-128, 127], high to low: the digits
-// of matvec_int.wgsl (each digit's bias makes the rest below it fit the lower digits).
-// Those are the base-256 digits of q + B less 128 each, B = 128 · (1 + 256 + ...) over
-// all QD digits: q + B = Σ (digit + 128) · 256^k with every digit + 128 in [0, 255], a
-// base-256 expansion and so the only one. So each digit word is the bytes of
-// (q + B) >> 8k, packed and with every byte's top bit flipped (b - 128 as a signed byte
-// is b ^ 0x80): a shift, a pack and an xor instead of a carry chain per digit.
-fn stage_x_run(m: u32, r: u32, v: array<vec4<f32>, 4>) {
-    let stats = run_max_sum(v);
-    let sum = stats.y;
-    let d = stats.x / QX_MAX;
-    let inv = select(0.0, 1.0 / d, d > 0.0);
-    let lim = vec4<i32>(i32(QX_MAX));
-    // B above (QD = 3: 8421504, and q + B is in [65793, 2^24 - 1]).
-    let bias = vec4<i32>(i32(((1u << (8u * QD)) - 1u) / 255u * 128u));
-    var digits: array<vec4<u32>, QD>;
-    for (var i = 0u; i < 4u; i++) {
-        let u = bitcast<vec4<u32>>(clamp(vec4<i32>(round(v[i] * inv)), -lim, lim) + bias);
-        for (var k = 0u; k < QD; k++) {
-            let low = vec4<u32>(8u * (QD - 1u - k));
-            digits[k][i] = pack4xU8((u >> low) & vec4<u32>(255u)) ^ 0x80808080u;
-        }
-    }
-    for (var k = 0u; k < QD; k++) {
-        xq[(k * RUNS + r) * TM + m] = digits[k];
-    }
-    xd[r * TM + m] = vec2<f32>(d, sum);
-}
-
 // Stages step s: invocations 0..127 unpack one weight unit each (row l / 2, unit
-// 2s + l % 2), 128..255 quantize two activation runs each (row (l - 128) / 2, runs
+// 2s + l % 2), 128..255 copy two quantized activation runs each (row (l - 128) / 2, runs
 // 2 ((l - 128) % 2) and the next). Past the rows or the row's end: zeros.
 fn stage(s: u32, lid: u32, m0: u32, n0: u32) {
     if (lid < 128u) {
@@ -132,12 +107,19 @@ fn stage(s: u32, lid: u32, m0: u32, n0: u32) {
         for (var h = 0u; h < 2u; h++) {
             let r = 2u * (l & 1u) + h;
             let run = 4u * s + r;
-            var v: array<vec4<f32>, 4>;
-            if (row < p.n && run < p.k / 16u) {
-                let b = (row * p.x_stride + 16u * run) / 4u;
-                v = array<vec4<f32>, 4>(x[b], x[b + 1u], x[b + 2u], x[b + 3u]);
+            // All-zero digit words and scale are a zero run.
+            var st = vec4<u32>();
+            for (var k = 0u; k < QD; k++) {
+                xq[(k * RUNS + r) * TM + m] = vec4<u32>();
             }
-            stage_x_run(m, r, v);
+            if (row < p.n && run < p.k / 16u) {
+                let at = (row * (p.k / 16u) + run) * (QD + 1u);
+                for (var k = 0u; k < QD; k++) {
+                    xq[(k * RUNS + r) * TM + m] = qx[at + k];
+                }
+                st = qx[at + QD];
+            }
+            xd[r * TM + m] = bitcast<vec2<f32>>(st.xy);
         }
     }
 }

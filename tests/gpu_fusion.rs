@@ -5,13 +5,17 @@
 //! `kindling_model::Backend`); a change to either that breaks a fusion adds dispatches
 //! and fails here, not only in a benchmark.
 //!
-//! Options are pinned (`pinned`) so the figures do not depend on the adapter: no
-//! cooperative matrices (they fuse a prefill's gate/up/activation and may split a batch
-//! matmul's dot products), weights split into parts of at most 128 MiB (lavapipe's
-//! binding limit, so Gemma 3's and Qwen2.5-0.5B's vocabulary-sized tables are two parts
-//! everywhere), f32 KV cache. Subgroups, f16 and integer dot products choose among
-//! variants of the same dispatches and do not change the counts. The fused decode
-//! kernels need 9 and 10 storage buffers per stage (lavapipe, and desktop GPUs, have more).
+//! Options are pinned (`pinned`) so the figures do not depend on the adapter or the
+//! shapes: no cooperative matrices (they fuse a prefill's gate/up/activation), no split
+//! dot products in batch matmuls (`allow_split_k`: whether a matmul splits depends on
+//! its shape, and each that does adds a dispatch summing its spans), no integer-dot batch
+//! matmul (it adds a quantize_runs dispatch per input, where its weight type takes it;
+//! tests/gpu_kernels.rs counts those), weights split into parts of at most 128 MiB
+//! (lavapipe's binding limit, so Gemma 3's and Qwen2.5-0.5B's vocabulary-sized tables are
+//! two parts everywhere), f32 KV cache. Subgroups, f16 and the integer-dot decode matvecs
+//! choose among variants of the same dispatches and do not change the counts. The fused
+//! decode kernels need 9 and 10 storage buffers per stage (lavapipe, and desktop GPUs,
+//! have more).
 //!
 //! Decode, per layer (one row; q and k of one type, gate and up of one type, as in
 //! the real models; the tiny ones mix types, see below):
@@ -61,7 +65,14 @@ const PROMPT: usize = 12;
 
 /// The options the figures hold for (see the module docs).
 fn pinned() -> GpuOptions {
-    GpuOptions { allow_coop_matrix: false, max_part_bytes: Some(128 << 20), kv_f16: false, ..GpuOptions::default() }
+    GpuOptions {
+        allow_coop_matrix: false,
+        allow_split_k: false,
+        allow_int_batch: false,
+        max_part_bytes: Some(128 << 20),
+        kv_f16: false,
+        ..GpuOptions::default()
+    }
 }
 
 /// (decode, prefill) dispatches of one model.

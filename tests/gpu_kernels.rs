@@ -308,6 +308,50 @@ fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_
     }
 }
 
+/// Two batch matmuls over one input, then the input written again and a third.
+fn shared_input_script<B: Backend>(b: &mut B, ty: GgmlType, cols: usize, w: [&[u8]; 2], x: &[f32]) -> Vec<Vec<f32>> {
+    let (rows, n) = (w[0].len() / (cols / ty.block_elems() * ty.block_bytes()), x.len() / cols);
+    let (w1, w2) = (weight(b, "w1", ty, rows, cols, w[0]), weight(b, "w2", ty, rows, cols, w[1]));
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(n, cols).expect("alloc");
+    let outs: Vec<_> = (0..3).map(|_| b.alloc_activation(n, rows).expect("alloc")).collect();
+    b.begin_batch(&ids(n), 0).expect("batch");
+    b.embed(&xt, 1.0, xa);
+    b.matmul(xa, &w1, outs[0]);
+    b.matmul(xa, &w2, outs[1]);
+    b.embed(&xt, 2.0, xa);
+    b.matmul(xa, &w1, outs[2]);
+    outs.iter().map(|&o| read(b, o, n)).collect()
+}
+
+/// The integer-dot batch matmul reads its input as quantize_runs left it: once for
+/// matmuls back to back over the same input (q, k and v), again once the input was
+/// written (here doubled: a stale quantization would give the first result again).
+#[test]
+fn batch_matmuls_over_one_input_quantize_it_once_until_it_is_written() {
+    let mut b = gpu_with(GpuOptions { allow_coop_matrix: false, ..Default::default() });
+    assert!(b.shader_features().int_batch > 0, "the device runs the integer-dot batch kernel");
+    let (ty, rows, cols, n) = (GgmlType::Q4K, 100, 768, 130);
+    let mut rng = Rng(950);
+    let (w1, w2) = (random_weight(&mut rng, ty, rows, cols), random_weight(&mut rng, ty, rows, cols));
+    let x = rng.vec(n * cols, -1.0, 1.0);
+    let before = b.stats().batch_inputs_quantized;
+    let got = shared_input_script(&mut b, ty, cols, [&w1, &w2], &x);
+    assert_eq!(b.stats().batch_inputs_quantized - before, 2, "inputs quantized");
+    let want = shared_input_script(&mut CpuBackend::new(), ty, cols, [&w1, &w2], &x);
+    for (i, (w, scale_x)) in [(&w1, 1.0f32), (&w2, 1.0), (&w1, 2.0)].into_iter().enumerate() {
+        let wf = dequant(ty, w, rows * cols);
+        for r in 0..n {
+            for j in 0..rows {
+                let wr = &wf[j * cols..(j + 1) * cols];
+                let scale: f32 = wr.iter().zip(&x[r * cols..]).map(|(w, x)| (w * x * scale_x).abs()).sum();
+                let (g, c) = (got[i][r * rows + j], want[i][r * rows + j]);
+                assert!((g - c).abs() <= 1e-5 * scale + 1e-6, "matmul {i} row {r} out {j}: gpu {g} cpu {c}");
+            }
+        }
+    }
+}
+
 #[test]
 fn matmul_over_a_weight_split_across_buffers() {
     // Parts of 5 rows (Q8_0) or so: every matmul dispatches once per part.

@@ -42,6 +42,11 @@ pub struct GpuOptions {
     /// only where it measured faster than the f32 kernel (`tuning::int_batch_pays`): for
     /// the kernel tests and for timing each type.
     pub int_batch_every_type: bool,
+    /// Split a batch matmul's dot products into spans where it has few output tiles
+    /// (`tuning::split_k`; a second dispatch adds the spans' sums). Off: one workgroup
+    /// per tile walks the whole row (the dispatch-count tests pin it so their figures
+    /// do not depend on the shapes).
+    pub allow_split_k: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
@@ -79,6 +84,7 @@ impl Default for GpuOptions {
             allow_int_batch: true,
             int_batch_digits: None,
             int_batch_every_type: false,
+            allow_split_k: true,
             max_part_bytes: None,
             kv_f16: false,
             profile: false,

@@ -354,7 +354,7 @@ impl GpuBackend {
     fn batch_grid(&self, rows: usize, n: usize, k: usize, gated: bool) -> (usize, usize, usize) {
         let (tm, tn) = batch_tile(self.shader_features);
         let (gx, gy) = (rows.div_ceil(if gated { tn / 2 } else { tn }), n.div_ceil(tm));
-        let splits = split_k(gx * gy, k, split_k_rule(self.shader_features));
+        let splits = if self.allow_split_k { split_k(gx * gy, k, split_k_rule(self.shader_features)) } else { 1 };
         (gx, gy, splits)
     }
 
@@ -391,7 +391,7 @@ impl GpuBackend {
             self.dummy_read
         };
         // Not gated: the weight again (read only) in up's slot.
-        let bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
+        let mut bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
         let mut key = KernelKey::new(Op::MatmulTiled, Some(ty));
         // On integer dot products where the device runs that kernel (never gated: that is
         // on cooperative matrices), it reads the activations as vec4s and it is the
@@ -400,13 +400,35 @@ impl GpuBackend {
         if p.x_stride.is_multiple_of(4) && pays {
             key = key.with_int_batch(k);
         }
-        if key.with_features(self.shader_features).features.int_batch > 0 {
+        let digits = key.with_features(self.shader_features).features.int_batch;
+        let input = (xb, p.n, p.k, p.x_stride, digits);
+        if digits > 0 {
+            // The integer-dot kernel reads its input quantized once (quantize_runs), in
+            // up's slot, not quantized again by every tile across the weight; once for
+            // q, k and v. A held op recorded now could write x: first it, then the test.
             self.stats.int_batch_matmuls += 1;
+            self.flush_pending();
+            if self.batch_qx_of != Some(input) {
+                let need = (n * k / 16 * (digits as usize + 1) * 16) as u64;
+                let qx = match self.scratch_buffer(self.batch_qx, "matmul quantized input", need) {
+                    Ok(q) => q,
+                    Err(e) => return self.defer(e),
+                };
+                self.batch_qx = Some(qx);
+                let qp = QuantParams { n: n as u32, k: k as u32, x_stride: p.x_stride, digits };
+                self.record(Op::QuantizeRuns, None, &[xb, qx.0], &qp, None, item_groups(n * k / 16));
+                self.stats.batch_inputs_quantized += 1;
+            }
+            bufs[5] = self.batch_qx.map_or(wb, |q| q.0);
         }
         self.record_grid(key, &bufs, &p, None, gx as u32, (gy * splits) as u32);
         if splits > 1 {
             self.stats.split_batch_matmuls += 1;
             self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, item_groups(n * rows));
+        }
+        // The next matmul may read the same quantized input, unless this one wrote x.
+        if digits > 0 && ob != xb && (p.res_add == 0 || rb != xb) {
+            self.batch_qx_of = Some(input);
         }
     }
 

@@ -60,7 +60,9 @@ use fusion::{
     ATTENTION_ROPE_STORAGE_BUFFERS,
 };
 use op_table::{PARAMS_SLOT, TABLE_BYTES};
-use params::{ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams};
+use params::{
+    ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, QuantParams, RopeParams, TopKParams,
+};
 use pipelines::{BufId, Cache};
 use tuning::*;
 
@@ -91,6 +93,8 @@ pub struct GpuStats {
     pub int_batch_matmuls: u64,
     /// Batch matmuls whose dot products were split into spans (`tuning::split_k`).
     pub split_batch_matmuls: u64,
+    /// Inputs of integer-dot batch matmuls quantized (quantize_runs dispatches).
+    pub batch_inputs_quantized: u64,
 }
 
 /// Handle of an activation matrix.
@@ -169,6 +173,8 @@ pub struct GpuBackend {
     shader_features: ShaderFeatures,
     /// `GpuOptions::int_batch_every_type`.
     int_batch_every_type: bool,
+    /// `GpuOptions::allow_split_k`.
+    allow_split_k: bool,
     /// The top-k chunk candidates and top_k_rows' results, and their bytes (grown on
     /// first use).
     top_k_part: Option<(BufId, u64)>,
@@ -180,6 +186,13 @@ pub struct GpuBackend {
     /// The cooperative-matrix batch matmul's partial sums of split dot products
     /// (`[splits, rows, weight rows]` f32) and its bytes (grown on first need).
     split_sums: Option<(BufId, u64)>,
+    /// The integer-dot batch matmul's input as quantize_runs leaves it
+    /// (`[rows, k / 16, digits + 1]` vec4s) and its bytes.
+    batch_qx: Option<(BufId, u64)>,
+    /// What `batch_qx` holds while nothing else has been recorded since the batch matmul
+    /// that quantized it: (x, rows, values per row, row stride, digits). Another matmul
+    /// over the same input (q, k and v; a weight's parts) reads it again.
+    batch_qx_of: Option<(BufId, u32, u32, u32, u32)>,
     /// Timestamps around every dispatch (`GpuOptions::profile`).
     profiler: Option<profile::Profiler>,
     /// An op that could not be recorded; returned by the next read.
@@ -243,11 +256,14 @@ impl GpuBackend {
             weight_bytes: 0,
             attn_scratch: None,
             split_sums: None,
+            batch_qx: None,
+            batch_qx_of: None,
             top_k_part: None,
             top_k_out: None,
             token_mask: None,
             shader_features: ShaderFeatures::default(),
             int_batch_every_type: false,
+            allow_split_k: true,
             chain: chain::Chain::default(),
             pending: None,
             dummy: BufId(0),
@@ -275,6 +291,7 @@ impl GpuBackend {
             if options.allow_int_dot && options.allow_int_batch && !device.coop_matrix && fits { digits } else { 0 };
         b.shader_features = ShaderFeatures { kv_f16: options.kv_f16, int_runs, int_batch, ..device };
         b.int_batch_every_type = options.int_batch_every_type;
+        b.allow_split_k = options.allow_split_k;
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;
@@ -528,6 +545,7 @@ impl GpuBackend {
     fn record_grid<P: Pod>(&mut self, key: KernelKey, bufs: &[BufId], params: &P, table: Option<u32>, x: u32, y: u32) {
         self.flush_pending();
         self.qx_ready = None;
+        self.batch_qx_of = None;
         if x == 0 || y == 0 {
             return;
         }

@@ -9,7 +9,7 @@
 //! on adjacent lines), and the code that reads it is written once.
 
 use crate::params::{
-    ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, RopeParams, TopKParams,
+    ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, QuantParams, RopeParams, TopKParams,
 };
 use crate::shaders;
 use crate::tuning::Tuning;
@@ -25,6 +25,7 @@ pub enum Family {
     Elementwise,
     Argmax,
     TopK,
+    Quantize,
 }
 
 /// What a family's modules are made of besides the prelude.
@@ -50,6 +51,7 @@ impl Family {
             Family::Elementwise => (shaders::ELEMENTWISE, EwParams::WGSL, &["ITEMS_WG"]),
             Family::Argmax => (shaders::ARGMAX, ArgmaxParams::WGSL, &[]),
             Family::TopK => (shaders::TOP_K, TopKParams::WGSL, &[]),
+            Family::Quantize => (shaders::QUANTIZE_RUNS, QuantParams::WGSL, &["ITEMS_WG"]),
         };
         FamilySpec { body, params, sizes }
     }
@@ -73,6 +75,8 @@ pub enum Op {
     MatmulTiled,
     /// Sums matmul_tiled's partial results over the spans of a split dot product.
     MatmulSplitSum,
+    /// A batch's activation runs quantized for the integer-dot batch matmul.
+    QuantizeRuns,
     RmsNorm,
     RmsNormInPlace,
     RmsNormAdd,
@@ -207,7 +211,7 @@ const MATMUL: Forms = Forms { subgroups: true, ..NO_FORMS };
 const KV: Forms = Forms { kv_f16: true, ..NO_FORMS };
 
 /// Every op, in `Op` order (`Op::spec` indexes it; a test checks the order).
-pub const OPS: [OpSpec; 33] = [
+pub const OPS: [OpSpec; 34] = [
     OpSpec {
         op: Op::Embed,
         name: "embed",
@@ -341,7 +345,8 @@ pub const OPS: [OpSpec; 33] = [
         entry_point: "matmul_tiled",
         family: Family::Matmul,
         // x, weight part, out, residual (or a dummy), split partial sums (or a dummy),
-        // the up weight where gated (or the weight part again)
+        // the up weight where gated (over integer dot products, the quantized x runs;
+        // else the weight part again)
         bindings: &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (6, Write), (5, Read)],
         shares_layout_of: None,
         reads_weight: true,
@@ -360,6 +365,19 @@ pub const OPS: [OpSpec; 33] = [
         reads_weight: true,
         module: Module::Shared,
         forms: MATMUL,
+        tuning: Tuning::PerItem,
+    },
+    OpSpec {
+        op: Op::QuantizeRuns,
+        name: "quantize_runs",
+        entry_point: "quantize_runs",
+        family: Family::Quantize,
+        // x, its runs quantized (read by matmul_tiled over integer dot products)
+        bindings: &[(0, Params), (1, Read), (2, Write)],
+        shares_layout_of: None,
+        reads_weight: false,
+        module: Module::Shared,
+        forms: NO_FORMS,
         tuning: Tuning::PerItem,
     },
     OpSpec {

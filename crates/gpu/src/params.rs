@@ -92,7 +92,7 @@ params!(
         lanes: u32,
         /// `*_normed`: the input norm's epsilon.
         eps: f32,
-        /// matmul_tiled on cooperative matrices: its values split into `splits` spans of
+        /// matmul_tiled: its values split into `splits` spans of
         /// `k_span` (a multiple of its step), one workgroup per (span, tile), the tiles'
         /// partial sums in `out2` for matmul_split_sum; `m_tiles` tiles of activation
         /// rows per span. 1, k, the tiles: no split.
@@ -200,6 +200,20 @@ params!(
     ArgmaxParams {
         n: u32,
         cols: u32,
+    }
+);
+
+params!(
+    /// `quantize_runs.wgsl`.
+    QuantParams {
+        /// Rows.
+        n: u32,
+        /// Values per row quantized (a multiple of 16).
+        k: u32,
+        /// Row stride of x (a multiple of 4).
+        x_stride: u32,
+        /// Signed-byte digits per value (1 to 3).
+        digits: u32,
     }
 );
 

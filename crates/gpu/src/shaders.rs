@@ -25,6 +25,7 @@ pub const ATTENTION_COOP: &str = include_str!("../../../shaders/attention_coop.w
 pub const ELEMENTWISE: &str = include_str!("../../../shaders/elementwise.wgsl");
 pub const ARGMAX: &str = include_str!("../../../shaders/argmax.wgsl");
 pub const TOP_K: &str = include_str!("../../../shaders/top_k.wgsl");
+pub const QUANTIZE_RUNS: &str = include_str!("../../../shaders/quantize_runs.wgsl");
 pub const KV_READ_F32: &str = include_str!("../../../shaders/kv_read_f32.wgsl");
 pub const KV_READ_F16: &str = include_str!("../../../shaders/kv_read_f16.wgsl");
 pub const KV_WRITE_F32: &str = include_str!("../../../shaders/kv_write_f32.wgsl");
@@ -186,7 +187,9 @@ pub fn assemble(key: KernelKey) -> String {
     }
     let spec = family.spec();
     let module = key.op.spec().module;
-    let snippet = key.ty.map(quant_snippet).unwrap_or_default();
+    // quantize_runs reads no weight; it takes run_max_sum from the integer-dot units.
+    let snippet =
+        if family == Family::Quantize { UNIT_INT.to_string() } else { key.ty.map(quant_snippet).unwrap_or_default() };
     let snippet = snippet.as_str();
     // The matmul family reads a second and third weight too (`w2`, `w3`: matvec_gated,
     // matvec_multi).
