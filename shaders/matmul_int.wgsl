@@ -16,9 +16,9 @@
 // as quantize_runs (shaders/quantize_runs.wgsl, a dispatch before this one) left them: a
 // scale per run (max |x| / QX_MAX) and QD signed-byte digits per value, high to low. It
 // quantizes each run once, where every tile across the weight used to quantize it again.
-// A run's products
-// are summed exactly in i32 per digit; the digits' sums meet in f32 (with three digits
-// they can pass 2^31), then the unit's and the run's factors turn them into f32 sums.
+// A run's products are summed exactly in i32 per digit; the digits' sums meet in f32
+// (with three digits they can pass 2^31), then the unit's and the run's factors turn
+// them into f32 sums.
 // QD (tuning.rs INT_BATCH_DIGITS) trades accuracy for speed: three digits keep a value
 // within 6e-8 of its run's largest (the f32 accuracy class of the kernel tests), one is
 // llama.cpp's 8-bit activations at a third of the dot products.

@@ -394,8 +394,8 @@ impl GpuBackend {
         let mut bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
         let mut key = KernelKey::new(Op::MatmulTiled, Some(ty));
         // On integer dot products where the device runs that kernel (never gated: that is
-        // on cooperative matrices), it reads the activations as vec4s and it is the
-        // faster kernel for this type.
+        // on cooperative matrices) and it is the faster kernel for this type
+        // (quantize_runs reads the activations as vec4s: x_stride a multiple of 4).
         let pays = self.int_batch_every_type || tuning::int_batch_pays(ty, self.shader_features.int_batch);
         if p.x_stride.is_multiple_of(4) && pays {
             key = key.with_int_batch(k);

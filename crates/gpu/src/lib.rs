@@ -183,8 +183,8 @@ pub struct GpuBackend {
     token_mask: Option<(BufId, u64)>,
     /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
     attn_scratch: Option<(BufId, u64)>,
-    /// The cooperative-matrix batch matmul's partial sums of split dot products
-    /// (`[splits, rows, weight rows]` f32) and its bytes (grown on first need).
+    /// The batch matmul's partial sums of split dot products (`[splits, rows, weight
+    /// rows]` f32) and its bytes (grown on first need).
     split_sums: Option<(BufId, u64)>,
     /// The integer-dot batch matmul's input as quantize_runs leaves it
     /// (`[rows, k / 16, digits + 1]` vec4s) and its bytes.
