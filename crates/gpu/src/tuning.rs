@@ -237,12 +237,20 @@ pub const MAX_HEAD_DIM: usize = 256;
 
 /// Rows per workgroup of `attention_tiled` (`TQ`), which takes batches of more than
 /// MAX_SPLIT_ROWS rows where head_dim is a multiple of 4 and at most
-/// ATTN_TILE_MAX_HEAD_DIM.
-pub const ATTN_TILE_ROWS: usize = 32;
+/// ATTN_TILE_MAX_HEAD_DIM. 64, two per invocation (each key and value loaded once for
+/// both), against 32, one per invocation: on an H200 the 1.5B's heads at chunk start
+/// 3,584 took 1,242 → 846 µs, the 0.5B's 730 → 588, SmolLM2's 476 → 412
+/// (bench/results/attention-two-rows-h200.md).
+pub const ATTN_TILE_ROWS: usize = 64;
 /// Measured on an H100 over 512 rows (bench/results/h100-attention-tiled.md): the
 /// tiled kernel takes 23-44% off the per-row one's time at head_dim 128 and 64, but
 /// at 256 (Gemma 3: tiles of 8 positions, 64 workgroups) it is 65% slower.
 pub const ATTN_TILE_MAX_HEAD_DIM: usize = 128;
+// attention_tiled.wgsl holds four vec4s of head_dim per row and invocation, and its
+// tiles at most 16 positions of 128 values; its TQ / 2 row pairs of 8 invocations are its
+// workgroup of 256.
+const _: () =
+    assert!(ATTN_TILE_MAX_HEAD_DIM <= 128 && ATTN_TILE_ROWS.is_multiple_of(2) && ATTN_TILE_ROWS / 2 * 8 == 256);
 /// Positions per workgroup of attention_tiled aimed at: a block of rows attending to
 /// more is shared among several (its last blocks otherwise walk the whole prompt
 /// alone while the GPU idles), as long as there are fewer than
