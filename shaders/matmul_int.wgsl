@@ -14,7 +14,7 @@
 // weight, units 2s and 2s + 1 of each row (the runs 4s..4s+3 in every type, unit.wgsl) as
 // packed quants and their factors; for the activations, the same four runs of 16 values
 // as quantize_runs (shaders/quantize_runs.wgsl, a dispatch before this one) left them: a
-// scale per run (max |x| / QX_MAX) and QD signed-byte digits per value, high to low. It
+// scale per run (max |x| / qx_max) and QD signed-byte digits per value, high to low. It
 // quantizes each run once, where every tile across the weight used to quantize it again.
 // A run's products are summed exactly in i32 per digit; the digits' sums meet in f32
 // (with three digits they can pass 2^31), then the unit's and the run's factors turn
@@ -26,7 +26,7 @@
 // Params: MatmulParams (not gated: that is the cooperative-matrix kernel's). Split as
 // matmul_tiled.wgsl is: p.splits spans of p.k_span values (a multiple of the 64 of a
 // step), the spans' sums into out2 for matmul_split_sum.
-// Prepended by the host: QD and QX_MAX, TM and TN, the weight type's unit snippet.
+// Prepended by the host: QD, TM and TN, the weight type's unit snippet.
 @group(0) @binding(0) var<uniform> p: Params;
 // Binding 1 holds the activations x: [n, x_stride] f32, read here as quantize_runs
 // (shaders/quantize_runs.wgsl) left them in qx.
@@ -107,16 +107,18 @@ fn stage(s: u32, lid: u32, m0: u32, n0: u32) {
         for (var h = 0u; h < 2u; h++) {
             let r = 2u * (l & 1u) + h;
             let run = 4u * s + r;
-            // All-zero digit words and scale are a zero run.
+            // Past the rows or the row's end, all-zero digit words and scale: a zero run.
+            let live = row < p.n && run < p.k / 16u;
+            let at = (row * (p.k / 16u) + run) * (QD + 1u);
             var st = vec4<u32>();
             for (var k = 0u; k < QD; k++) {
-                xq[(k * RUNS + r) * TM + m] = vec4<u32>();
-            }
-            if (row < p.n && run < p.k / 16u) {
-                let at = (row * (p.k / 16u) + run) * (QD + 1u);
-                for (var k = 0u; k < QD; k++) {
-                    xq[(k * RUNS + r) * TM + m] = qx[at + k];
+                var d = vec4<u32>();
+                if (live) {
+                    d = qx[at + k];
                 }
+                xq[(k * RUNS + r) * TM + m] = d;
+            }
+            if (live) {
                 st = qx[at + QD];
             }
             xd[r * TM + m] = bitcast<vec2<f32>>(st.xy);

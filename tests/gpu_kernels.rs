@@ -254,8 +254,8 @@ fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_
         };
         let mut b = gpu_with(options);
         assert_eq!(b.shader_features().int_batch, digits, "lavapipe has room for the staging");
-        // The largest |value| a run of 16 activations is rounded to (matmul_int.wgsl's
-        // QX_MAX): each value is off by at most its run's largest / qx_max (half a step,
+        // The largest |value| a run of 16 activations is rounded to (quantize_runs.wgsl's
+        // qx_max): each value is off by at most its run's largest / qx_max (half a step,
         // and the f32 rounding of v / scale at the top).
         let qx_max = match digits {
             1 => 127.0,

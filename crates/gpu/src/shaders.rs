@@ -9,7 +9,7 @@ use kindling_gguf::GgmlType;
 use crate::key::{KernelKey, ShaderFeatures};
 use crate::op_table::{Family, Module};
 use crate::params::MatmulParams;
-use crate::tuning::{int_batch_qx_max, shader_consts};
+use crate::tuning::shader_consts;
 
 pub const PRELUDE: &str = include_str!("../../../shaders/prelude.wgsl");
 pub const EMBED: &str = include_str!("../../../shaders/embed.wgsl");
@@ -162,7 +162,7 @@ fn assemble_int(key: KernelKey) -> String {
 fn assemble_int_batch(key: KernelKey) -> String {
     let ty = key.ty.expect("matmul_tiled reads a weight");
     let qd = key.features.int_batch;
-    let digits = format!("const QD: u32 = {qd}u;\nconst QX_MAX: f32 = {:.1};", int_batch_qx_max(qd));
+    let digits = format!("const QD: u32 = {qd}u;");
     let sizes = shader_consts(&["TM", "TN"]);
     [MatmulParams::WGSL, &sizes, &digits, PRELUDE, UNIT_INT, &int_snippet(ty), MATMUL_INT].join("\n")
 }

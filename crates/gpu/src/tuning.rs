@@ -118,17 +118,6 @@ pub fn int_batch_pays(ty: GgmlType, digits: u32) -> bool {
     digits < 3 || ty == GgmlType::Q4K
 }
 
-/// The largest |value| a run quantizes to with `digits` balanced signed-byte digits:
-/// 127, then 127 · 256 + 127, ... (the top digit stays within 127 after the lower
-/// digits' bias; see shaders/matmul_int.wgsl).
-pub fn int_batch_qx_max(digits: u32) -> f64 {
-    match digits {
-        1 => 127.0,
-        2 => 32639.0,
-        _ => 8355711.0,
-    }
-}
-
 /// Workgroup memory of the integer-dot batch kernel with activations of `digits` digits:
 /// per step, four runs of 16 values of each of the TM activation rows (a vec4 per digit
 /// and a (scale, Σ) pair) and of the TN weight rows (a vec4 of quants and a pair of
