@@ -10,7 +10,9 @@
 //! dot products in batch matmuls (`allow_split_k`: whether a matmul splits depends on
 //! its shape, and each that does adds a dispatch summing its spans), no integer-dot batch
 //! matmul (it adds a quantize_runs dispatch per input, where its weight type takes it;
-//! tests/gpu_kernels.rs counts those), weights split into parts of at most 128 MiB
+//! tests/gpu_kernels.rs counts those), no dequantized panels (`allow_wide_batch`: a panel
+//! adds a dequant_rows dispatch, by shape; PROMPT is below their WIDE_MIN_ROWS anyway),
+//! weights split into parts of at most 128 MiB
 //! (lavapipe's binding limit, so Gemma 3's and Qwen2.5-0.5B's vocabulary-sized tables are
 //! two parts everywhere), f32 KV cache. Subgroups, f16 and the integer-dot decode matvecs
 //! choose among variants of the same dispatches and do not change the counts. The fused
@@ -69,6 +71,7 @@ fn pinned() -> GpuOptions {
         allow_coop_matrix: false,
         allow_split_k: false,
         allow_int_batch: false,
+        allow_wide_batch: false,
         max_part_bytes: Some(128 << 20),
         kv_f16: false,
         ..GpuOptions::default()

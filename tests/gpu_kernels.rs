@@ -25,7 +25,9 @@ mod gpu_common;
 use gpu_common::{gpu, gpu_with, max_abs_diff};
 use kindling_cpu::CpuBackend;
 use kindling_gguf::GgmlType;
-use kindling_gpu::{int_batch_pays, GpuBackend, GpuOptions, KernelKey, ShaderFeatures, MATVEC_MAX_ROWS};
+use kindling_gpu::{
+    int_batch_pays, stored_row_bytes, GpuBackend, GpuOptions, KernelKey, ShaderFeatures, MATVEC_MAX_ROWS,
+};
 use kindling_model::{Activation, AttentionParams, Backend, KvSpec, QkRope, RopeConfig, RopeStyle, WeightSpec};
 use kindling_testdata::random::{awkward_cols, f32_bytes, random_weight, Rng};
 
@@ -304,6 +306,67 @@ fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_
                 }
             }
             eprintln!("{ty:?} {rows} x {cols}, digits {digits}: max |Δ|/Σ|w·x| = {worst:.2e}");
+        }
+    }
+}
+
+#[test]
+fn large_batch_matmuls_run_as_dequantized_panels_and_match_cpu() {
+    // From WIDE_MIN_ROWS activation rows and WIDE_MIN_WEIGHT_ROWS weight rows the shader
+    // cores' batch matmul dequantizes its weight into an f32 panel, then multiplies
+    // (matmul_wide). 650 weight rows: five whole 128-row tiles and a part; 259 and 300
+    // activation rows: the third tile of rows mostly empty. Once with panels as large as
+    // the weight, once with max_part_bytes holding a panel of 1,024 values to 256 rows
+    // (three panels, the last of 138 rows; it also splits the float types' weights into
+    // parts of fewer rows than WIDE_MIN_WEIGHT_ROWS, which stay on matmul_tiled).
+    let rows = 650;
+    let batches = [300, 259];
+    for max_part_bytes in [None, Some(1 << 20)] {
+        let options = GpuOptions { allow_coop_matrix: false, max_part_bytes, ..Default::default() };
+        let mut b = gpu_with(options);
+        for (i, ty) in ALL_TYPES.into_iter().enumerate() {
+            // 1,024 values (four spans of 256: three tiles of rows × six of weight rows,
+            // split), or three blocks of a 32-value type (96, not split).
+            let cols = if i % 2 == 0 { 1024 } else { ty.block_elems().max(32) * 3 };
+            let mut rng = Rng(1300 + i as u64);
+            let w = random_weight(&mut rng, ty, rows, cols);
+            let x = rng.vec(300 * cols, -2.0, 2.0);
+            let before = b.stats();
+            let want = matmul_batches(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &batches);
+            let got = matmul_batches(&mut b, ty, rows, cols, &w, &x, &batches);
+            let (wide, panels) = (
+                b.stats().wide_batch_matmuls - before.wide_batch_matmuls,
+                b.stats().panels_dequantized - before.panels_dequantized,
+            );
+            // Each weight part of 512 rows or more, in each of the two batches, as panels
+            // of whole 128-row tiles within the limit (64 MiB, or max_part_bytes).
+            let limit = max_part_bytes.unwrap_or(64 << 20);
+            let part_rows = ((limit / stored_row_bytes(ty, cols) as u64) as usize).min(rows);
+            let panel_rows = (limit / (cols as u64 * 4)) as usize / 128 * 128;
+            let (mut want_wide, mut want_panels) = (0u64, 0u64);
+            for r0 in (0..rows).step_by(part_rows) {
+                let pr = part_rows.min(rows - r0);
+                if pr >= 512 {
+                    want_wide += 2;
+                    want_panels += 2 * pr.div_ceil(panel_rows) as u64;
+                }
+            }
+            assert_eq!(wide, want_wide, "{ty:?} × {cols}: matmuls as panels");
+            assert_eq!(panels, want_panels, "{ty:?} × {cols}: panels");
+            let wf = dequant(ty, &w, rows * cols);
+            let mut worst = 0.0f32;
+            for ((&n, want), got) in batches.iter().zip(&want).zip(&got) {
+                for r in 0..n {
+                    for j in 0..rows {
+                        let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum();
+                        let (g, c) = (got[r * rows + j], want[r * rows + j]);
+                        let tol = 1e-5 * scale + 1e-6;
+                        assert!((g - c).abs() <= tol, "{ty:?} n={n} row {r} out {j}: gpu {g} cpu {c}");
+                        worst = worst.max((g - c).abs() / scale.max(1e-30));
+                    }
+                }
+            }
+            eprintln!("{ty:?} {rows} x {cols}, {panels} panels: max |Δ|/Σ|w·x| = {worst:.2e}");
         }
     }
 }

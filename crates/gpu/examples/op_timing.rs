@@ -7,7 +7,9 @@
 //! without `NO_INT_BATCH=1` (integer dot products, or f32); `INT_DIGITS=1|2|3` sets the
 //! integer-dot kernel's digits per activation value (3 by default: the f32 class). Every
 //! type with integer units runs the integer-dot kernel here, not only those where it pays
-//! (`tuning::int_batch_pays`), so each type's two kernels can be compared.
+//! (`tuning::int_batch_pays`), so each type's two kernels can be compared. From
+//! WIDE_MIN_ROWS rows, they run as dequantized panels (shaders/matmul_wide.wgsl) unless
+//! `NO_WIDE=1`.
 //! With QWEN_ONLY=1: `QWEN_TYPE=F16` (or Q8_0, Q4K, Q6K) times every Qwen shape in that
 //! weight type; `ATTN_STARTS="0 3584"` times prefill attention at each of those first
 //! positions (a long prompt's later chunks attend to everything before them).
@@ -101,6 +103,7 @@ fn main() {
     let options = GpuOptions {
         allow_coop_matrix: std::env::var_os("NO_COOP").is_none(),
         allow_int_batch: std::env::var_os("NO_INT_BATCH").is_none(),
+        allow_wide_batch: std::env::var_os("NO_WIDE").is_none(),
         int_batch_digits: std::env::var("INT_DIGITS").ok().map(|s| s.parse().expect("INT_DIGITS: 1, 2 or 3")),
         int_batch_every_type: true,
         profile: std::env::var_os("DEVICE").is_some(),

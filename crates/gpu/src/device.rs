@@ -47,6 +47,11 @@ pub struct GpuOptions {
     /// per tile walks the whole row (the dispatch-count tests pin it so their figures
     /// do not depend on the shapes).
     pub allow_split_k: bool,
+    /// Run large batches' matmuls on the shader cores as a panel of the weight
+    /// dequantized to f32, then a GEMM with larger tiles over it (`tuning::WIDE_*`,
+    /// shaders/matmul_wide.wgsl) instead of matmul_tiled. Off: matmul_tiled for every
+    /// batch (the dispatch-count tests pin it; op_timing's NO_WIDE=1 times the two).
+    pub allow_wide_batch: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
@@ -85,6 +90,7 @@ impl Default for GpuOptions {
             int_batch_digits: None,
             int_batch_every_type: false,
             allow_split_k: true,
+            allow_wide_batch: true,
             max_part_bytes: None,
             kv_f16: false,
             profile: false,

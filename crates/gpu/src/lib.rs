@@ -36,6 +36,7 @@ mod readback;
 mod shaders;
 mod tuning;
 mod weights;
+mod wide;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -95,6 +96,10 @@ pub struct GpuStats {
     pub split_batch_matmuls: u64,
     /// Inputs of integer-dot batch matmuls quantized (quantize_runs dispatches).
     pub batch_inputs_quantized: u64,
+    /// Batch matmuls (weight parts) run as dequantized panels (wide.rs).
+    pub wide_batch_matmuls: u64,
+    /// Panels of weight rows dequantized for them (dequant_rows dispatches).
+    pub panels_dequantized: u64,
 }
 
 /// Handle of an activation matrix.
@@ -175,6 +180,10 @@ pub struct GpuBackend {
     int_batch_every_type: bool,
     /// `GpuOptions::allow_split_k`.
     allow_split_k: bool,
+    /// `GpuOptions::allow_wide_batch`.
+    allow_wide_batch: bool,
+    /// matmul_wide's dequantized weight panel (f32) and its bytes (grown on first need).
+    wide_panel: Option<(BufId, u64)>,
     /// The top-k chunk candidates and top_k_rows' results, and their bytes (grown on
     /// first use).
     top_k_part: Option<(BufId, u64)>,
@@ -264,6 +273,8 @@ impl GpuBackend {
             shader_features: ShaderFeatures::default(),
             int_batch_every_type: false,
             allow_split_k: true,
+            allow_wide_batch: true,
+            wide_panel: None,
             chain: chain::Chain::default(),
             pending: None,
             dummy: BufId(0),
@@ -292,6 +303,7 @@ impl GpuBackend {
         b.shader_features = ShaderFeatures { kv_f16: options.kv_f16, int_runs, int_batch, ..device };
         b.int_batch_every_type = options.int_batch_every_type;
         b.allow_split_k = options.allow_split_k;
+        b.allow_wide_batch = options.allow_wide_batch;
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;

@@ -75,6 +75,11 @@ pub enum Op {
     MatmulTiled,
     /// Sums matmul_tiled's partial results over the spans of a split dot product.
     MatmulSplitSum,
+    /// A panel of weight rows dequantized to f32 (a large batch's matmul on the shader
+    /// cores: shaders/matmul_wide.wgsl).
+    DequantRows,
+    /// A large batch's matmul over a dequantized panel, on the shader cores.
+    MatmulWide,
     /// A batch's activation runs quantized for the integer-dot batch matmul.
     QuantizeRuns,
     RmsNorm,
@@ -211,7 +216,7 @@ const MATMUL: Forms = Forms { subgroups: true, ..NO_FORMS };
 const KV: Forms = Forms { kv_f16: true, ..NO_FORMS };
 
 /// Every op, in `Op` order (`Op::spec` indexes it; a test checks the order).
-pub const OPS: [OpSpec; 34] = [
+pub const OPS: [OpSpec; 36] = [
     OpSpec {
         op: Op::Embed,
         name: "embed",
@@ -366,6 +371,33 @@ pub const OPS: [OpSpec; 34] = [
         module: Module::Shared,
         forms: MATMUL,
         tuning: Tuning::PerItem,
+    },
+    OpSpec {
+        op: Op::DequantRows,
+        name: "dequant_rows",
+        entry_point: "dequant_rows",
+        family: Family::Matmul,
+        // weight part, the f32 panel (written through `out`)
+        bindings: &[(0, Params), (2, Read), (3, Write)],
+        shares_layout_of: None,
+        reads_weight: true,
+        module: Module::Shared,
+        forms: NO_FORMS,
+        tuning: Tuning::PerItem,
+    },
+    OpSpec {
+        op: Op::MatmulWide,
+        name: "matmul_wide",
+        entry_point: "matmul_wide",
+        family: Family::Matmul,
+        // x, out, residual (or a dummy), split partial sums (or a dummy), the f32 panel
+        // (its key's type is F32: the module reads no quantized weight)
+        bindings: &[(0, Params), (1, Read), (3, Write), (4, Write), (6, Write), (12, Read)],
+        shares_layout_of: None,
+        reads_weight: true,
+        module: Module::Shared,
+        forms: NO_FORMS,
+        tuning: Tuning::WideTiles,
     },
     OpSpec {
         op: Op::QuantizeRuns,

@@ -107,6 +107,8 @@ params!(
         /// quantized (the runs of shaders/matvec_int.wgsl's staging) for the matvec
         /// after it: the runs of the whole output row.
         qx_runs: u32,
+        /// dequant_rows: the first weight row of the panel it writes.
+        w_row0: u32,
     }
 );
 

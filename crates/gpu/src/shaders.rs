@@ -16,6 +16,7 @@ pub const EMBED: &str = include_str!("../../../shaders/embed.wgsl");
 pub const RMS_NORM: &str = include_str!("../../../shaders/rms_norm.wgsl");
 pub const MATMUL: &str = include_str!("../../../shaders/matmul.wgsl");
 pub const MATMUL_TILED: &str = include_str!("../../../shaders/matmul_tiled.wgsl");
+pub const MATMUL_WIDE: &str = include_str!("../../../shaders/matmul_wide.wgsl");
 pub const MATMUL_COOP: &str = include_str!("../../../shaders/matmul_coop.wgsl");
 pub const ROPE: &str = include_str!("../../../shaders/rope.wgsl");
 pub const HEAD_PREP: &str = include_str!("../../../shaders/head_prep.wgsl");
@@ -221,10 +222,12 @@ pub fn assemble(key: KernelKey) -> String {
     };
     // The batch kernels (matmul_tiled, attention_tiled): f32 on the shader cores, or on
     // cooperative matrices (which need their `enable`s before anything else in the
-    // module), each with the sizes the host dispatches them by.
+    // module), each with the sizes the host dispatches them by. On the shader cores the
+    // matmul family also has large batches' panels (matmul_wide.wgsl).
     const COOP_ENABLES: &str = "enable f16;\nenable wgpu_cooperative_matrix;";
+    let shader_core_matmuls = format!("{MATMUL_TILED}\n{MATMUL_WIDE}");
     let (enables, batch_sizes, batch) = match (family, key.features.coop_matrix) {
-        (Family::Matmul, false) => ("", shader_consts(&["TM", "TN"]), MATMUL_TILED),
+        (Family::Matmul, false) => ("", shader_consts(&["TM", "TN", "WM", "WN", "WK"]), shader_core_matmuls.as_str()),
         (Family::Matmul, true) => (COOP_ENABLES, shader_consts(&["CM", "CN", "CK"]), MATMUL_COOP),
         (Family::Attention, false) => ("", shader_consts(&["TQ"]), ATTENTION_TILED),
         (Family::Attention, true) => (

@@ -214,6 +214,43 @@ const SPLIT_K_MAX: usize = 8;
 pub const SPLIT_K_ALIGN: usize = 64;
 const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(COOP_STEP));
 
+// ---- large batches on the shader cores: dequantized panels ----------------------------
+
+/// matmul_wide's output tile (WM activation rows × WN weight rows, 16 × 16 invocations
+/// of an 8 × 8 block) and values a step (WK): shaders/matmul_wide.wgsl is written for
+/// these (its loads: 128 invocations of a 4 × 4 block each fill both 8-value tiles,
+/// 8 KiB of workgroup memory). An f32 GEMM probe on an H200 (Qwen2.5-1.5B's shapes, 512
+/// rows) had this shape fastest: gate 468 µs against 645 for 64 × 64 tiles of 4 × 4
+/// blocks; 128 × 64 or 64 × 128 tiles 579–614 (bench/results/f32-gemm-h200.md).
+pub const WIDE_TILE: (usize, usize) = (128, 128);
+pub const WIDE_STEP: usize = 8;
+const _: () = assert!(WIDE_TILE.0 == 128 && WIDE_TILE.1 == 128 && WIDE_STEP == 8);
+const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(WIDE_STEP));
+
+/// Fewest activation rows a batch matmul runs as dequant_rows + matmul_wide (where the
+/// device has no cooperative matrices): each matmul first writes its weight as f32, which
+/// a short batch does not repay (on an H200, dequantizing gate's 8,960 × 1,536 Q4_K
+/// takes ~39 µs; its GEMM over 512 rows ~470).
+pub const WIDE_MIN_ROWS: usize = 256;
+/// Fewest weight rows it takes: on a 256-row weight (the 1.5B's k and v) its 128-row
+/// tiles leave the GPU idle even split (46 µs against 30 for 64 × 64 tiles in the probe).
+pub const WIDE_MIN_WEIGHT_ROWS: usize = 512;
+/// Most bytes of one f32 panel (a weight larger is dequantized and multiplied a panel of
+/// rows at a time): the 1.5B's gate (8,960 × 1,536 × 4 bytes, 55 MB) in one, a 7B's
+/// (14,336 × 4,096) in four. Also at most a weight part's bytes (`max_part_bytes`).
+pub const WIDE_PANEL_BYTES: u64 = 64 << 20;
+
+/// Weight rows per panel of a `k`-value weight with panels of at most `max_bytes`: a
+/// multiple of the tile's WN rows (None where not even WN rows fit: the weight then
+/// takes matmul_tiled).
+pub fn wide_panel_rows(k: usize, max_bytes: u64) -> Option<usize> {
+    let rows = (max_bytes / (k as u64 * 4).max(1)) as usize;
+    match rows / WIDE_TILE.1 * WIDE_TILE.1 {
+        0 => None,
+        r => Some(r),
+    }
+}
+
 /// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 45,576 bytes;
 /// matmul_coop.wgsl's is 36 KB): a device offering less runs the f32 batch kernels.
 pub const COOP_WORKGROUP_STORAGE: u32 = 45_576;
@@ -309,6 +346,9 @@ pub fn shader_size(name: &str) -> u64 {
         "TALL_ITERS" => TALL_ITERS as u64,
         "TM" => BATCH_TILE_F32.0 as u64,
         "TN" => BATCH_TILE_F32.1 as u64,
+        "WM" => WIDE_TILE.0 as u64,
+        "WN" => WIDE_TILE.1 as u64,
+        "WK" => WIDE_STEP as u64,
         "CM" => COOP_TILE.0 as u64,
         "CN" => COOP_TILE.1 as u64,
         "CK" => COOP_STEP as u64,
@@ -373,6 +413,9 @@ pub enum Tuning {
     /// A workgroup per `batch_tile` output tile, times the `split_k` spans on
     /// cooperative matrices.
     BatchTiles,
+    /// A workgroup per WIDE_TILE output tile of a panel (`wide_panel_rows` weight rows),
+    /// times its `split_k` spans (SPLIT_K_SHADER).
+    WideTiles,
     /// One workgroup per (row, head) of q and of k.
     PerQkHead,
     /// One workgroup per (row, head), times its splits over long contexts
@@ -398,6 +441,7 @@ impl Tuning {
             Tuning::MatvecLanes => "matvec_lanes lanes a weight row, matvec_rows rows a workgroup",
             Tuning::MatvecTall => "matvec_lanes lanes a weight row, matvec_tall_rows rows a workgroup",
             Tuning::BatchTiles => "one workgroup per batch_tile output tile, times its split_k spans",
+            Tuning::WideTiles => "one workgroup per WIDE_TILE output tile of a panel, times its split_k spans",
             Tuning::PerQkHead => "one workgroup per (row, head) of q and k",
             Tuning::AttentionSplits => "one workgroup per (row, head) times its splits (SPLIT_*)",
             Tuning::AttentionTiles => {
