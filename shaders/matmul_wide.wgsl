@@ -15,6 +15,8 @@
 // The panel, bound read-only for matmul_wide (dequant_rows writes it through `out`).
 @group(0) @binding(12) var<storage, read> wf: array<vec4<f32>>;
 
+// One invocation per 4 values (dq8 over 8, one decode of a group's scale for all eight,
+// measured 2.3x slower on an H200: 105 µs against 45 for gate's 8,960 × 1,536 Q4_K).
 @compute @workgroup_size(ITEMS_WG)
 fn dequant_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
@@ -36,61 +38,14 @@ fn dequant_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 var<workgroup> wide_x: array<vec4<f32>, WK * WM / 4u>;
 var<workgroup> wide_w: array<vec4<f32>, WK * WN / 4u>;
 
-// The 4 rows × 4 values an invocation loads a step: rows 4 (u % 32) ..+3 and values
-// 4 (u / 32) ..+3 of the activation tile (u < 64), of the panel's tile (64 ≤ u < 128);
-// 128 invocations load, half of the workgroup (WK = 8: 2 × 128 units).
-struct Block {
-    b0: vec4<f32>,
-    b1: vec4<f32>,
-    b2: vec4<f32>,
-    b3: vec4<f32>,
-}
-
-// Values e..e+3 of panel row r, zero past the panel's rows or the span's end.
-fn wf4(r: u32, e: u32, e_end: u32) -> vec4<f32> {
-    if (r >= p.rows || e >= e_end) {
-        return vec4<f32>(0.0);
-    }
-    return wf[(r * p.k + e) / 4u];
-}
-
-// x4 within the batch and the span (x_stride and k are multiples of 4 on this path).
-fn xw4(r: u32, e: u32, e_end: u32) -> vec4<f32> {
-    if (r >= p.n || e >= e_end) {
-        return vec4<f32>(0.0);
-    }
-    return x[(r * p.x_stride + e) / 4u];
-}
-
-fn wide_load(u: u32, m0: u32, n0: u32, k0: u32, e_end: u32) -> Block {
-    let rq = u % 32u;
-    let e = k0 + 4u * ((u % 64u) / 32u);
-    if (u < 64u) {
-        let r = m0 + 4u * rq;
-        return Block(xw4(r, e, e_end), xw4(r + 1u, e, e_end), xw4(r + 2u, e, e_end), xw4(r + 3u, e, e_end));
-    }
-    let r = n0 + 4u * rq;
-    return Block(wf4(r, e, e_end), wf4(r + 1u, e, e_end), wf4(r + 2u, e, e_end), wf4(r + 3u, e, e_end));
-}
-
-fn wide_store(u: u32, b: Block) {
-    let at = 4u * ((u % 64u) / 32u) * 32u + u % 32u;
-    let t0 = vec4<f32>(b.b0.x, b.b1.x, b.b2.x, b.b3.x);
-    let t1 = vec4<f32>(b.b0.y, b.b1.y, b.b2.y, b.b3.y);
-    let t2 = vec4<f32>(b.b0.z, b.b1.z, b.b2.z, b.b3.z);
-    let t3 = vec4<f32>(b.b0.w, b.b1.w, b.b2.w, b.b3.w);
-    if (u < 64u) {
-        wide_x[at] = t0;
-        wide_x[at + 32u] = t1;
-        wide_x[at + 64u] = t2;
-        wide_x[at + 96u] = t3;
-    } else {
-        wide_w[at] = t0;
-        wide_w[at + 32u] = t1;
-        wide_w[at + 64u] = t2;
-        wide_w[at + 96u] = t3;
-    }
-}
+// Each step, invocations 0..63 load 4 activation rows × 4 values, 64..127 the same of
+// the panel (rows 4 (u % 32) ..+3 of the tile, values 4 (u / 32) ..+3 of the step) and
+// store them transposed (a 4 × 4 block in registers) as whole vec4s. Rows past the batch
+// or the panel read its last row instead (their products land in outputs never stored),
+// so only the span's end is tested, once a step: values past it are zero. The loads are
+// written out in the kernel, not in a function returning them: on an H200 the same
+// kernel with its loads in a function returning a struct of four vec4s ran 19–38% slower
+// (bench/results/f32-gemm-h200.md, calls 3 and 4).
 
 @compute @workgroup_size(16, 16)
 fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
@@ -121,20 +76,76 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     var acc12_1 = vec4<f32>(0.0);
     var acc13_0 = vec4<f32>(0.0);
     var acc13_1 = vec4<f32>(0.0);
-    // Invocations 0..127 load (whole warps); the next step's loads are issued before
-    // this step's products, so their latency hides behind them (2 barriers a step).
-    let loads = lid < 128u;
-    var next = Block(vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
-    if (loads) {
-        next = wide_load(lid, m0, n0, k_begin, k_end);
+    // This invocation's load unit: from the batch (is_x) or the panel, its first row
+    // and its last, the offset of its values in a step, where it stores them.
+    let is_x = lid < 64u;
+    let u = lid % 64u;
+    let first = select(n0, m0, is_x) + 4u * (u % 32u);
+    let last = select(p.rows, p.n, is_x) - 1u;
+    let stride = select(p.k, p.x_stride, is_x);
+    let r0 = min(first, last) * stride;
+    let r1 = min(first + 1u, last) * stride;
+    let r2 = min(first + 2u, last) * stride;
+    let r3 = min(first + 3u, last) * stride;
+    let de = 4u * (u / 32u);
+    let at = 4u * (u / 32u) * 32u + u % 32u;
+    var b0 = vec4<f32>(0.0);
+    var b1 = vec4<f32>(0.0);
+    var b2 = vec4<f32>(0.0);
+    var b3 = vec4<f32>(0.0);
+    // The next step's loads are issued before this step's products, so their latency
+    // hides behind them (2 barriers a step).
+    var e = k_begin + de;
+    if (lid < 128u && e < k_end) {
+        if (is_x) {
+            b0 = x[(r0 + e) / 4u];
+            b1 = x[(r1 + e) / 4u];
+            b2 = x[(r2 + e) / 4u];
+            b3 = x[(r3 + e) / 4u];
+        } else {
+            b0 = wf[(r0 + e) / 4u];
+            b1 = wf[(r1 + e) / 4u];
+            b2 = wf[(r2 + e) / 4u];
+            b3 = wf[(r3 + e) / 4u];
+        }
     }
     for (var k0 = k_begin; k0 < k_end; k0 += WK) {
-        if (loads) {
-            wide_store(lid, next);
+        if (lid < 128u) {
+            let t0 = vec4<f32>(b0.x, b1.x, b2.x, b3.x);
+            let t1 = vec4<f32>(b0.y, b1.y, b2.y, b3.y);
+            let t2 = vec4<f32>(b0.z, b1.z, b2.z, b3.z);
+            let t3 = vec4<f32>(b0.w, b1.w, b2.w, b3.w);
+            if (is_x) {
+                wide_x[at] = t0;
+                wide_x[at + 32u] = t1;
+                wide_x[at + 64u] = t2;
+                wide_x[at + 96u] = t3;
+            } else {
+                wide_w[at] = t0;
+                wide_w[at + 32u] = t1;
+                wide_w[at + 64u] = t2;
+                wide_w[at + 96u] = t3;
+            }
         }
         workgroupBarrier();
-        if (loads && k0 + WK < k_end) {
-            next = wide_load(lid, m0, n0, k0 + WK, k_end);
+        e = k0 + WK + de;
+        if (lid < 128u && e < k_end) {
+            if (is_x) {
+                b0 = x[(r0 + e) / 4u];
+                b1 = x[(r1 + e) / 4u];
+                b2 = x[(r2 + e) / 4u];
+                b3 = x[(r3 + e) / 4u];
+            } else {
+                b0 = wf[(r0 + e) / 4u];
+                b1 = wf[(r1 + e) / 4u];
+                b2 = wf[(r2 + e) / 4u];
+                b3 = wf[(r3 + e) / 4u];
+            }
+        } else {
+            b0 = vec4<f32>(0.0);
+            b1 = vec4<f32>(0.0);
+            b2 = vec4<f32>(0.0);
+            b3 = vec4<f32>(0.0);
         }
         for (var kk = 0u; kk < WK; kk++) {
             let a0 = wide_x[kk * (WM / 4u) + ty];
@@ -160,24 +171,46 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
         }
         workgroupBarrier();
     }
-    let r0 = m0 + 4u * ty;
-    let r1 = r0 + 64u;
+    let o0 = m0 + 4u * ty;
+    let o1 = o0 + 64u;
     let c0 = n0 + 4u * tx;
     let c1 = c0 + 64u;
-    store4(r0, c0, acc00_0, split);
-    store4(r0, c1, acc00_1, split);
-    store4(r0 + 1u, c0, acc01_0, split);
-    store4(r0 + 1u, c1, acc01_1, split);
-    store4(r0 + 2u, c0, acc02_0, split);
-    store4(r0 + 2u, c1, acc02_1, split);
-    store4(r0 + 3u, c0, acc03_0, split);
-    store4(r0 + 3u, c1, acc03_1, split);
-    store4(r1, c0, acc10_0, split);
-    store4(r1, c1, acc10_1, split);
-    store4(r1 + 1u, c0, acc11_0, split);
-    store4(r1 + 1u, c1, acc11_1, split);
-    store4(r1 + 2u, c0, acc12_0, split);
-    store4(r1 + 2u, c1, acc12_1, split);
-    store4(r1 + 3u, c0, acc13_0, split);
-    store4(r1 + 3u, c1, acc13_1, split);
+    wide_store4(o0, c0, acc00_0, split);
+    wide_store4(o0, c1, acc00_1, split);
+    wide_store4(o0 + 1u, c0, acc01_0, split);
+    wide_store4(o0 + 1u, c1, acc01_1, split);
+    wide_store4(o0 + 2u, c0, acc02_0, split);
+    wide_store4(o0 + 2u, c1, acc02_1, split);
+    wide_store4(o0 + 3u, c0, acc03_0, split);
+    wide_store4(o0 + 3u, c1, acc03_1, split);
+    wide_store4(o1, c0, acc10_0, split);
+    wide_store4(o1, c1, acc10_1, split);
+    wide_store4(o1 + 1u, c0, acc11_0, split);
+    wide_store4(o1 + 1u, c1, acc11_1, split);
+    wide_store4(o1 + 2u, c0, acc12_0, split);
+    wide_store4(o1 + 2u, c1, acc12_1, split);
+    wide_store4(o1 + 3u, c0, acc13_0, split);
+    wide_store4(o1 + 3u, c1, acc13_1, split);
+}
+
+// store4 (matmul_tiled.wgsl) without its tests per value where the 4 columns are
+// within the part and nothing is added into a residual (the common case).
+fn wide_store4(r: u32, c: u32, v: vec4<f32>, split: u32) {
+    if (r >= p.n || c + 3u >= p.rows || (p.splits == 1u && p.res_add != 0u)) {
+        store4(r, c, v, split);
+        return;
+    }
+    var at = r * p.out_stride + p.out_offset + c;
+    if (p.splits > 1u) {
+        at = (split * p.n + r) * p.rows + c;
+        out2[at] = v.x;
+        out2[at + 1u] = v.y;
+        out2[at + 2u] = v.z;
+        out2[at + 3u] = v.w;
+        return;
+    }
+    out[at] = v.x;
+    out[at + 1u] = v.y;
+    out[at + 2u] = v.z;
+    out[at + 3u] = v.w;
 }

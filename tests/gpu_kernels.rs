@@ -312,22 +312,28 @@ fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_
 
 #[test]
 fn large_batch_matmuls_run_as_dequantized_panels_and_match_cpu() {
-    // From WIDE_MIN_ROWS activation rows and WIDE_MIN_WEIGHT_ROWS weight rows the shader
-    // cores' batch matmul dequantizes its weight into an f32 panel, then multiplies
-    // (matmul_wide). 650 weight rows: five whole 128-row tiles and a part; 259 and 300
-    // activation rows: the third tile of rows mostly empty. Once with panels as large as
-    // the weight, once with max_part_bytes holding a panel of 1,024 values to 256 rows
-    // (three panels, the last of 138 rows; it also splits the float types' weights into
-    // parts of fewer rows than WIDE_MIN_WEIGHT_ROWS, which stay on matmul_tiled).
+    // From WIDE_MIN_ROWS activation rows the shader cores' batch matmul dequantizes a
+    // large weight into f32 panels, then multiplies (matmul_wide); here every weight
+    // (GpuOptions::wide_every_weight: these are small). 650 weight rows: five whole
+    // 128-row tiles and a part; 259 and 300 activation rows: the third tile of rows mostly
+    // empty. Once with panels as large as the weight, once with max_part_bytes holding a
+    // panel of 1,024 values to 256 rows (three panels, the last of 138 rows; the float
+    // types' weights also split into parts, each its own panels).
     let rows = 650;
     let batches = [300, 259];
     for max_part_bytes in [None, Some(1 << 20)] {
-        let options = GpuOptions { allow_coop_matrix: false, max_part_bytes, ..Default::default() };
+        let options =
+            GpuOptions { allow_coop_matrix: false, wide_every_weight: true, max_part_bytes, ..Default::default() };
         let mut b = gpu_with(options);
         for (i, ty) in ALL_TYPES.into_iter().enumerate() {
             // 1,024 values (four spans of 256: three tiles of rows × six of weight rows,
-            // split), or three blocks of a 32-value type (96, not split).
-            let cols = if i % 2 == 0 { 1024 } else { ty.block_elems().max(32) * 3 };
+            // split), or three blocks of a 32-value type (96, not split), or for f16 and
+            // bf16 100 (the last 8-value step half past the row's end).
+            let cols = match (i % 2, ty.block_elems()) {
+                (0, _) => 1024,
+                (_, 1) => 100,
+                (_, be) => be.max(32) * 3,
+            };
             let mut rng = Rng(1300 + i as u64);
             let w = random_weight(&mut rng, ty, rows, cols);
             let x = rng.vec(300 * cols, -2.0, 2.0);
@@ -338,18 +344,16 @@ fn large_batch_matmuls_run_as_dequantized_panels_and_match_cpu() {
                 b.stats().wide_batch_matmuls - before.wide_batch_matmuls,
                 b.stats().panels_dequantized - before.panels_dequantized,
             );
-            // Each weight part of 512 rows or more, in each of the two batches, as panels
-            // of whole 128-row tiles within the limit (64 MiB, or max_part_bytes).
+            // Each weight part, in each of the two batches, as panels of whole 128-row
+            // tiles within the limit (64 MiB, or max_part_bytes).
             let limit = max_part_bytes.unwrap_or(64 << 20);
             let part_rows = ((limit / stored_row_bytes(ty, cols) as u64) as usize).min(rows);
             let panel_rows = (limit / (cols as u64 * 4)) as usize / 128 * 128;
             let (mut want_wide, mut want_panels) = (0u64, 0u64);
             for r0 in (0..rows).step_by(part_rows) {
                 let pr = part_rows.min(rows - r0);
-                if pr >= 512 {
-                    want_wide += 2;
-                    want_panels += 2 * pr.div_ceil(panel_rows) as u64;
-                }
+                want_wide += 2;
+                want_panels += 2 * pr.div_ceil(panel_rows) as u64;
             }
             assert_eq!(wide, want_wide, "{ty:?} × {cols}: matmuls as panels");
             assert_eq!(panels, want_panels, "{ty:?} × {cols}: panels");
@@ -429,6 +433,7 @@ fn matmul_over_a_weight_split_across_buffers() {
 
 /// `res += W · x` after `out = W · x` (the GPU joins the two into one dispatch); returns
 /// (res, out) per batch size.
+#[allow(clippy::too_many_arguments)]
 fn matmul_add_script<B: Backend>(
     b: &mut B,
     ty: GgmlType,
@@ -437,14 +442,15 @@ fn matmul_add_script<B: Backend>(
     w: &[u8],
     x: &[f32],
     r: &[f32],
+    batches: &[usize],
 ) -> Vec<(Vec<f32>, Vec<f32>)> {
-    let cap = *BATCHES.iter().max().unwrap_or(&1);
+    let cap = *batches.iter().max().unwrap_or(&1);
     let wt = weight(b, "w", ty, rows, cols, w);
     let (xt, rt) = (table(b, x, cols), table(b, r, rows));
     let xa = b.alloc_activation(cap, cols).expect("alloc");
     let out = b.alloc_activation(cap, rows).expect("alloc");
     let res = b.alloc_activation(cap, rows).expect("alloc");
-    BATCHES
+    batches
         .iter()
         .map(|&n| {
             b.begin_batch(&ids(n), 0).expect("batch");
@@ -459,28 +465,56 @@ fn matmul_add_script<B: Backend>(
 
 #[test]
 fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
-    for (i, (ty, part)) in
-        [(GgmlType::Q4_1, None), (GgmlType::Q4K, None), (GgmlType::Q8_0, Some(5))].into_iter().enumerate()
-    {
-        let mut rng = Rng(300 + i as u64);
-        let (rows, cols) = (131, awkward_cols(ty));
-        let w = random_weight(&mut rng, ty, rows, cols);
-        let cap = *BATCHES.iter().max().unwrap_or(&1);
-        let (x, r) = (rng.vec(cap * cols, -2.0, 2.0), rng.vec(cap * rows, -2.0, 2.0));
-        let row_bytes = (cols / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
-        let max_part_bytes = part.map(|p| (row_bytes * p + 3).max(cols as u64 * 4).max(rows as u64 * 4));
-        let mut b = gpu_with(GpuOptions { max_part_bytes, ..Default::default() });
-        let want = matmul_add_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &r);
-        let got = matmul_add_script(&mut b, ty, rows, cols, &w, &x, &r);
-        let wf = dequant(ty, &w, rows * cols);
-        for ((n, (wr, wo)), (gr, go)) in BATCHES.iter().zip(&want).zip(&got) {
-            for row in 0..*n {
-                for j in 0..rows {
-                    let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[row * cols + c]).abs()).sum();
-                    let tol = matmul_rel_tol(&b, *n) * scale + 1e-5;
-                    let k = row * rows + j;
-                    assert!((go[k] - wo[k]).abs() <= tol, "{ty:?} n={n} out [{row}, {j}]: gpu {} cpu {}", go[k], wo[k]);
-                    assert!((gr[k] - wr[k]).abs() <= tol, "{ty:?} n={n} res [{row}, {j}]: gpu {} cpu {}", gr[k], wr[k]);
+    // The default kernels over BATCHES; then batches of 300 and 259 rows as dequantized
+    // panels (matmul_wide: the residual added by its stores, unsplit, or by the split
+    // sums).
+    let wide = |allow_split_k| GpuOptions {
+        allow_coop_matrix: false,
+        wide_every_weight: true,
+        allow_split_k,
+        ..Default::default()
+    };
+    let runs = [(GpuOptions::default(), &BATCHES[..]), (wide(false), &[300, 259][..]), (wide(true), &[300, 259][..])];
+    for (options, batches) in runs {
+        for (i, (ty, part)) in
+            [(GgmlType::Q4_1, None), (GgmlType::Q4K, None), (GgmlType::Q8_0, Some(5))].into_iter().enumerate()
+        {
+            let mut rng = Rng(300 + i as u64);
+            let (rows, cols) = (131, awkward_cols(ty));
+            let w = random_weight(&mut rng, ty, rows, cols);
+            let cap = *batches.iter().max().unwrap_or(&1);
+            let (x, r) = (rng.vec(cap * cols, -2.0, 2.0), rng.vec(cap * rows, -2.0, 2.0));
+            let row_bytes = (cols / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
+            let max_part_bytes = part.map(|p| (row_bytes * p + 3).max(cols as u64 * 4).max(rows as u64 * 4));
+            let mut b = gpu_with(GpuOptions { max_part_bytes, ..options.clone() });
+            let want = matmul_add_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &r, batches);
+            let got = matmul_add_script(&mut b, ty, rows, cols, &w, &x, &r, batches);
+            // (Not over Q8_0's five-row parts: a panel of whole 128-row tiles must fit in a
+            // part's bytes, so that weight stays on matmul_tiled.)
+            if options.wide_every_weight {
+                let panels = b.stats().wide_batch_matmuls;
+                assert_eq!(panels, if part.is_none() { 2 } else { 0 }, "{ty:?}: matmuls as panels");
+            }
+            let wf = dequant(ty, &w, rows * cols);
+            for ((n, (wr, wo)), (gr, go)) in batches.iter().zip(&want).zip(&got) {
+                for row in 0..*n {
+                    for j in 0..rows {
+                        let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[row * cols + c]).abs()).sum();
+                        let tol = matmul_rel_tol(&b, *n) * scale + 1e-5;
+                        let k = row * rows + j;
+                        assert!(
+                            (go[k] - wo[k]).abs() <= tol,
+                            "{ty:?} n={n} out [{row}, {j}]: gpu {} cpu {}",
+                            go[k],
+                            wo[k]
+                        );
+                        assert!(
+                            (gr[k] - wr[k]).abs() <= tol,
+                            "{ty:?} n={n} res [{row}, {j}]: gpu {} cpu {}",
+                            gr[k],
+                            wr[k]
+                        );
+                    }
                 }
             }
         }

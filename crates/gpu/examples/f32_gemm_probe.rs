@@ -263,6 +263,10 @@ fn main() {
     }
     // VARIANT=i: only variant i; REPS=1: one timed dispatch (a check on a slow adapter).
     let only: Option<usize> = std::env::var("VARIANT").ok().map(|v| v.parse().expect("VARIANT: an index"));
+    if std::env::var_os("PRINT").is_some() {
+        println!("{}", gemm_source(&variants[only.expect("PRINT needs VARIANT")]));
+        return;
+    }
     let reps: usize = std::env::var("REPS").map_or(20, |v| v.parse().expect("REPS: a count"));
 
     let mut rng = Rng(11);

@@ -7,7 +7,8 @@
 //! without `NO_INT_BATCH=1` (integer dot products, or f32); `INT_DIGITS=1|2|3` sets the
 //! integer-dot kernel's digits per activation value (3 by default: the f32 class). Every
 //! type with integer units runs the integer-dot kernel here, not only those where it pays
-//! (`tuning::int_batch_pays`), so each type's two kernels can be compared. From
+//! (`tuning::int_batch_pays`), so each type's two kernels can be compared. PER_KERNEL=1
+//! (with DEVICE=1) prints each kernel's device time under its op. From
 //! WIDE_MIN_ROWS rows, they run as dequantized panels (shaders/matmul_wide.wgsl) unless
 //! `NO_WIDE=1`.
 //! With QWEN_ONLY=1: `QWEN_TYPE=F16` (or Q8_0, Q4K, Q6K) times every Qwen shape in that
@@ -65,7 +66,7 @@ fn measure(
 ) -> f64 {
     let ids: Vec<u32> = vec![1; n];
     let (mut empty, mut full, mut device) = (f64::MAX, f64::MAX, f64::MAX);
-    for _ in 0..3 {
+    for round in 0..3 {
         b.begin_batch(&ids, start).expect("batch");
         let t = Instant::now();
         pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
@@ -85,6 +86,17 @@ fn measure(
                 .map(|k| k.ns)
                 .sum();
             device = device.min(ns / REPS as f64 / 1e3);
+            // PER_KERNEL=1: each kernel's share (last round), e.g. a matmul's dequantizing,
+            // its GEMM and its split sums apart.
+            if round == 2 && std::env::var_os("PER_KERNEL").is_some() {
+                let mut by_kernel = std::collections::BTreeMap::<&str, f64>::new();
+                for k in &kernels {
+                    *by_kernel.entry(k.kernel.as_str()).or_default() += k.ns;
+                }
+                for (name, ns) in by_kernel {
+                    println!("    {name:<44} {:8.1} µs", ns / REPS as f64 / 1e3);
+                }
+            }
         }
     }
     if device < f64::MAX {

@@ -52,6 +52,10 @@ pub struct GpuOptions {
     /// shaders/matmul_wide.wgsl) instead of matmul_tiled. Off: matmul_tiled for every
     /// batch (the dispatch-count tests pin it; op_timing's NO_WIDE=1 times the two).
     pub allow_wide_batch: bool,
+    /// With `allow_wide_batch`, take every weight part as panels, not only those large
+    /// enough to repay the dequantizing (`tuning::wide_weight_pays`): for the kernel tests,
+    /// whose weights are small.
+    pub wide_every_weight: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
@@ -91,6 +95,7 @@ impl Default for GpuOptions {
             int_batch_every_type: false,
             allow_split_k: true,
             allow_wide_batch: true,
+            wide_every_weight: false,
             max_part_bytes: None,
             kv_f16: false,
             profile: false,

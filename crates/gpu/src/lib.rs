@@ -182,6 +182,8 @@ pub struct GpuBackend {
     allow_split_k: bool,
     /// `GpuOptions::allow_wide_batch`.
     allow_wide_batch: bool,
+    /// `GpuOptions::wide_every_weight`.
+    wide_every_weight: bool,
     /// matmul_wide's dequantized weight panel (f32) and its bytes (grown on first need).
     wide_panel: Option<(BufId, u64)>,
     /// The top-k chunk candidates and top_k_rows' results, and their bytes (grown on
@@ -274,6 +276,7 @@ impl GpuBackend {
             int_batch_every_type: false,
             allow_split_k: true,
             allow_wide_batch: true,
+            wide_every_weight: false,
             wide_panel: None,
             chain: chain::Chain::default(),
             pending: None,
@@ -304,6 +307,7 @@ impl GpuBackend {
         b.int_batch_every_type = options.int_batch_every_type;
         b.allow_split_k = options.allow_split_k;
         b.allow_wide_batch = options.allow_wide_batch;
+        b.wide_every_weight = options.wide_every_weight;
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;

@@ -232,9 +232,16 @@ const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(WIDE_STEP));
 /// a short batch does not repay (on an H200, dequantizing gate's 8,960 × 1,536 Q4_K
 /// takes ~39 µs; its GEMM over 512 rows ~470).
 pub const WIDE_MIN_ROWS: usize = 256;
-/// Fewest weight rows it takes: on a 256-row weight (the 1.5B's k and v) its 128-row
-/// tiles leave the GPU idle even split (46 µs against 30 for 64 × 64 tiles in the probe).
-pub const WIDE_MIN_WEIGHT_ROWS: usize = 512;
+/// Which weights it takes: 512 rows or more (on a 256-row weight, the 1.5B's k and v, its
+/// 128-row tiles leave the GPU idle even split: 46 µs against 30 for 64 × 64 tiles in the
+/// probe) and WIDE_MIN_WEIGHT_VALUES values or more: on the 1.5B's 1,536 × 1,536 q and o
+/// the dequantizing and the split sums (26 µs) ate the GEMM's gain (144 µs in all against
+/// 133 on integer dots), while gate/up and down (13.8 M values) gained 12% and 23%
+/// (bench/results/f32-gemm-h200.md, call 4).
+pub fn wide_weight_pays(rows: usize, k: usize) -> bool {
+    rows >= 512 && rows * k >= WIDE_MIN_WEIGHT_VALUES
+}
+pub const WIDE_MIN_WEIGHT_VALUES: usize = 1 << 22;
 /// Most bytes of one f32 panel (a weight larger is dequantized and multiplied a panel of
 /// rows at a time): the 1.5B's gate (8,960 × 1,536 × 4 bytes, 55 MB) in one, a 7B's
 /// (14,336 × 4,096) in four. Also at most a weight part's bytes (`max_part_bytes`).
@@ -392,6 +399,21 @@ mod tests {
         assert_eq!(split_k(32, 1536, shader), 6);
         assert_eq!(split_k(1120, 1536, shader), 1);
         assert_eq!(split_k(1, 300, shader), 1);
+    }
+
+    #[test]
+    fn panels_take_large_weights_only() {
+        // Qwen2.5-1.5B: gate/up (8,960 × 1,536) and down (1,536 × 8,960), not q/o (1,536 ×
+        // 1,536) nor k/v (256 × 1,536); a 7B's k/v (1,024 × 4,096) and q (4,096 × 4,096).
+        assert!(wide_weight_pays(8960, 1536) && wide_weight_pays(1536, 8960));
+        assert!(!wide_weight_pays(1536, 1536) && !wide_weight_pays(256, 1536));
+        assert!(wide_weight_pays(1024, 4096) && wide_weight_pays(4096, 4096));
+        // Short of a 128-row tile's worth of rows by much: never, however long the rows.
+        assert!(!wide_weight_pays(256, 1 << 20));
+        // Panels of whole tiles within the limit, none where not even one tile fits.
+        assert_eq!(wide_panel_rows(1536, 64 << 20), Some(10880));
+        assert_eq!(wide_panel_rows(1024, 1 << 20), Some(256));
+        assert_eq!(wide_panel_rows(1 << 20, 64 << 20), None);
     }
 }
 

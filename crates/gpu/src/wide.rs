@@ -8,13 +8,14 @@ use super::*;
 
 impl GpuBackend {
     /// Whether a batch matmul of `n` activation rows over a `rows` × `k` weight part
-    /// runs as dequantized panels: on the shader cores, over WIDE_MIN_ROWS or more rows
-    /// and WIDE_MIN_WEIGHT_ROWS or more weight rows, with vec4-aligned rows of input.
+    /// runs as dequantized panels: on the shader cores, over WIDE_MIN_ROWS or more rows,
+    /// on a weight part large enough (`wide_weight_pays`, or any with
+    /// `GpuOptions::wide_every_weight`), with vec4-aligned rows of input.
     pub(crate) fn wide_pays(&self, n: usize, rows: usize, k: usize, x_stride: u32) -> bool {
         self.allow_wide_batch
             && !self.shader_features.coop_matrix
             && n >= WIDE_MIN_ROWS
-            && rows >= WIDE_MIN_WEIGHT_ROWS
+            && (self.wide_every_weight || wide_weight_pays(rows, k))
             && k.is_multiple_of(4)
             && x_stride.is_multiple_of(4)
             && self.wide_panel_rows(k).is_some()
