@@ -52,7 +52,9 @@ pub use catalog::{every_variant, find as find_variant, Variant};
 pub use device::{adapters_info, AdapterSummary, GpuOptions};
 pub use key::{KernelKey, ShaderFeatures};
 pub use op_table::{Family, Module, Op, OpSpec, Slot, OPS};
-pub use tuning::{int_batch_pays, matvec_lanes, Tuning, MATVEC_MAX_ROWS};
+pub use tuning::{
+    int_batch_pays, matvec_lanes, wide_panel_bytes, wide_weight_pays, Tuning, MATVEC_MAX_ROWS, WIDE_MIN_ROWS,
+};
 pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;

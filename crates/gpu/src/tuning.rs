@@ -258,6 +258,16 @@ pub fn wide_panel_rows(k: usize, max_bytes: u64) -> Option<usize> {
     }
 }
 
+/// Bytes of the panel scratch a batch matmul over a `rows` × `k` weight part allocates
+/// where it takes panels (wide.rs: whole panels of `wide_panel_rows` rows, rounded up to a
+/// power of two within the limit so a larger weight later rarely needs another), with
+/// weight parts and panels of at most `max_part_bytes`; None where no panel fits.
+pub fn wide_panel_bytes(rows: usize, k: usize, max_part_bytes: u64) -> Option<u64> {
+    let limit = WIDE_PANEL_BYTES.min(max_part_bytes);
+    let panel = (wide_panel_rows(k, limit)?.min(rows) * k * 4) as u64;
+    Some(panel.next_power_of_two().min(limit).max(panel))
+}
+
 /// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 45,576 bytes;
 /// matmul_coop.wgsl's is 36 KB): a device offering less runs the f32 batch kernels.
 pub const COOP_WORKGROUP_STORAGE: u32 = 45_576;
@@ -414,6 +424,13 @@ mod tests {
         assert_eq!(wide_panel_rows(1536, 64 << 20), Some(10880));
         assert_eq!(wide_panel_rows(1024, 1 << 20), Some(256));
         assert_eq!(wide_panel_rows(1 << 20, 64 << 20), None);
+        // The 1.5B's gate: one panel of 8,960 rows (52.5 MiB, rounded up to the 64 MiB
+        // limit); its down (1,536 × 8,960: 52.5 MiB as well).
+        assert_eq!(wide_panel_bytes(8960, 1536, u64::MAX), Some(64 << 20));
+        assert_eq!(wide_panel_bytes(1536, 1536, u64::MAX), Some(16 << 20));
+        // Panels held to a part's bytes: 256 rows of 1,024 values in 1 MiB.
+        assert_eq!(wide_panel_bytes(650, 1024, 1 << 20), Some(1 << 20));
+        assert_eq!(wide_panel_bytes(650, 1 << 20, 64 << 20), None);
     }
 }
 

@@ -37,9 +37,7 @@ impl GpuBackend {
             return self.defer(err("matmul_wide: no panel fits this weight's rows"));
         };
         let panel_rows = panel_rows.min(rows);
-        // Rounded up, so that a larger weight later rarely needs another.
-        let need = ((panel_rows * k * 4) as u64).next_power_of_two().min(WIDE_PANEL_BYTES.min(self.max_part_bytes));
-        let need = need.max((panel_rows * k * 4) as u64);
+        let need = wide_panel_bytes(rows, k, self.max_part_bytes).unwrap_or(0);
         let panel = match self.scratch_buffer(self.wide_panel, "matmul dequantized panel", need) {
             Ok(s) => s,
             Err(e) => return self.defer(e),

@@ -6,8 +6,9 @@
 //! - WebGPU: weight buffers (rows repacked as `kindling-gpu` stores them, split by rows
 //!   into buffers no larger than `maxStorageBufferBindingSize` and `maxBufferSize`, so
 //!   a tensor larger than a binding fits as long as one row does), the KV cache (one
-//!   buffer per layer for keys and one for values) and the activations of a 512-row
-//!   batch (`kindling-model`'s `Workspace`), each buffer against the limits. WebGPU
+//!   buffer per layer for keys and one for values), the activations of a 512-row
+//!   batch (`kindling-model`'s `Workspace`) and prefill's scratch for a weight
+//!   dequantized into f32 panels (`other`), each buffer against the limits. WebGPU
 //!   does not say how much memory the device has, so the total is reported, not checked.
 //! - CPU: everything in WebAssembly memory (`memory.rs`'s `CpuNeed`: weights, KV cache,
 //!   activations, slack) plus the parsed header and tokenizer, against wasm32's 4 GiB
@@ -61,7 +62,8 @@ pub(crate) struct Need {
     pub weights: u64,
     pub kv_cache: u64,
     pub activations: u64,
-    /// CPU: the slack and the parsed header and tokenizer; WebGPU: 0.
+    /// CPU: the slack and the parsed header and tokenizer; WebGPU: prefill's dequantized
+    /// weight panel (up to 64 MiB).
     pub other: u64,
     pub largest_weight: Option<LargestWeight>,
     /// The largest single buffer besides weights: (what, bytes).
@@ -104,6 +106,10 @@ pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
     let mut reasons = Vec::new();
     let mut weights = 0;
     let mut largest: Option<LargestWeight> = None;
+    // Prefill's scratch for the largest weight part it dequantizes into f32 panels
+    // (kindling-gpu's wide.rs; browsers have no cooperative matrices): one buffer, reused.
+    let batch = batch_rows(cfg, &GPU_OPTIONS);
+    let mut panel = 0;
     for s in specs {
         // One-row tensors are widened to f32 at upload (GpuBackend::alloc_weight).
         let ty = if s.rows == 1 { GgmlType::F32 } else { s.ty };
@@ -111,6 +117,10 @@ pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
         let bytes = row_bytes * s.rows as u64;
         weights += bytes;
         let rows_per_part = max_part.checked_div(row_bytes).unwrap_or(0);
+        let part_rows = (rows_per_part as usize).min(s.rows);
+        if batch >= kindling_gpu::WIDE_MIN_ROWS && kindling_gpu::wide_weight_pays(part_rows, s.cols) {
+            panel = panel.max(kindling_gpu::wide_panel_bytes(part_rows, s.cols, max_part).unwrap_or(0));
+        }
         if rows_per_part == 0 {
             reasons.push(format!(
                 "one row of tensor '{}' is {row_bytes} bytes, more than the largest buffer the adapter allows ({max_part} bytes)",
@@ -125,7 +135,6 @@ pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
     // f32 keys and values (the browser's KV cache), one buffer each per layer.
     let kv_buffer = positions as u64 * cfg.kv_width() as u64 * 4;
     let kv_cache = 2 * cfg.block_count as u64 * kv_buffer;
-    let batch = batch_rows(cfg, &GPU_OPTIONS);
     let acts = CpuNeed::new(cfg, 0, positions, batch).activations;
     let mut buffers = activation_buffers(cfg, batch);
     buffers.push((format!("KV cache of one layer [{positions}, {}]", cfg.kv_width()), kv_buffer));
@@ -147,7 +156,7 @@ pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
         weights,
         kv_cache,
         activations: acts,
-        other: 0,
+        other: panel,
         largest_weight: largest,
         largest_buffer,
         reasons,
@@ -750,6 +759,12 @@ mod tests {
         let l = need.largest_weight.clone().expect("largest");
         assert_eq!((l.name.as_str(), l.bytes, l.row_bytes, l.parts), ("token_embd.weight", 72_000, 72, 1));
         assert!(need.fits(), "{:?}", need.reasons);
+        // No weight here is large enough for prefill's f32 panels (4 M values); a
+        // 4,096 × 1,024 one is, its panel (16 MiB) reported under `other`.
+        assert_eq!(need.other, 0);
+        let mut with_ffn = specs.to_vec();
+        with_ffn.push(spec("blk.0.ffn_up.weight", GgmlType::Q8_0, 1024, 4096));
+        assert_eq!(gpu_need(&cfg, &with_ffn, 200, &unlimited()).other, 16 << 20);
 
         // A binding of 8000 bytes: the embedding is split into buffers of 111 rows, but
         // the 512-row activations [512, 128] (262,144 bytes) do not fit.

@@ -2,10 +2,11 @@
 //! put every weight type through a matmul (tiny-llama) and every gemma3 op (q/k norms,
 //! sliding window, post norms, softcap-free gelu) through the forward pass. Prefill
 //! (tiled matmul, batched attention) and decode steps (matvec, split attention) both
-//! run; one case splits every weight across buffers. Tolerance as tests/gpu_e2e.rs.
+//! run; one case splits every weight across buffers, one prefills 256 rows (the large
+//! batches' dequantized panels). Tolerance as tests/gpu_e2e.rs.
 
 use kindling_cpu::CpuBackend;
-use kindling_gpu::{GpuBackend, GpuOptions};
+use kindling_gpu::{GpuBackend, GpuOptions, GpuStats};
 use kindling_model::{Backend, EvalOutput, Evaluated, Model, ModelOptions};
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -13,13 +14,15 @@ use crate::support::{fetch_bytes, log, webgpu_available, TINY_GEMMA3, TINY_LLAMA
 
 const LOGIT_TOLERANCE: f32 = 2e-3;
 
-/// Logits of a prefill of `ids[..prefill]` (every position) and then of each later
-/// token fed one by one (last position).
+/// Logits of a prefill of `ids[..prefill]` (every position, which the engine evaluates
+/// in batches of 32; or the last, for a prefill in one batch as long as max_batch) and
+/// then of each later token fed one by one (last position).
 async fn run<B: Backend>(model: &mut Model<B>, ids: &[u32], prefill: usize) -> Vec<Vec<f32>> {
     let vocab = model.config().vocab_size;
     let mut session = model.new_session(ids.len()).expect("session");
     let mut rows = Vec::new();
-    match model.eval(&mut session, &ids[..prefill], EvalOutput::AllLogits).await.expect("prefill") {
+    let output = if prefill > 32 { EvalOutput::LastLogits } else { EvalOutput::AllLogits };
+    match model.eval(&mut session, &ids[..prefill], output).await.expect("prefill") {
         Evaluated::Logits(all) => rows.extend(all.chunks(vocab).map(<[f32]>::to_vec)),
         other => panic!("prefill gave {other:?}"),
     }
@@ -32,15 +35,19 @@ async fn run<B: Backend>(model: &mut Model<B>, ids: &[u32], prefill: usize) -> V
     rows
 }
 
-async fn compare(path: &str, options: GpuOptions) {
+/// Logits on WebGPU against the CPU over `tokens` ids, the first `prefill` of them as one
+/// batch; returns the GPU backend's stats.
+async fn compare_tokens(path: &str, options: GpuOptions, tokens: u32, prefill: usize) -> GpuStats {
     let bytes = fetch_bytes(path).await;
     let gpu = GpuBackend::new(options).await.expect("WebGPU device");
-    let mut gpu = Model::load_from_bytes(gpu, &bytes, ModelOptions::default()).expect("load on WebGPU");
-    let mut cpu = Model::load_from_bytes(CpuBackend::new(), &bytes, ModelOptions::default()).expect("load on CPU");
+    // The prefill in one batch (the default holds batches to 64 rows).
+    let mo = ModelOptions { max_batch: prefill.max(ModelOptions::default().max_batch) };
+    let mut gpu = Model::load_from_bytes(gpu, &bytes, mo).expect("load on WebGPU");
+    let mut cpu = Model::load_from_bytes(CpuBackend::new(), &bytes, mo).expect("load on CPU");
     let vocab = cpu.config().vocab_size as u32;
-    let ids: Vec<u32> = (0..24u32).map(|i| (i * 37 + 11) % vocab).collect();
-    let g = run(&mut gpu, &ids, 16).await;
-    let c = run(&mut cpu, &ids, 16).await;
+    let ids: Vec<u32> = (0..tokens).map(|i| (i * 37 + 11) % vocab).collect();
+    let g = run(&mut gpu, &ids, prefill).await;
+    let c = run(&mut cpu, &ids, prefill).await;
     assert_eq!(g.len(), c.len());
     let mut worst = 0.0f32;
     for (pos, (gr, cr)) in g.iter().zip(&c).enumerate() {
@@ -55,6 +62,11 @@ async fn compare(path: &str, options: GpuOptions) {
         g.len(),
         gpu.backend().stats()
     ));
+    gpu.backend().stats()
+}
+
+async fn compare(path: &str, options: GpuOptions) {
+    compare_tokens(path, options, 24, 16).await;
 }
 
 #[wasm_bindgen_test]
@@ -79,4 +91,18 @@ async fn tiny_gemma3_matches_cpu() {
         return;
     }
     compare(TINY_GEMMA3, GpuOptions::default()).await;
+}
+
+/// A prefill of 256 rows in one batch (tiny-llama's whole context, WIDE_MIN_ROWS) takes
+/// the large batches' path, every weight dequantized into f32 panels and multiplied by
+/// matmul_wide (`wide_every_weight`: these weights are small); the last position's
+/// logits, which every row's keys and values reach, against the CPU's.
+#[wasm_bindgen_test]
+async fn tiny_llama_long_prefill_as_dequantized_panels_matches_cpu() {
+    if !webgpu_available().await {
+        return;
+    }
+    let options = GpuOptions { wide_every_weight: true, ..GpuOptions::default() };
+    let stats = compare_tokens(TINY_LLAMA, options, 256, 256).await;
+    assert!(stats.wide_batch_matmuls >= 14, "{stats:?}");
 }
