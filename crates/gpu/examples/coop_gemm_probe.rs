@@ -18,10 +18,8 @@
 //! Needs an adapter with EXPERIMENTAL_COOPERATIVE_MATRIX (the lent NVIDIA GPU); elsewhere
 //! it checks the dequantization kernel and validates the GEMM sources only.
 //! `cargo run --release -p kindling-gpu --example coop_gemm_probe`
-use std::time::Instant;
-
 mod probe_util;
-use probe_util::{group, pipeline, q4k, trusted, vulkan_adapter};
+use probe_util::{clear, group, pipeline, q4k, read_back, time, trusted, vulkan_adapter};
 
 use kindling_gguf::GgmlType;
 use kindling_testdata::Rng;
@@ -333,7 +331,7 @@ fn main() {
         let invocations = rows * k / 8;
         let groups = (invocations.div_ceil(256) as u32).min(65535);
         let gy = (invocations.div_ceil(256) as u32).div_ceil(groups);
-        let t = time(&device, &queue, &pipe, &bg, (groups, gy), 20);
+        let t = time(&device, &queue, &pipe, &bg, (groups, gy, 1), 20);
         let got = read_back(&device, &queue, &wq, rows * k * 2);
         let got: &[u16] = bytemuck::cast_slice(&got);
         let mut want = vec![0f32; k];
@@ -392,7 +390,7 @@ fn main() {
             };
             let bg = group(&device, &pipe.get_bind_group_layout(0), &bufs);
             clear(&device, &queue, &out);
-            let t = time(&device, &queue, &pipe, &bg, ((n / tn) as u32, (M / tm) as u32), 20);
+            let t = time(&device, &queue, &pipe, &bg, ((n / tn) as u32, (M / tm) as u32, 1), 20);
             let got: Vec<f32> = bytemuck::cast_slice(&read_back(&device, &queue, &out, M * n * 4)).to_vec();
             let mut err = 0f64;
             for i in 0..256 {
@@ -403,13 +401,6 @@ fn main() {
             println!("{label:<16} {:<40} {t:8.1} µs  {:6.1} TFLOP/s  max |Δ| {err:.1e}", s.name(), flops / t / 1e6);
         }
     }
-}
-
-/// Zeroes `b` (so a GEMM that wrote nothing cannot pass on the last variant's output).
-fn clear(device: &wgpu::Device, queue: &wgpu::Queue, b: &wgpu::Buffer) {
-    let mut enc = device.create_command_encoder(&Default::default());
-    enc.clear_buffer(b, 0, None);
-    queue.submit([enc.finish()]);
 }
 
 fn f16_value(h: u16) -> f32 {
@@ -456,52 +447,4 @@ fn validate(src: &str, label: &str) {
     };
     wgpu::naga::back::spv::write_vec(&module, &info, &options, None).unwrap_or_else(|e| panic!("{label}: {e}"));
     println!("{label}: valid");
-}
-
-/// Wall time per dispatch of `reps` dispatches in one pass (best of 5 submissions).
-fn time(
-    device: &wgpu::Device,
-    queue: &wgpu::Queue,
-    pipe: &wgpu::ComputePipeline,
-    bg: &wgpu::BindGroup,
-    (gx, gy): (u32, u32),
-    reps: usize,
-) -> f64 {
-    let mut best = f64::MAX;
-    for round in 0..6 {
-        let mut enc = device.create_command_encoder(&Default::default());
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            pass.set_pipeline(pipe);
-            pass.set_bind_group(0, bg, &[]);
-            for _ in 0..if round == 0 { 1 } else { reps } {
-                pass.dispatch_workgroups(gx, gy, 1);
-            }
-        }
-        let cmd = enc.finish();
-        let t = Instant::now();
-        queue.submit([cmd]);
-        device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
-        if round > 0 {
-            best = best.min(t.elapsed().as_secs_f64() * 1e6 / reps as f64);
-        }
-    }
-    best
-}
-
-fn read_back(device: &wgpu::Device, queue: &wgpu::Queue, b: &wgpu::Buffer, bytes: usize) -> Vec<u8> {
-    let read = device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("read"),
-        size: bytes as u64,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut enc = device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(b, 0, &read, 0, bytes as u64);
-    queue.submit([enc.finish()]);
-    read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
-    device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
-    let v = read.slice(..).get_mapped_range().expect("mapped").to_vec();
-    read.unmap();
-    v
 }

@@ -347,6 +347,31 @@ impl GpuBackend {
         }
     }
 
+    /// The buffer a batch matmul split into `splits` spans writes its `outputs` partial
+    /// sums per span to (grown on need, rounded up to a power of two within a binding's
+    /// bytes, so that longer prompts rarely need another); unsplit, any buffer not bound
+    /// elsewhere in the dispatch. None after deferring an error.
+    pub(crate) fn split_sums_buffer(&mut self, splits: usize, outputs: usize) -> Option<BufId> {
+        if splits <= 1 {
+            return Some(self.dummy_read);
+        }
+        let bytes = (splits * outputs * 4) as u64;
+        match self.scratch_buffer(
+            self.split_sums,
+            "matmul split sums",
+            bytes.next_power_of_two().min(self.max_part_bytes).max(bytes),
+        ) {
+            Ok(s) => {
+                self.split_sums = Some(s);
+                Some(s.0)
+            }
+            Err(e) => {
+                self.defer(e);
+                None
+            }
+        }
+    }
+
     /// The grid of a batch matmul over `rows` weight rows and `n` activation rows of `k`
     /// values, (tiles across the weight, tiles down the batch, spans the dot products
     /// split into: `split_k`). Gated, a tile covers half
@@ -379,19 +404,8 @@ impl GpuBackend {
         p.splits = splits as u32;
         p.k_span = k.div_ceil(splits).next_multiple_of(SPLIT_K_ALIGN) as u32;
         p.m_tiles = gy as u32;
-        let sums = if splits > 1 {
-            // Rounded up, so that longer prompts rarely need another.
-            let need = ((splits * n * rows * 4) as u64).next_power_of_two();
-            match self.scratch_buffer(self.split_sums, "matmul split sums", need) {
-                Ok(s) => {
-                    self.split_sums = Some(s);
-                    s.0
-                }
-                Err(e) => return self.defer(e),
-            }
-        } else {
-            // Unused: any buffer not bound elsewhere in the dispatch.
-            self.dummy_read
+        let Some(sums) = self.split_sums_buffer(splits, n * rows) else {
+            return;
         };
         // Not gated: the weight again (read only) in up's slot.
         let mut bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];

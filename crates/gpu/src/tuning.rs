@@ -230,7 +230,8 @@ const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(WIDE_STEP));
 /// Fewest activation rows a batch matmul runs as dequant_rows + matmul_wide (where the
 /// device has no cooperative matrices): each matmul first writes its weight as f32, which
 /// a short batch does not repay (on an H200, dequantizing gate's 8,960 × 1,536 Q4_K
-/// takes ~39 µs; its GEMM over 512 rows ~470).
+/// takes 45 µs, its GEMM over 512 rows 475; at 256 rows gate took 330 µs against 345 on
+/// integer dots, down 371 against 370: even, bench/results/f32-gemm-h200.md, call 5).
 pub const WIDE_MIN_ROWS: usize = 256;
 /// Which weights it takes: 512 rows or more (on a 256-row weight, the 1.5B's k and v, its
 /// 128-row tiles leave the GPU idle even split: 46 µs against 30 for 64 × 64 tiles in the

@@ -64,18 +64,8 @@ impl GpuBackend {
                 m_tiles: gy as u32,
                 ..p
             };
-            let sums = if splits > 1 {
-                let need = ((splits * n * pr * 4) as u64).next_power_of_two();
-                match self.scratch_buffer(self.split_sums, "matmul split sums", need) {
-                    Ok(s) => {
-                        self.split_sums = Some(s);
-                        s.0
-                    }
-                    Err(e) => return self.defer(e),
-                }
-            } else {
-                // Unused: any buffer not bound elsewhere in the dispatch.
-                self.dummy_read
+            let Some(sums) = self.split_sums_buffer(splits, n * pr) else {
+                return;
             };
             self.record_grid(f32_key, &[xb, ob, rb, sums, panel.0], &mp, None, gx as u32, (gy * splits) as u32);
             if splits > 1 {

@@ -1,6 +1,11 @@
-//! What the raw-wgpu probes (gated_probe, coop_gemm_probe) share: the Vulkan adapter, a
-//! filled storage buffer, a shader module without wgpu's run-time checks, a pipeline with
-//! its layout taken from the shader, a bind group of whole buffers, random Q4_K rows.
+//! What the raw-wgpu probes (gated_probe, coop_gemm_probe, f32_gemm_probe) share: the
+//! Vulkan adapter, a filled storage buffer, a shader module without wgpu's run-time checks,
+//! a pipeline with its layout taken from the shader, a bind group of whole buffers, random
+//! Q4_K rows, clearing and reading back a buffer, timing repeated dispatches. Each probe
+//! compiles this module as its own and uses a part of it.
+#![allow(dead_code)]
+
+use std::time::Instant;
 
 use kindling_testdata::Rng;
 
@@ -79,4 +84,59 @@ pub fn q4k(rng: &mut Rng, rows: usize, k: usize) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Zeroes `b` (so a GEMM that wrote nothing cannot pass on the last variant's output).
+pub fn clear(device: &wgpu::Device, queue: &wgpu::Queue, b: &wgpu::Buffer) {
+    let mut enc = device.create_command_encoder(&Default::default());
+    enc.clear_buffer(b, 0, None);
+    queue.submit([enc.finish()]);
+}
+
+/// Wall time per dispatch of `reps` dispatches in one pass (best of 5 submissions).
+pub fn time(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    pipe: &wgpu::ComputePipeline,
+    bg: &wgpu::BindGroup,
+    (gx, gy, gz): (u32, u32, u32),
+    reps: usize,
+) -> f64 {
+    let mut best = f64::MAX;
+    for round in 0..6 {
+        let mut enc = device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            pass.set_pipeline(pipe);
+            pass.set_bind_group(0, bg, &[]);
+            for _ in 0..if round == 0 { 1 } else { reps } {
+                pass.dispatch_workgroups(gx, gy, gz);
+            }
+        }
+        let cmd = enc.finish();
+        let t = Instant::now();
+        queue.submit([cmd]);
+        device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
+        if round > 0 {
+            best = best.min(t.elapsed().as_secs_f64() * 1e6 / reps as f64);
+        }
+    }
+    best
+}
+
+pub fn read_back(device: &wgpu::Device, queue: &wgpu::Queue, b: &wgpu::Buffer, bytes: usize) -> Vec<u8> {
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read"),
+        size: bytes as u64,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = device.create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(b, 0, &read, 0, bytes as u64);
+    queue.submit([enc.finish()]);
+    read.slice(..).map_async(wgpu::MapMode::Read, |_| {});
+    device.poll(wgpu::PollType::wait_indefinitely()).expect("poll");
+    let v = read.slice(..).get_mapped_range().expect("mapped").to_vec();
+    read.unmap();
+    v
 }
