@@ -118,7 +118,10 @@ pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
         weights += bytes;
         let rows_per_part = max_part.checked_div(row_bytes).unwrap_or(0);
         let part_rows = (rows_per_part as usize).min(s.rows);
-        if batch >= kindling_gpu::WIDE_MIN_ROWS && kindling_gpu::wide_weight_pays(part_rows, s.cols) {
+        // Not the vocabulary tables: the embedding is looked up, and the output matmul
+        // runs over the last rows only (or 32-row batches of every position's logits).
+        let vocab_table = s.name == "token_embd.weight" || s.name == "output.weight";
+        if !vocab_table && batch >= kindling_gpu::WIDE_MIN_ROWS && kindling_gpu::wide_weight_pays(part_rows, s.cols) {
             panel = panel.max(kindling_gpu::wide_panel_bytes(part_rows, s.cols, max_part).unwrap_or(0));
         }
         if rows_per_part == 0 {
@@ -760,9 +763,12 @@ mod tests {
         assert_eq!((l.name.as_str(), l.bytes, l.row_bytes, l.parts), ("token_embd.weight", 72_000, 72, 1));
         assert!(need.fits(), "{:?}", need.reasons);
         // No weight here is large enough for prefill's f32 panels (4 M values); a
-        // 4,096 × 1,024 one is, its panel (16 MiB) reported under `other`.
+        // 4,096 × 1,024 one is, its panel (16 MiB) reported under `other`; a vocabulary
+        // table of that size is not (never a batch matmul of 256 rows).
         assert_eq!(need.other, 0);
         let mut with_ffn = specs.to_vec();
+        with_ffn.push(spec("output.weight", GgmlType::Q8_0, 1024, 8192));
+        assert_eq!(gpu_need(&cfg, &with_ffn, 200, &unlimited()).other, 0);
         with_ffn.push(spec("blk.0.ffn_up.weight", GgmlType::Q8_0, 1024, 4096));
         assert_eq!(gpu_need(&cfg, &with_ffn, 200, &unlimited()).other, 16 << 20);
 
