@@ -14,7 +14,7 @@
 //! Each GEMM is checked against f64 sums on sampled outputs.
 //! `cargo run --release -p kindling-gpu --example f32_gemm_probe`
 mod probe_util;
-use probe_util::{clear, group, pipeline, q4k, read_back, time, trusted, vulkan_adapter};
+use probe_util::{clear, deq_q4k_source, group, pipeline, q4k, read_back, time, trusted, vulkan_adapter};
 
 use kindling_gguf::GgmlType;
 use kindling_testdata::Rng;
@@ -196,44 +196,9 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 }
 
 /// Q4_K rows → f32, one invocation per 8 values (two 16-byte stores).
-const DEQ_Q4K: &str = "
-struct P { m: u32, n: u32, k: u32, pad: u32 }
-@group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> w: array<u32>;
-@group(0) @binding(2) var<storage, read_write> wq: array<vec4<f32>>;
-fn byte(base: u32, off: u32) -> u32 {
-    return (w[base + off / 4u] >> (8u * (off % 4u))) & 0xffu;
+fn deq_q4k_f32() -> String {
+    deq_q4k_source("vec4<f32>", "wq[2u * i] = lo;\n    wq[2u * i + 1u] = hi;")
 }
-@compute @workgroup_size(256)
-fn deq_q4k(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {
-    let i = gid.x + gid.y * nw.x * 256u;
-    let blk = i / 32u;
-    let j = (i % 32u) / 4u;
-    let part = i % 4u;
-    if (blk >= p.n * p.k / 256u) {
-        return;
-    }
-    let base = blk * 36u;
-    let dm = unpack2x16float(w[base]);
-    var sc: u32;
-    var mn: u32;
-    if (j < 4u) {
-        sc = byte(base, 4u + j) & 63u;
-        mn = byte(base, 8u + j) & 63u;
-    } else {
-        sc = (byte(base, 8u + j) & 15u) | ((byte(base, j) >> 6u) << 4u);
-        mn = (byte(base, 8u + j) >> 4u) | ((byte(base, 4u + j) >> 6u) << 4u);
-    }
-    let d = dm.x * f32(sc);
-    let m = vec4<f32>(dm.y * f32(mn));
-    let q0 = base + 4u + 8u * (j / 2u) + 2u * part;
-    let shift = 4u * (j % 2u);
-    let w0 = w[q0] >> shift;
-    let w1 = w[q0 + 1u] >> shift;
-    wq[2u * i] = d * vec4<f32>(vec4<u32>(w0, w0 >> 8u, w0 >> 16u, w0 >> 24u) & vec4<u32>(15u)) - m;
-    wq[2u * i + 1u] = d * vec4<f32>(vec4<u32>(w1, w1 >> 8u, w1 >> 16u, w1 >> 24u) & vec4<u32>(15u)) - m;
-}
-";
 
 /// Spans a `tiles`-tile GEMM's dot products split into: the engine's rule for the
 /// shader-core kernels (tuning::SPLIT_K_SHADER: enough for `target` workgroups, spans
@@ -287,7 +252,7 @@ fn main() {
         let w = storage("q4k", &q, wgpu::BufferUsages::empty());
         let wq = storage("wq", &vec![0u8; rows * k * 4], wgpu::BufferUsages::COPY_SRC);
         let params = uniform([0, rows as u32, k as u32, 0]);
-        let module = trusted(&device, DEQ_Q4K, "deq");
+        let module = trusted(&device, &deq_q4k_f32(), "deq");
         let pipe = pipeline(&device, &module, "deq_q4k");
         let bg = group(&device, &pipe.get_bind_group_layout(0), &[(0, &params), (1, &w), (2, &wq)]);
         let invocations = rows * k / 8;

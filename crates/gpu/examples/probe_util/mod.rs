@@ -1,7 +1,8 @@
 //! What the raw-wgpu probes (gated_probe, coop_gemm_probe, f32_gemm_probe) share: the
 //! Vulkan adapter, a filled storage buffer, a shader module without wgpu's run-time checks,
 //! a pipeline with its layout taken from the shader, a bind group of whole buffers, random
-//! Q4_K rows, clearing and reading back a buffer, timing repeated dispatches. Each probe
+//! Q4_K rows and a kernel dequantizing them, clearing and reading back a buffer, timing
+//! repeated dispatches. Each probe
 //! compiles this module as its own and uses a part of it.
 #![allow(dead_code)]
 
@@ -139,4 +140,50 @@ pub fn read_back(device: &wgpu::Device, queue: &wgpu::Queue, b: &wgpu::Buffer, b
     let v = read.slice(..).get_mapped_range().expect("mapped").to_vec();
     read.unmap();
     v
+}
+
+/// A kernel `deq_q4k` dequantizing Q4_K rows (`p.n` rows of `p.k` values), one invocation
+/// per 8 values: `lo` and `hi` (values 8i..8i+3 and 8i+4..8i+7, f32) written by `store`
+/// into `wq`, an array of `elem`.
+pub fn deq_q4k_source(elem: &str, store: &str) -> String {
+    format!(
+        "struct P {{ m: u32, n: u32, k: u32, pad: u32 }}
+@group(0) @binding(0) var<uniform> p: P;
+@group(0) @binding(1) var<storage, read> w: array<u32>;
+@group(0) @binding(2) var<storage, read_write> wq: array<{elem}>;
+fn byte(base: u32, off: u32) -> u32 {{
+    return (w[base + off / 4u] >> (8u * (off % 4u))) & 0xffu;
+}}
+@compute @workgroup_size(256)
+fn deq_q4k(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>) {{
+    let i = gid.x + gid.y * nw.x * 256u;
+    let blk = i / 32u;
+    let j = (i % 32u) / 4u;
+    let part = i % 4u;
+    if (blk >= p.n * p.k / 256u) {{
+        return;
+    }}
+    let base = blk * 36u;
+    let dm = unpack2x16float(w[base]);
+    var sc: u32;
+    var mn: u32;
+    if (j < 4u) {{
+        sc = byte(base, 4u + j) & 63u;
+        mn = byte(base, 8u + j) & 63u;
+    }} else {{
+        sc = (byte(base, 8u + j) & 15u) | ((byte(base, j) >> 6u) << 4u);
+        mn = (byte(base, 8u + j) >> 4u) | ((byte(base, 4u + j) >> 6u) << 4u);
+    }}
+    let d = dm.x * f32(sc);
+    let m = vec4<f32>(dm.y * f32(mn));
+    let q0 = base + 4u + 8u * (j / 2u) + 2u * part;
+    let shift = 4u * (j % 2u);
+    let w0 = w[q0] >> shift;
+    let w1 = w[q0 + 1u] >> shift;
+    let lo = d * vec4<f32>(vec4<u32>(w0, w0 >> 8u, w0 >> 16u, w0 >> 24u) & vec4<u32>(15u)) - m;
+    let hi = d * vec4<f32>(vec4<u32>(w1, w1 >> 8u, w1 >> 16u, w1 >> 24u) & vec4<u32>(15u)) - m;
+    {store}
+}}
+"
+    )
 }
