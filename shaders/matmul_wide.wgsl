@@ -1,7 +1,7 @@
 // Appended to the matmul family (shaders/matmul.wgsl) where the device has no
 // cooperative matrices: a large batch's matmul on the shader cores in two steps.
-//   dequant_rows  p.rows weight rows from p.w_row0 on (the module's type, through w4)
-//                 written as f32 into `out`: [rows, k], a scratch panel
+//   dequant_rows  (shaders/dequant_rows.wgsl, appended after this) a panel of the
+//                 weight part's rows dequantized to f32: [rows, k], a scratch
 //   matmul_wide   out = x · panelᵀ with WM × WN output tiles (tuning.rs WIDE_TILE),
 //                 16 × 16 invocations of an 8 × 8 block each, WK values a step
 // matmul_tiled dequantizes every weight value once per 64 activation rows while
@@ -10,27 +10,16 @@
 // H200: 30 TFLOP/s, against 22 for matmul_tiled's 4 × 4 blocks; bench/results/
 // f32-gemm-h200.md). Where the tiles are few the dot products split into spans as in
 // matmul_tiled (wid.y: the tile of activation rows and the span; matmul_split_sum adds
-// the spans' sums).
+// the spans' sums). Never gated (the host keeps gate and up apart here).
 
-// The panel, bound read-only for matmul_wide (dequant_rows writes it through `out`).
-@group(0) @binding(12) var<storage, read> wf: array<vec4<f32>>;
-
-// One invocation per 4 values (dq8 over 8, one decode of a group's scale for all eight,
-// measured 2.3x slower on an H200: 105 µs against 45 for gate's 8,960 × 1,536 Q4_K).
-@compute @workgroup_size(ITEMS_WG)
-fn dequant_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                @builtin(local_invocation_index) lid: u32) {
-    let i = wg_linear(wid, nwg) * ITEMS_WG + lid;
-    let k4 = p.k / 4u;
-    if (i >= p.rows * k4) {
-        return;
-    }
-    let v = w4(p.w_row0 + i / k4, 4u * (i % k4));
-    out[4u * i] = v.x;
-    out[4u * i + 1u] = v.y;
-    out[4u * i + 2u] = v.z;
-    out[4u * i + 3u] = v.w;
+// The panel's element as dequant_rows writes it.
+alias PanelVec = vec4<f32>;
+fn to_panel(v: vec4<f32>) -> PanelVec {
+    return v;
 }
+
+// The panel, bound read-only for matmul_wide (dequant_rows writes it at binding 13).
+@group(0) @binding(12) var<storage, read> wf: array<vec4<f32>>;
 
 // Tiles as [WK][WM / 4] and [WK][WN / 4] vec4s: wide_x[kk * WM / 4 + i] holds value kk
 // of activation rows 4i..4i+3 (loads transpose 4 × 4 blocks in registers, as

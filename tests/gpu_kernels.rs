@@ -312,19 +312,27 @@ fn batch_matmul_on_integer_dot_products_matches_cpu_and_is_chosen_where_int_dot_
 
 #[test]
 fn large_batch_matmuls_run_as_dequantized_panels_and_match_cpu() {
-    // From WIDE_MIN_ROWS activation rows the shader cores' batch matmul dequantizes a
-    // large weight into f32 panels, then multiplies (matmul_wide); here every weight
-    // (GpuOptions::wide_every_weight: these are small). 650 weight rows: five whole
-    // 128-row tiles and a part; 259 and 300 activation rows: the third tile of rows mostly
-    // empty. Once with panels as large as the weight, once with max_part_bytes holding a
-    // panel of 1,024 values to 256 rows (three panels, the last of 138 rows; the float
-    // types' weights also split into parts, each its own panels).
+    // From WIDE_MIN_ROWS activation rows a batch matmul can dequantize its weight into
+    // panels, then multiply (matmul_wide): f32 panels on the shader cores, f16 on
+    // cooperative matrices (where the device has them; elsewhere that run is the shader
+    // cores' again); here every weight (GpuOptions::wide_every_weight: these are small).
+    // 650 weight rows: five whole 128-row tiles and a part; 259 and 300 activation rows:
+    // the third tile of rows mostly empty. Once with panels as large as the weight, once
+    // with max_part_bytes holding a panel of 1,024 values to 256 rows (three panels, the
+    // last of 138 rows; the float types' weights also split into parts, each its own
+    // panels).
     let rows = 650;
     let batches = [300, 259];
-    for max_part_bytes in [None, Some(1 << 20)] {
-        let options =
-            GpuOptions { allow_coop_matrix: false, wide_every_weight: true, max_part_bytes, ..Default::default() };
+    for (max_part_bytes, allow_coop_matrix) in
+        [(None, false), (Some(1 << 20), false), (None, true), (Some(1 << 20), true)]
+    {
+        let options = GpuOptions { allow_coop_matrix, wide_every_weight: true, max_part_bytes, ..Default::default() };
         let mut b = gpu_with(options);
+        let coop = b.shader_features().coop_matrix;
+        if allow_coop_matrix && !coop {
+            eprintln!("no cooperative matrices here: the f16 panels are not run");
+            continue;
+        }
         for (i, ty) in ALL_TYPES.into_iter().enumerate() {
             // 1,024 values (four spans of 256: three tiles of rows × six of weight rows,
             // split), or three blocks of a 32-value type (96, not split), or for f16 and
@@ -355,6 +363,10 @@ fn large_batch_matmuls_run_as_dequantized_panels_and_match_cpu() {
                 want_wide += 2;
                 want_panels += 2 * pr.div_ceil(panel_rows) as u64;
             }
+            // The f16 panels' kernel loads 8 values a chunk: rows of 100 stay on matmul_tiled.
+            if coop && cols % 8 != 0 {
+                (want_wide, want_panels) = (0, 0);
+            }
             assert_eq!(wide, want_wide, "{ty:?} × {cols}: matmuls as panels");
             assert_eq!(panels, want_panels, "{ty:?} × {cols}: panels");
             let wf = dequant(ty, &w, rows * cols);
@@ -364,13 +376,112 @@ fn large_batch_matmuls_run_as_dequantized_panels_and_match_cpu() {
                     for j in 0..rows {
                         let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[r * cols + c]).abs()).sum();
                         let (g, c) = (got[r * rows + j], want[r * rows + j]);
-                        let tol = 1e-5 * scale + 1e-6;
+                        let tol = matmul_rel_tol(&b, n) * scale + 1e-6;
                         assert!((g - c).abs() <= tol, "{ty:?} n={n} row {r} out {j}: gpu {g} cpu {c}");
                         worst = worst.max((g - c).abs() / scale.max(1e-30));
                     }
                 }
             }
-            eprintln!("{ty:?} {rows} x {cols}, {panels} panels: max |Δ|/Σ|w·x| = {worst:.2e}");
+            // f16 panels round the inputs (relative 2^-11 each): far above f32 sums' error,
+            // so this also shows the cooperative-matrix kernel ran, not the f32 one.
+            if coop && want_wide > 0 {
+                assert!(worst > 1e-5, "{ty:?}: f16 panels' error {worst:.1e} is an f32 kernel's");
+            }
+            eprintln!("{ty:?} {rows} x {cols}, {panels} panels (coop {coop}): max |Δ|/Σ|w·x| = {worst:.2e}");
+        }
+    }
+}
+
+/// A batch's gate and up, then act(gate) * up, over `batches` rows each: the gated
+/// output, and gate and up where `read_gate_up` (the fused GPU paths do not write them).
+#[allow(clippy::too_many_arguments)]
+fn gated_batches<B: Backend>(
+    b: &mut B,
+    ty: GgmlType,
+    (rows, cols): (usize, usize),
+    [wg, wu]: [&[u8]; 2],
+    x: &[f32],
+    act: Activation,
+    batches: &[usize],
+    read_gate_up: bool,
+) -> Vec<[Vec<f32>; 3]> {
+    let cap = *batches.iter().max().unwrap_or(&1);
+    let (gt, ut) = (weight(b, "gate", ty, rows, cols, wg), weight(b, "up", ty, rows, cols, wu));
+    let xt = table(b, x, cols);
+    let xa = b.alloc_activation(cap, cols).expect("alloc");
+    let [gate, up, out] = [0; 3].map(|_| b.alloc_activation(cap, rows).expect("alloc"));
+    batches
+        .iter()
+        .map(|&n| {
+            b.begin_batch(&ids(n), 0).expect("batch");
+            b.embed(&xt, 1.0, xa);
+            b.matmul(xa, &gt, gate);
+            b.matmul(xa, &ut, up);
+            b.gated_activation(gate, up, act, out);
+            let o = read(b, out, n);
+            if read_gate_up {
+                [o, read(b, gate, n), read(b, up, n)]
+            } else {
+                [o, vec![], vec![]]
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn large_batch_gate_and_up_run_as_one_gated_panel_matmul_and_match_cpu() {
+    // On cooperative matrices a large batch's gate and up with their gated activation take
+    // one f16 panel interleaving the two weights' rows (64 of each per 128-row tile) and
+    // one matmul_wide writing act(gate) * up; on the shader cores (lavapipe, browsers)
+    // gate and up are two f32 panel matmuls (here every weight takes panels:
+    // wide_every_weight), then the activation. 4,100 rows: 65 gated tiles, the last
+    // with 4 gate rows (the rest repeat the last row); 512 and 400 activation rows (4
+    // tiles of rows each, so unsplit on cooperative matrices). Once with one panel, once
+    // with max_part_bytes holding 1,536 rows of 256 values (three panels).
+    let (rows, cols) = (4100, 256);
+    let batches = [512, 400];
+    let cases = [(GgmlType::Q4K, Activation::Silu), (GgmlType::Q6K, Activation::GeluTanh)];
+    for max_part_bytes in [None, Some(3 << 19)] {
+        let mut b = gpu_with(GpuOptions { wide_every_weight: true, max_part_bytes, ..Default::default() });
+        let coop = b.shader_features().coop_matrix;
+        for (i, (ty, act)) in cases.into_iter().enumerate() {
+            let mut rng = Rng(1400 + i as u64);
+            let (wg, wu) = (random_weight(&mut rng, ty, rows, cols), random_weight(&mut rng, ty, rows, cols));
+            let x = rng.vec(512 * cols, -2.0, 2.0);
+            let want = gated_batches(&mut CpuBackend::new(), ty, (rows, cols), [&wg, &wu], &x, act, &batches, true);
+            let before = b.stats();
+            let got = gated_batches(&mut b, ty, (rows, cols), [&wg, &wu], &x, act, &batches, false);
+            let (wide, panels) = (
+                b.stats().wide_batch_matmuls - before.wide_batch_matmuls,
+                b.stats().panels_dequantized - before.panels_dequantized,
+            );
+            let panels_each = if max_part_bytes.is_some() { 3 } else { 1 };
+            let (want_wide, want_panels) = if coop { (2, 2 * panels_each) } else { (4, 4 * panels_each) };
+            assert_eq!((wide, panels), (want_wide, want_panels), "{ty:?}: matmuls as panels, panels (coop {coop})");
+            let (fg, fu) = (dequant(ty, &wg, rows * cols), dequant(ty, &wu, rows * cols));
+            let mut worst = 0.0f32;
+            for ((&n, [wo, wgv, wuv]), [go, ..]) in batches.iter().zip(&want).zip(&got) {
+                let rel = matmul_rel_tol(&b, n);
+                for r in 0..n {
+                    for j in 0..rows {
+                        let sg: f32 = (0..cols).map(|c| (fg[j * cols + c] * x[r * cols + c]).abs()).sum();
+                        let su: f32 = (0..cols).map(|c| (fu[j * cols + c] * x[r * cols + c]).abs()).sum();
+                        let k = r * rows + j;
+                        let a = if wuv[k] != 0.0 { wo[k] / wuv[k] } else { 0.0 };
+                        let tol = gated_tol(rel, (sg, su), (wuv[k], a), wo[k]);
+                        assert!(
+                            (go[k] - wo[k]).abs() <= tol,
+                            "{ty:?} {act:?} n={n} out [{r}, {j}]: gpu {} cpu {} (g {}, u {})",
+                            go[k],
+                            wo[k],
+                            wgv[k],
+                            wuv[k]
+                        );
+                        worst = worst.max((go[k] - wo[k]).abs() / tol);
+                    }
+                }
+            }
+            eprintln!("gated panels {ty:?} {act:?}, {panels} panels (coop {coop}): max |Δ| / tolerance {worst:.2}");
         }
     }
 }

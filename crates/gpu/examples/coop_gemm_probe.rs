@@ -5,14 +5,18 @@
 //! and dequantizing every weight value once per 128 activation rows while staging.
 //! Times, on Qwen2.5-1.5B's prefill shapes (512 activation rows):
 //!   - `deq_q4k`: Q4_K → f16 rows (the scratch's cost, once per matmul);
-//!   - `direct FMxFN/SGMxSGN`: each subgroup loads its 16 × 16 pieces straight from the
-//!     f16 buffers (no workgroup memory, no barriers);
 //!   - `staged …`: f16 tiles copied into workgroup memory (one or two buffers: `x2`)
 //!     first, held as vec4<f16>s (two 8-byte stores per 8 values) or, `f16s`, as scalar
-//!     f16s (eight 2-byte stores: matmul_coop.wgsl's way).
+//!     f16s (eight 2-byte stores: matmul_coop.wgsl's way);
+//!   - `prefetch …`: one buffer, the next step loaded into registers before this step's
+//!     multiplies (`xf32`: the activations read as f32 and converted on the way);
+//!   - `split4`: the dot products split into four spans, each workgroup writing partial
+//!     sums (the adding pass untimed).
 //!
-//! What it found on an H200, and what came of it in the real kernel:
-//! bench/results/coop-staging-h200.md.
+//! What it found on an H200, and what came of it in the real kernels:
+//! bench/results/coop-staging-h200.md (staging; its `direct` variants, each subgroup
+//! loading its pieces from memory, were 1.6–2.6x slower and have left the probe) and
+//! bench/results/coop-panels-h200.md (prefetching: shaders/matmul_wide_coop.wgsl).
 //!
 //! Each GEMM is checked against f64 sums of the same f16 inputs on sampled outputs.
 //! Needs an adapter with EXPERIMENTAL_COOPERATIVE_MATRIX (the lent NVIDIA GPU); elsewhere
@@ -37,10 +41,13 @@ const SHAPES: [(&str, usize, usize); 4] = [
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
-    /// Pieces loaded from the f16 buffers by each subgroup.
-    Direct,
     /// Tiles staged through workgroup memory, CK values a step, one or two buffers.
     Staged { ck: usize, double: bool, scalar: bool },
+    /// One buffer, the next step's chunks loaded into registers before this step's
+    /// multiplies and stored after them (the loads in flight behind the matrix work);
+    /// `a_f32`: the activations read as f32 and converted while loading (as the engine
+    /// holds them), not from an f16 copy.
+    Prefetched { ck: usize, a_f32: bool },
 }
 
 /// A GEMM variant: a grid of SGM × SGN subgroups, each holding FM × FN 16 × 16
@@ -48,6 +55,9 @@ enum Kind {
 #[derive(Clone, Copy, Debug)]
 struct Shape {
     kind: Kind,
+    /// Workgroups along the dot products (grid z), each writing its partial sums to an
+    /// output of its own (the engine's split-K, whose adding pass is not timed here).
+    splits: usize,
     sgm: usize,
     sgn: usize,
     fm: usize,
@@ -59,9 +69,18 @@ impl Shape {
         (16 * self.fm * self.sgm, 16 * self.fn_ * self.sgn)
     }
     fn name(&self) -> String {
+        let split = if self.splits > 1 { format!(" split{}", self.splits) } else { String::new() };
+        format!("{}{split}", self.kind_name())
+    }
+    fn kind_name(&self) -> String {
         let (tm, tn) = self.tile();
         match self.kind {
-            Kind::Direct => format!("direct {tm}x{tn} ({}x{} per sg)", 16 * self.fm, 16 * self.fn_),
+            Kind::Prefetched { ck, a_f32 } => format!(
+                "prefetch{} {tm}x{tn} ck{ck} ({}x{} per sg)",
+                if a_f32 { " xf32" } else { "" },
+                16 * self.fm,
+                16 * self.fn_
+            ),
             Kind::Staged { ck, double, scalar } => format!(
                 "staged{}{} {tm}x{tn} ck{ck} ({}x{} per sg)",
                 if double { " x2" } else { "" },
@@ -77,18 +96,16 @@ const HEADER: &str = "enable f16;
 enable wgpu_cooperative_matrix;
 struct P { m: u32, n: u32, k: u32, pad: u32 }
 @group(0) @binding(0) var<uniform> p: P;
-@group(0) @binding(1) var<storage, read> xh: array<f16>;
-@group(0) @binding(2) var<storage, read> wh: array<f16>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
 ";
 
-/// The WGSL of one variant (entry point `gemm`): xh is [m][k], wh [n][k], out [m][n].
+/// The WGSL of one variant (entry point `gemm`): the activations [m][k] (xv, f16, or xf,
+/// f32), the weight wv [n][k], out [m][n] (times the splits).
 fn gemm_source(s: &Shape) -> String {
     let (tm, tn) = s.tile();
     let invocations = 32 * s.sgm * s.sgn;
     let mut w = String::from(HEADER);
     let (ld_a, ld_b, a_base, b_base, per) = match s.kind {
-        Kind::Direct => ("lda".to_string(), "lda".to_string(), "xh", "wh", 1),
         Kind::Staged { ck, double, scalar } => {
             let ld = ck + 8;
             let bufs = if double { 2 } else { 1 };
@@ -139,6 +156,18 @@ fn gemm_source(s: &Shape) -> String {
             w += "}\n";
             ((ld / tiles.1).to_string(), (ld / tiles.1).to_string(), "ah", "bh", tiles.1)
         }
+        Kind::Prefetched { ck, a_f32 } => {
+            let ld4 = (ck + 8) / 4;
+            if a_f32 {
+                w += "@group(0) @binding(6) var<storage, read> xf: array<vec4<f32>>;\n";
+            } else {
+                w += "@group(0) @binding(4) var<storage, read> xv: array<vec4<f16>>;\n";
+            }
+            w += "@group(0) @binding(5) var<storage, read> wv: array<vec4<f16>>;\n";
+            w += &format!("var<workgroup> ah: array<vec4<f16>, {}>;\n", tm * ld4);
+            w += &format!("var<workgroup> bh: array<vec4<f16>, {}>;\n", tn * ld4);
+            (ld4.to_string(), ld4.to_string(), "ah", "bh", 4)
+        }
     };
     w += &format!(
         "@compute @workgroup_size({invocations})
@@ -148,11 +177,15 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let n0 = wid.x * {tn}u;
     let wm = (sg / {sgn}u) * {pm}u;
     let wn = (sg % {sgn}u) * {pn}u;
-    // Strides as lets: naga's SPIR-V writer needs a matrix load's or store's stride
-    // emitted before it (a uniform's field read in place panics it).
-    let lda = p.k;
+    // The output's stride as a let: naga's SPIR-V writer needs a matrix load's or store's
+    // stride emitted before it (a uniform's field read in place panics it).
     let ldo = p.n;
+    // This workgroup's span of the dot products and its partial sums' output.
+    let ks = wid.z * (p.k / {splits}u);
+    let ke = ks + p.k / {splits}u;
+    let ob = wid.z * p.m * p.n;
 ",
+        splits = s.splits,
         sgn = s.sgn,
         pm = 16 * s.fm,
         pn = 16 * s.fn_
@@ -166,7 +199,7 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let mults = |a_row: &dyn Fn(usize) -> String, b_row: &dyn Fn(usize) -> String, kk: &str| {
         let mut m = String::new();
         for i in 0..s.fm {
-            // Indices as lets too (naga's SPIR-V writer: see `lda`).
+            // Indices as lets too (naga's SPIR-V writer: see `ldo`).
             m += &format!(
                 "        let ia{i} = ({}) * {ld_a} + {kk};\n        let a{i} = coopLoadT<coop_mat16x16<f16, A>>(&{a_base}[ia{i}], {ld_a});\n",
                 a_row(i)
@@ -186,13 +219,8 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         m
     };
     match s.kind {
-        Kind::Direct => {
-            w += "    for (var k0 = 0u; k0 < p.k; k0 += 16u) {\n";
-            w += &mults(&|i| format!("m0 + wm + {}u", 16 * i), &|j| format!("n0 + wn + {}u", 16 * j), "k0");
-            w += "    }\n";
-        }
         Kind::Staged { ck, double: false, .. } => {
-            w += &format!("    for (var k0 = 0u; k0 < p.k; k0 += {ck}u) {{\n        stage(m0, n0, k0, 0u, lid);\n        workgroupBarrier();\n");
+            w += &format!("    for (var k0 = ks; k0 < ke; k0 += {ck}u) {{\n        stage(m0, n0, k0, 0u, lid);\n        workgroupBarrier();\n");
             w += &format!("        for (var kk = 0u; kk < {ck}u; kk += 16u) {{\n");
             w += &mults(&|i| format!("wm + {}u", 16 * i), &|j| format!("wn + {}u", 16 * j), &format!("kk / {per}u"));
             w += "        }\n        workgroupBarrier();\n    }\n";
@@ -201,9 +229,11 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             // Step s computes from buffer s % 2 while staging step s + 1 into the other:
             // one barrier a step.
             let (a_size, b_size) = (tm * (ck + 8), tn * (ck + 8));
-            w += "    stage(m0, n0, 0u, 0u, lid);\n    workgroupBarrier();\n";
-            w += &format!("    for (var k0 = 0u; k0 < p.k; k0 += {ck}u) {{\n        let buf = (k0 / {ck}u) % 2u;\n");
-            w += &format!("        if (k0 + {ck}u < p.k) {{ stage(m0, n0, k0 + {ck}u, 1u - buf, lid); }}\n");
+            w += "    stage(m0, n0, ks, 0u, lid);\n    workgroupBarrier();\n";
+            w += &format!(
+                "    for (var k0 = ks; k0 < ke; k0 += {ck}u) {{\n        let buf = ((k0 - ks) / {ck}u) % 2u;\n"
+            );
+            w += &format!("        if (k0 + {ck}u < ke) {{ stage(m0, n0, k0 + {ck}u, 1u - buf, lid); }}\n");
             w += &format!("        for (var kk = 0u; kk < {ck}u; kk += 16u) {{\n");
             w += &mults(
                 &|i| format!("buf * {}u + ({}u + wm + {}u)", a_size / (ck + 8), 0, 16 * i),
@@ -212,17 +242,58 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             );
             w += "        }\n        workgroupBarrier();\n    }\n";
         }
+        Kind::Prefetched { ck, a_f32 } => w += &prefetched_loop(s, ck, a_f32, &mults),
     }
     for i in 0..s.fm {
         for j in 0..s.fn_ {
             w += &format!(
-                "    let io{i}{j} = (m0 + wm + {}u) * ldo + n0 + wn + {}u;\n    coopStoreT(c{i}{j}, &out[io{i}{j}], ldo);\n",
+                "    let io{i}{j} = ob + (m0 + wm + {}u) * ldo + n0 + wn + {}u;\n    coopStoreT(c{i}{j}, &out[io{i}{j}], ldo);\n",
                 16 * i,
                 16 * j
             );
         }
     }
     w += "}\n";
+    w
+}
+
+/// The multiplies of one 16-value slice of a step (gemm_source's `mults`): the A and B
+/// pieces' row bases, then the slice's offset.
+type Mults<'a> = dyn Fn(&dyn Fn(usize) -> String, &dyn Fn(usize) -> String, &str) -> String + 'a;
+
+/// The main loop of a `Prefetched` variant: each invocation's chunks of the next step
+/// (two vec4<f16>s per 8 values) are loaded into registers before this step's
+/// multiplies and stored into the (single) tiles after them, between two barriers.
+fn prefetched_loop(s: &Shape, ck: usize, a_f32: bool, mults: &Mults<'_>) -> String {
+    let (tm, tn) = s.tile();
+    let invocations = 32 * s.sgm * s.sgn;
+    let (cpr, ld4) = (ck / 8, (ck + 8) / 4);
+    assert!((tm * cpr).is_multiple_of(invocations) && (tn * cpr).is_multiple_of(invocations), "{}", s.name());
+    let tiles = [("a", "ah", "m0", tm * cpr / invocations), ("b", "bh", "n0", tn * cpr / invocations)];
+    let mut decls = String::new();
+    let (mut loads, mut stores) = (String::new(), String::new());
+    for (r, tile, base, count) in tiles {
+        for i in 0..count {
+            decls += &format!("    var r{r}{i}0: vec4<f16>;\n    var r{r}{i}1: vec4<f16>;\n");
+            let pick = format!("let t = lid + {}u; let row = t / {cpr}u; let c = t % {cpr}u;", i * invocations);
+            let load = match (r, a_f32) {
+                ("a", true) => format!("r{r}{i}0 = vec4<f16>(xf[src]); r{r}{i}1 = vec4<f16>(xf[src + 1u]);"),
+                ("a", false) => format!("r{r}{i}0 = xv[src]; r{r}{i}1 = xv[src + 1u];"),
+                _ => format!("r{r}{i}0 = wv[src]; r{r}{i}1 = wv[src + 1u];"),
+            };
+            loads += &format!("        {{ {pick} let src = (({base} + row) * p.k + kx) / 4u + 2u * c; {load} }}\n");
+            stores +=
+                &format!("        {{ {pick} let at = row * {ld4}u + 2u * c; {tile}[at] = r{r}{i}0; {tile}[at + 1u] = r{r}{i}1; }}\n");
+        }
+    }
+    let mut w = decls;
+    w += &format!("    {{\n        let kx = ks;\n{loads}{stores}    }}\n    workgroupBarrier();\n");
+    w += &format!("    for (var k0 = ks; k0 < ke; k0 += {ck}u) {{\n        let kx = k0 + {ck}u;\n");
+    w += &format!("        if (kx < ke) {{\n{loads}        }}\n");
+    w += &format!("        for (var kk = 0u; kk < {ck}u; kk += 16u) {{\n");
+    w += &mults(&|i| format!("wm + {}u", 16 * i), &|j| format!("wn + {}u", 16 * j), "kk / 4u");
+    w += "        }\n        workgroupBarrier();\n";
+    w += &format!("        if (kx < ke) {{\n{stores}        }}\n        workgroupBarrier();\n    }}\n");
     w
 }
 
@@ -253,17 +324,22 @@ fn main() {
     .expect("device");
     device.on_uncaptured_error(std::sync::Arc::new(|e: wgpu::Error| panic!("{e:?}")));
 
+    let one = |kind, sgm, sgn, fm, fn_| Shape { kind, splits: 1, sgm, sgn, fm, fn_ };
+    let pre = |ck, a_f32| Kind::Prefetched { ck, a_f32 };
+    let split4 = |s: Shape| Shape { splits: 4, ..s };
     let variants = [
-        Shape { kind: Kind::Direct, sgm: 2, sgn: 2, fm: 2, fn_: 2 },
-        Shape { kind: Kind::Direct, sgm: 2, sgn: 2, fm: 4, fn_: 2 },
-        Shape { kind: Kind::Direct, sgm: 2, sgn: 4, fm: 4, fn_: 2 },
-        Shape { kind: Kind::Direct, sgm: 2, sgn: 2, fm: 4, fn_: 4 },
-        Shape { kind: Kind::Staged { ck: 32, double: false, scalar: true }, sgm: 4, sgn: 4, fm: 2, fn_: 2 },
-        Shape { kind: Kind::Staged { ck: 32, double: false, scalar: false }, sgm: 4, sgn: 4, fm: 2, fn_: 2 },
-        Shape { kind: Kind::Staged { ck: 32, double: true, scalar: true }, sgm: 4, sgn: 4, fm: 2, fn_: 2 },
-        Shape { kind: Kind::Staged { ck: 32, double: true, scalar: false }, sgm: 4, sgn: 4, fm: 2, fn_: 2 },
-        Shape { kind: Kind::Staged { ck: 32, double: true, scalar: false }, sgm: 2, sgn: 4, fm: 4, fn_: 2 },
-        Shape { kind: Kind::Staged { ck: 64, double: false, scalar: false }, sgm: 2, sgn: 4, fm: 4, fn_: 2 },
+        // The best of the last call (bench/results/coop-staging-h200.md), the reference.
+        one(Kind::Staged { ck: 64, double: false, scalar: false }, 2, 4, 4, 2),
+        one(pre(64, false), 2, 4, 4, 2),
+        one(pre(64, true), 2, 4, 4, 2),
+        one(pre(64, false), 4, 2, 2, 4),
+        one(pre(64, false), 2, 2, 4, 4),
+        one(pre(32, false), 4, 4, 2, 2),
+        one(pre(32, false), 2, 4, 4, 4),
+        one(pre(32, true), 2, 4, 4, 4),
+        split4(one(Kind::Staged { ck: 64, double: false, scalar: false }, 2, 4, 4, 2)),
+        split4(one(pre(64, false), 2, 4, 4, 2)),
+        split4(one(pre(32, false), 2, 4, 4, 4)),
     ];
     if !coop {
         println!("no cooperative matrices here: validating the GEMM sources only");
@@ -329,13 +405,19 @@ fn main() {
         let xs: Vec<u16> = (0..M * k).map(|_| f16_bits((rng.next_u64() % 2001) as f32 / 1000.0 - 1.0)).collect();
         let ws: Vec<u16> = (0..n * k).map(|_| f16_bits((rng.next_u64() % 2001) as f32 / 1000.0 - 1.0)).collect();
         let x = storage("xh", bytemuck::cast_slice(&xs), wgpu::BufferUsages::empty());
+        let xf32: Vec<f32> = xs.iter().map(|&h| f16_value(h)).collect();
+        let xf = storage("xf", bytemuck::cast_slice(&xf32), wgpu::BufferUsages::empty());
+        let most_splits = variants.iter().map(|s| s.splits).max().unwrap_or(1);
         let w = storage("wh", bytemuck::cast_slice(&ws), wgpu::BufferUsages::empty());
-        let out = storage("out", &vec![0u8; M * n * 4], wgpu::BufferUsages::COPY_SRC);
+        let out = storage("out", &vec![0u8; most_splits * M * n * 4], wgpu::BufferUsages::COPY_SRC);
         let params = uniform([M as u32, n as u32, k as u32, 0]);
         let flops = 2.0 * (M * n * k) as f64;
         for s in &variants {
             let (tm, tn) = s.tile();
-            if !n.is_multiple_of(tn) || !M.is_multiple_of(tm) {
+            let step = match s.kind {
+                Kind::Staged { ck, .. } | Kind::Prefetched { ck, .. } => ck,
+            };
+            if !n.is_multiple_of(tn) || !M.is_multiple_of(tm) || !k.is_multiple_of(s.splits * step) {
                 println!("{label:<16} {:<40} skipped: tile does not divide the shape", s.name());
                 continue;
             }
@@ -352,13 +434,17 @@ fn main() {
             }
             // The staged kernels read the operands as vec4s only (bindings 4 and 5).
             let bufs = match s.kind {
-                Kind::Direct => vec![(0, &params), (1, &x), (2, &w), (3, &out)],
-                Kind::Staged { .. } => vec![(0, &params), (3, &out), (4, &x), (5, &w)],
+                Kind::Staged { .. } | Kind::Prefetched { a_f32: false, .. } => {
+                    vec![(0, &params), (3, &out), (4, &x), (5, &w)]
+                }
+                Kind::Prefetched { a_f32: true, .. } => vec![(0, &params), (3, &out), (5, &w), (6, &xf)],
             };
             let bg = group(&device, &pipe.get_bind_group_layout(0), &bufs);
             clear(&device, &queue, &out);
-            let t = time(&device, &queue, &pipe, &bg, ((n / tn) as u32, (M / tm) as u32, 1), 20);
-            let got: Vec<f32> = bytemuck::cast_slice(&read_back(&device, &queue, &out, M * n * 4)).to_vec();
+            let t = time(&device, &queue, &pipe, &bg, ((n / tn) as u32, (M / tm) as u32, s.splits as u32), 20);
+            let parts: Vec<f32> =
+                bytemuck::cast_slice(&read_back(&device, &queue, &out, s.splits * M * n * 4)).to_vec();
+            let got: Vec<f32> = (0..M * n).map(|i| (0..s.splits).map(|z| parts[z * M * n + i]).sum()).collect();
             let mut err = 0f64;
             for i in 0..256 {
                 let (r, c) = ((i * 7919) % M, (i * 104_729) % n);

@@ -10,7 +10,8 @@
 //! (`tuning::int_batch_pays`), so each type's two kernels can be compared. PER_KERNEL=1
 //! (with DEVICE=1) prints each kernel's device time under its op. From
 //! WIDE_MIN_ROWS rows, they run as dequantized panels (shaders/matmul_wide.wgsl) unless
-//! `NO_WIDE=1`.
+//! `NO_WIDE=1` (on cooperative matrices only a feed-forward's gate and up take panels,
+//! and op_timing times single matmuls: there they stay on matmul_tiled).
 //! With QWEN_ONLY=1: `QWEN_TYPE=F16` (or Q8_0, Q4K, Q6K) times every Qwen shape in that
 //! weight type; `ATTN_STARTS="0 3584"` times prefill attention at each of those first
 //! positions (a long prompt's later chunks attend to everything before them).

@@ -47,10 +47,11 @@ pub struct GpuOptions {
     /// per tile walks the whole row (the dispatch-count tests pin it so their figures
     /// do not depend on the shapes).
     pub allow_split_k: bool,
-    /// Run large batches' matmuls on the shader cores as a panel of the weight
-    /// dequantized to f32, then a GEMM with larger tiles over it (`tuning::WIDE_*`,
-    /// shaders/matmul_wide.wgsl) instead of matmul_tiled. Off: matmul_tiled for every
-    /// batch (the dispatch-count tests pin it; op_timing's NO_WIDE=1 times the two).
+    /// Run large batches' matmuls as a panel of the weight dequantized once, then a GEMM
+    /// with larger tiles over it (`tuning::WIDE_*`, wide.rs: f32 on the shader cores,
+    /// f16 for gate and up on cooperative matrices) instead of matmul_tiled. Off:
+    /// matmul_tiled for every batch (the dispatch-count tests pin it; op_timing's
+    /// NO_WIDE=1 times the two).
     pub allow_wide_batch: bool,
     /// With `allow_wide_batch`, take every weight part as panels, not only those large
     /// enough to repay the dequantizing (`tuning::wide_weight_pays`): for the kernel tests,

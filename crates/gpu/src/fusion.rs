@@ -396,8 +396,8 @@ impl GpuBackend {
         up: Option<BufId>,
     ) {
         let (n, rows, k) = (p.n as usize, p.rows as usize, p.k as usize);
-        if up.is_none() && self.wide_pays(n, rows, k, p.x_stride) {
-            return self.record_wide_matmul(p, ty, [xb, wb, ob, rb]);
+        if self.wide_pays(n, rows, k, p.x_stride, up.is_some()) {
+            return self.record_wide_matmul(p, ty, [xb, wb, ob, rb], up);
         }
         let (gx, gy, splits) = self.batch_grid(rows, n, k, up.is_some());
         p.gated = up.is_some() as u32;

@@ -186,7 +186,8 @@ pub struct GpuBackend {
     allow_wide_batch: bool,
     /// `GpuOptions::wide_every_weight`.
     wide_every_weight: bool,
-    /// matmul_wide's dequantized weight panel (f32) and its bytes (grown on first need).
+    /// matmul_wide's dequantized weight panel (f32, or f16 on cooperative matrices) and
+    /// its bytes (grown on first need).
     wide_panel: Option<(BufId, u64)>,
     /// The top-k chunk candidates and top_k_rows' results, and their bytes (grown on
     /// first use).

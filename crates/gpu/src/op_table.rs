@@ -75,10 +75,11 @@ pub enum Op {
     MatmulTiled,
     /// Sums matmul_tiled's partial results over the spans of a split dot product.
     MatmulSplitSum,
-    /// A panel of weight rows dequantized to f32 (a large batch's matmul on the shader
-    /// cores: shaders/matmul_wide.wgsl).
+    /// A panel of weight rows dequantized (a large batch's matmul: shaders/
+    /// dequant_rows.wgsl): to f32 on the shader cores, to f16 on cooperative matrices.
     DequantRows,
-    /// A large batch's matmul over a dequantized panel, on the shader cores.
+    /// A large batch's matmul over a dequantized panel (shaders/matmul_wide.wgsl, or
+    /// matmul_wide_coop.wgsl on cooperative matrices).
     MatmulWide,
     /// A batch's activation runs quantized for the integer-dot batch matmul.
     QuantizeRuns,
@@ -377,12 +378,12 @@ pub const OPS: [OpSpec; 36] = [
         name: "dequant_rows",
         entry_point: "dequant_rows",
         family: Family::Matmul,
-        // weight part, the f32 panel (written through `out`)
-        bindings: &[(0, Params), (2, Read), (3, Write)],
+        // weight part, up's part beside gate (gated; else the weight again), the panel
+        bindings: &[(0, Params), (2, Read), (5, Read), (13, Write)],
         shares_layout_of: None,
         reads_weight: true,
         module: Module::Shared,
-        forms: NO_FORMS,
+        forms: Forms { coop_matrix: true, ..MATMUL },
         tuning: Tuning::PerItem,
     },
     OpSpec {
@@ -390,13 +391,13 @@ pub const OPS: [OpSpec; 36] = [
         name: "matmul_wide",
         entry_point: "matmul_wide",
         family: Family::Matmul,
-        // x, out, residual (or a dummy), split partial sums (or a dummy), the f32 panel
+        // x, out, residual (or a dummy), split partial sums (or a dummy), the panel
         // (its key's type is F32: the module reads no quantized weight)
         bindings: &[(0, Params), (1, Read), (3, Write), (4, Write), (6, Write), (12, Read)],
         shares_layout_of: None,
         reads_weight: true,
         module: Module::Shared,
-        forms: NO_FORMS,
+        forms: Forms { coop_matrix: true, ..MATMUL },
         tuning: Tuning::WideTiles,
     },
     OpSpec {

@@ -101,7 +101,9 @@ params!(
         m_tiles: u32,
         /// matmul_tiled on cooperative matrices, 1: a feed-forward's gate (w) and up
         /// (w2) at once, each tile half gate rows, half the same up rows, written as
-        /// act(gate) * up (`act`) into `rows` columns; never split.
+        /// act(gate) * up (`act`) into `rows` columns; never split. dequant_rows and
+        /// matmul_wide (wide.rs) lay out and read a panel of both the same way (their
+        /// `rows` the panel's rows, `rows2` the gate rows).
         gated: u32,
         /// matvec_gated over integer dot products: > 0 where it also writes its output
         /// quantized (the runs of shaders/matvec_int.wgsl's staging) for the matvec

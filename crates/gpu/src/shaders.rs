@@ -18,6 +18,8 @@ pub const MATMUL: &str = include_str!("../../../shaders/matmul.wgsl");
 pub const MATMUL_TILED: &str = include_str!("../../../shaders/matmul_tiled.wgsl");
 pub const MATMUL_WIDE: &str = include_str!("../../../shaders/matmul_wide.wgsl");
 pub const MATMUL_COOP: &str = include_str!("../../../shaders/matmul_coop.wgsl");
+pub const MATMUL_WIDE_COOP: &str = include_str!("../../../shaders/matmul_wide_coop.wgsl");
+pub const DEQUANT_ROWS: &str = include_str!("../../../shaders/dequant_rows.wgsl");
 pub const ROPE: &str = include_str!("../../../shaders/rope.wgsl");
 pub const HEAD_PREP: &str = include_str!("../../../shaders/head_prep.wgsl");
 pub const ATTENTION: &str = include_str!("../../../shaders/attention.wgsl");
@@ -222,13 +224,17 @@ pub fn assemble(key: KernelKey) -> String {
     };
     // The batch kernels (matmul_tiled, attention_tiled): f32 on the shader cores, or on
     // cooperative matrices (which need their `enable`s before anything else in the
-    // module), each with the sizes the host dispatches them by. On the shader cores the
-    // matmul family also has large batches' panels (matmul_wide.wgsl).
+    // module), each with the sizes the host dispatches them by. The matmul family also
+    // has large batches' panels: dequant_rows.wgsl after the panel GEMM of either kind
+    // (matmul_wide.wgsl, f32; matmul_wide_coop.wgsl, f16), which defines its element.
     const COOP_ENABLES: &str = "enable f16;\nenable wgpu_cooperative_matrix;";
-    let shader_core_matmuls = format!("{MATMUL_TILED}\n{MATMUL_WIDE}");
+    let shader_core_matmuls = format!("{MATMUL_TILED}\n{MATMUL_WIDE}\n{DEQUANT_ROWS}");
+    let coop_matmuls = format!("{MATMUL_COOP}\n{MATMUL_WIDE_COOP}\n{DEQUANT_ROWS}");
     let (enables, batch_sizes, batch) = match (family, key.features.coop_matrix) {
         (Family::Matmul, false) => ("", shader_consts(&["TM", "TN", "WM", "WN", "WK"]), shader_core_matmuls.as_str()),
-        (Family::Matmul, true) => (COOP_ENABLES, shader_consts(&["CM", "CN", "CK"]), MATMUL_COOP),
+        (Family::Matmul, true) => {
+            (COOP_ENABLES, shader_consts(&["CM", "CN", "CK", "WM", "WN", "WCK"]), coop_matmuls.as_str())
+        }
         (Family::Attention, false) => ("", shader_consts(&["TQ"]), ATTENTION_TILED),
         (Family::Attention, true) => (
             COOP_ENABLES,

@@ -226,12 +226,22 @@ pub const WIDE_TILE: (usize, usize) = (128, 128);
 pub const WIDE_STEP: usize = 8;
 const _: () = assert!(WIDE_TILE.0 == 128 && WIDE_TILE.1 == 128 && WIDE_STEP == 8);
 const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(WIDE_STEP));
+/// Values a step of matmul_wide on cooperative matrices (shaders/matmul_wide_coop.wgsl,
+/// written for WIDE_TILE and 64: each of 256 invocations loads four 8-value chunks of
+/// both tiles; 45,056 bytes of workgroup memory with its result pieces). In
+/// coop_gemm_probe on an H200 (gate's shape, 512 rows) 64 values a step took 142 µs
+/// against 196 for 32 (bench/results/coop-panels-h200.md).
+pub const WIDE_COOP_STEP: usize = 64;
+const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(WIDE_COOP_STEP));
 
 /// Fewest activation rows a batch matmul runs as dequant_rows + matmul_wide (where the
 /// device has no cooperative matrices): each matmul first writes its weight as f32, which
 /// a short batch does not repay (on an H200, dequantizing gate's 8,960 × 1,536 Q4_K
 /// takes 45 µs, its GEMM over 512 rows 475; at 256 rows gate took 330 µs against 345 on
 /// integer dots, down 371 against 370: even, bench/results/f32-gemm-h200.md, call 5).
+/// On cooperative matrices (gate and up as one f16 panel) the same bound, taken over
+/// unmeasured: prompts are prefilled in 512-row chunks, where it gains
+/// (bench/results/coop-panels-h200.md).
 pub const WIDE_MIN_ROWS: usize = 256;
 /// Which weights it takes: 512 rows or more (on a 256-row weight, the 1.5B's k and v, its
 /// 128-row tiles leave the GPU idle even split: 46 µs against 30 for 64 × 64 tiles in the
@@ -367,6 +377,7 @@ pub fn shader_size(name: &str) -> u64 {
         "WM" => WIDE_TILE.0 as u64,
         "WN" => WIDE_TILE.1 as u64,
         "WK" => WIDE_STEP as u64,
+        "WCK" => WIDE_COOP_STEP as u64,
         "CM" => COOP_TILE.0 as u64,
         "CN" => COOP_TILE.1 as u64,
         "CK" => COOP_STEP as u64,

@@ -1,43 +1,75 @@
-//! A large batch's matmul on the shader cores (the browser's prefill): the weight part
-//! dequantized to f32 a panel of rows at a time (`dequant_rows`), then multiplied by
-//! `matmul_wide` (shaders/matmul_wide.wgsl), whose staging is then a copy. Where the
-//! device has cooperative matrices, or the batch or the weight is small, batch matmuls
-//! stay on `matmul_tiled` (fusion.rs).
+//! A large batch's matmul from its weight dequantized once (`dequant_rows`, shaders/
+//! dequant_rows.wgsl), a panel of rows at a time, then multiplied by `matmul_wide`, whose
+//! staging is then a copy:
+//!   - on the shader cores (the browser's prefill): f32 panels (shaders/matmul_wide.wgsl)
+//!     for the weights large enough to repay the dequantizing;
+//!   - on cooperative matrices: f16 panels (shaders/matmul_wide_coop.wgsl) for a
+//!     feed-forward's gate and up with their gated activation, whose panel interleaves the
+//!     two weights' rows so one dispatch writes act(gate) · up.
+//!
+//! Where the batch or the weight is small, batch matmuls stay on `matmul_tiled`
+//! (fusion.rs).
 
 use super::*;
 
 impl GpuBackend {
     /// Whether a batch matmul of `n` activation rows over a `rows` × `k` weight part
-    /// runs as dequantized panels: on the shader cores, over WIDE_MIN_ROWS or more rows,
-    /// on a weight part large enough (`wide_weight_pays`, or any with
-    /// `GpuOptions::wide_every_weight`), with vec4-aligned rows of input.
-    pub(crate) fn wide_pays(&self, n: usize, rows: usize, k: usize, x_stride: u32) -> bool {
+    /// (`gated`: a feed-forward's gate beside up, with the gated activation) runs as
+    /// dequantized panels: over WIDE_MIN_ROWS or more rows, with vec4-aligned rows of
+    /// input, where a panel fits, and
+    ///   - on the shader cores, never gated, on a weight large enough
+    ///     (`wide_weight_pays`, or any with `GpuOptions::wide_every_weight`);
+    ///   - on cooperative matrices, gated (or any with `wide_every_weight`): a GEMM
+    ///     probe had the f16 panel GEMM 1.25x matmul_tiled's speed on gate's shape, and
+    ///     no faster on down's or q's once the dequantizing and split sums are counted
+    ///     (bench/results/coop-panels-h200.md).
+    pub(crate) fn wide_pays(&self, n: usize, rows: usize, k: usize, x_stride: u32, gated: bool) -> bool {
+        let coop = self.shader_features.coop_matrix;
+        let weight = match (coop, gated) {
+            (true, _) => gated || self.wide_every_weight,
+            (false, true) => false,
+            (false, false) => self.wide_every_weight || wide_weight_pays(rows, k),
+        };
+        // The coop kernel loads 8 values a chunk, the f32 one 4.
         self.allow_wide_batch
-            && !self.shader_features.coop_matrix
+            && weight
             && n >= WIDE_MIN_ROWS
-            && (self.wide_every_weight || wide_weight_pays(rows, k))
-            && k.is_multiple_of(4)
+            && k.is_multiple_of(if coop { 8 } else { 4 })
             && x_stride.is_multiple_of(4)
             && self.wide_panel_rows(k).is_some()
     }
 
-    /// Weight rows per panel of a `k`-value weight: within WIDE_PANEL_BYTES and what one
-    /// buffer may hold.
+    /// Weight rows (output columns) per panel of a `k`-value weight: within
+    /// WIDE_PANEL_BYTES and what one buffer may hold, as f32 rows (an f16 gated panel
+    /// holds as many gate rows and as many up rows in the same bytes).
     fn wide_panel_rows(&self, k: usize) -> Option<usize> {
         wide_panel_rows(k, WIDE_PANEL_BYTES.min(self.max_part_bytes))
     }
 
     /// `out (+)= x · Wᵀ` over one weight part of type `ty` (`p` as record_batch_matmul
-    /// takes it), a panel at a time: dequant_rows into the panel scratch, matmul_wide
-    /// from it (its dot products split into spans where its tiles are few, the spans
-    /// then summed by matmul_split_sum). Callers check `wide_pays` first.
-    pub(crate) fn record_wide_matmul(&mut self, p: MatmulParams, ty: GgmlType, [xb, wb, ob, rb]: [BufId; 4]) {
+    /// takes it), or with `up` (up's part beside gate's in `wb`) `out = act(x · Gᵀ) ·
+    /// (x · Uᵀ)`, a panel at a time: dequant_rows into the panel scratch, matmul_wide from
+    /// it (its dot products split into spans where its tiles are few and it is not gated,
+    /// the spans then summed by matmul_split_sum). Callers check `wide_pays` first.
+    pub(crate) fn record_wide_matmul(
+        &mut self,
+        p: MatmulParams,
+        ty: GgmlType,
+        [xb, wb, ob, rb]: [BufId; 4],
+        up: Option<BufId>,
+    ) {
         let (n, rows, k) = (p.n as usize, p.rows as usize, p.k as usize);
         let Some(panel_rows) = self.wide_panel_rows(k) else {
             return self.defer(err("matmul_wide: no panel fits this weight's rows"));
         };
         let panel_rows = panel_rows.min(rows);
-        let need = wide_panel_bytes(rows, k, self.max_part_bytes).unwrap_or(0);
+        // Gated, a panel of pr gate rows holds them and up's in 128-row tiles of 64 each
+        // (f16: within the bytes of pr f32 rows, as panel_rows is a multiple of 128).
+        let gated_len = |pr: usize| pr.div_ceil(WIDE_TILE.1 / 2) * WIDE_TILE.1;
+        let mut need = wide_panel_bytes(rows, k, self.max_part_bytes).unwrap_or(0);
+        if up.is_some() {
+            need = need.max((gated_len(panel_rows) * k * 2) as u64);
+        }
         let panel = match self.scratch_buffer(self.wide_panel, "matmul dequantized panel", need) {
             Ok(s) => s,
             Err(e) => return self.defer(e),
@@ -47,30 +79,45 @@ impl GpuBackend {
         let f32_key = KernelKey::new(Op::MatmulWide, Some(GgmlType::F32));
         for r0 in (0..rows).step_by(panel_rows) {
             let pr = panel_rows.min(rows - r0);
-            let dp = MatmulParams { rows: pr as u32, w_row0: r0 as u32, ..p };
-            self.record(Op::DequantRows, Some(ty), &[wb, panel.0], &dp, None, item_groups(pr * k / 4));
+            let len = if up.is_some() { gated_len(pr) } else { pr };
+            let dp =
+                MatmulParams { rows: len as u32, w_row0: r0 as u32, gated: up.is_some() as u32, rows2: p.rows, ..p };
+            self.record(
+                Op::DequantRows,
+                Some(ty),
+                &[wb, up.unwrap_or(wb), panel.0],
+                &dp,
+                None,
+                item_groups(len * k / 4),
+            );
             self.stats.panels_dequantized += 1;
-            let (gx, gy) = (pr.div_ceil(WIDE_TILE.1), n.div_ceil(WIDE_TILE.0));
-            // At most as many spans' sums as one buffer holds.
-            let room = (self.max_part_bytes / (n * pr * 4) as u64).max(1) as usize;
-            let splits = if self.allow_split_k { split_k(gx * gy, k, SPLIT_K_SHADER).min(room) } else { 1 };
+            let (gx, gy) = (len.div_ceil(WIDE_TILE.1), n.div_ceil(WIDE_TILE.0));
+            // At most as many spans' sums as one buffer holds; gated, unsplit (the
+            // activation needs whole sums).
+            let room = (self.max_part_bytes / (n * len * 4) as u64).max(1) as usize;
+            let splits = match up {
+                None if self.allow_split_k => split_k(gx * gy, k, SPLIT_K_SHADER).min(room),
+                _ => 1,
+            };
             let k_span = k.div_ceil(splits).next_multiple_of(SPLIT_K_ALIGN);
             let splits = k.div_ceil(k_span);
             let mp = MatmulParams {
-                rows: pr as u32,
+                rows: len as u32,
+                rows2: pr as u32,
+                gated: up.is_some() as u32,
                 out_offset: p.out_offset + r0 as u32,
                 splits: splits as u32,
                 k_span: k_span as u32,
                 m_tiles: gy as u32,
                 ..p
             };
-            let Some(sums) = self.split_sums_buffer(splits, n * pr) else {
+            let Some(sums) = self.split_sums_buffer(splits, n * len) else {
                 return;
             };
             self.record_grid(f32_key, &[xb, ob, rb, sums, panel.0], &mp, None, gx as u32, (gy * splits) as u32);
             if splits > 1 {
                 self.stats.split_batch_matmuls += 1;
-                self.record(Op::MatmulSplitSum, Some(GgmlType::F32), &[ob, rb, sums], &mp, None, item_groups(n * pr));
+                self.record(Op::MatmulSplitSum, Some(GgmlType::F32), &[ob, rb, sums], &mp, None, item_groups(n * len));
             }
         }
     }
