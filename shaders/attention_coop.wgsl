@@ -6,17 +6,26 @@
 //
 // `attention_tiled` on cooperative matrices: a batch's (prefill's) causal grouped-query
 // attention (or, with non_causal, an encoder's over the whole batch), one workgroup of
-// four subgroups per (block of rows, head[, split]). The block's positions pass
+// sixteen subgroups per (block of rows, head[, split]). The block's positions pass
 // through workgroup memory a tile at a time as f16 (keys, then values); the q·k
 // scores and the weights × V products are cooperative-matrix multiplies, the softmax
-// is per invocation (several per row, each taking every few positions of a tile). A
-// subgroup holds 16 rows' queries and sums over up to 128 values of head_dim in
-// registers (named matrices), so:
-//   head_dim ≤ 128: blocks of 64 rows, tiles of 64 positions, a subgroup per 16 rows;
-//   129..256 (Gemma): blocks of 32 rows, tiles of 32, two subgroups per 16 rows, each
-//     taking one half of head_dim: their partial q·k scores are added when read, and
-//     each multiplies the shared weights by its half of the values.
-//
+// is per invocation (several per row, each taking every few positions of a tile).
+// Each 16 rows of the block belong to a group of subgroups (partners) that share their
+// work, so that a subgroup holds at most eight query pieces and two 16 × 16 sums of V:
+//   head_dim ≤ 128: blocks of 64 rows, tiles of 64 positions, four partners per 16 rows.
+//     For the scores each takes 16 of the tile's positions over all of head_dim; for
+//     the weighted sum, a quarter of head_dim over all the positions.
+//   129..256 (Gemma): blocks of 32 rows, tiles of 32, eight partners per 16 rows. For
+//     the scores each takes 16 positions over a quarter of head_dim (the four partial
+//     q·k scores are added when read); for the weighted sum, an eighth of head_dim.
+// The kernel is bound by latency (staging, the softmax and the multiplies wait on each
+// other), so what counts is how many subgroups a multiprocessor holds. A workgroup of
+// 512 invocations cannot take more than 128 registers each, and this form needs 125
+// (examples/pipeline_stats.rs): sixteen subgroups a multiprocessor on an H200. The
+// first form (four subgroups a workgroup, each holding its rows' whole sums of V) took
+// 207, two workgroups of four; halving the work a subgroup holds (eight a workgroup,
+// 164 registers, one workgroup) made it 1.45× faster, and this form 1.65×, at a chunk
+// starting at 3,584 (bench/results/attention-partners-h200.md).
 // One pass over the positions with an online softmax whose reference max is kept
 // lazily: the weighted sum of V lives on the matrices, which cannot be scaled row by
 // row, so a row keeps its reference max m until a tile's scores pass it by more than
@@ -30,9 +39,10 @@
 // Precision: the queries (scaled), keys and values are rounded to f16 (relative 2^-11
 // each, as an f16 KV cache rounds them), products are exact and sums f32. Head sizes up
 // to 256 that are multiples of 4 (the host checks); they are padded with zeros to a
-// multiple of 32 (wide ones to 256). With splits > 1 each block's positions are shared among `splits`
-// workgroups, whose partial results attn_combine merges (as attention_tiled.wgsl's).
-// Workgroup memory: 45,576 bytes (tuning::COOP_WORKGROUP_STORAGE).
+// multiple of 64 (so that a quarter is whole 16-value pieces; wide ones to 256). With
+// splits > 1 each block's positions are shared among `splits` workgroups, whose partial
+// results attn_combine merges (as attention_tiled.wgsl's).
+// Workgroup memory: 47,624 bytes (tuning::COOP_WORKGROUP_STORAGE).
 
 // kvh: the block's queries (once, on their way to the matrices), then each tile's keys,
 // then its values, as [row or position][head_dim] (64 rows of 136 halves or 32 of 264:
@@ -41,17 +51,16 @@
 // f16 that the matrix loads read as f16s (indices and strides in vec4s: the halves' / 4),
 // so that 8 staged values are two stores, not eight (H200, Qwen2.5-1.5B's heads: 0.6%
 // faster at every chunk start, bench/results/coop-staging-h200.md; u32 elements would
-// not compile on NVIDIA). ss: the scores as
-// [half of head_dim][row][position]; at the end the output, 64 values of head_dim at a
-// time, [subgroup][16 rows][OLD] (so too a subgroup's sums while they are rescaled).
-// ph: the weights as [row][position]. mlx: each
-// invocation's tile max, then its share of the sum; rowml: each row's (reference max,
-// rescale factor) during the pass, (max, sum) at the end.
-const OLD: u32 = 68u; // stride of an output row in ss (f32s: 272 bytes)
+// not compile on NVIDIA). ss: the scores as [partial (wide heads: one per quarter of
+// head_dim)][row][position]; when sums of V are rescaled and at the end, one of each
+// subgroup's 16 × 16 sums at a time as [subgroup][16 rows][OLD]. ph: the weights as [row][position]. mlx:
+// each invocation's tile max, then its share of the sum; rowml: each row's (reference
+// max, rescale factor) during the pass, (max, sum) at the end.
+const OLD: u32 = 16u; // stride of a row of one sum in ss (f32s: 64 bytes)
 var<workgroup> kvh: array<vec4<f16>, 2176>;
-var<workgroup> ss: array<f32, 4352>;
+var<workgroup> ss: array<f32, 4608>;
 var<workgroup> ph: array<f16, 4608>;
-var<workgroup> mlx: array<f32, 256>;
+var<workgroup> mlx: array<f32, COOP_ATTN_WG>;
 var<workgroup> rowml: array<vec2<f32>, 64>;
 // Whether some row's reference max rose in this tile (set by its invocations), and the
 // same read back uniformly (workgroupUniformLoad takes no atomics).
@@ -63,10 +72,10 @@ var<workgroup> rescale_now: u32;
 // usual 2^-11).
 const RESCALE_MARGIN: f32 = 8.0;
 
-// The block geometry for a (padded) head size: whether it is wide (> 128: two
-// subgroups per 16 rows), the rows per workgroup (tuning.rs coop_attention_rows, which writes these sizes), the
-// positions per tile, the stride of kvh's rows (halves), of the scores' rows (f32s: the
-// tile plus 4) and of the weights' rows (halves: the tile plus 8).
+// The block geometry for a (padded) head size: whether it is wide (> 128), the rows per
+// workgroup (tuning.rs coop_attention_rows, which writes these sizes), the positions per
+// tile, the stride of kvh's rows (halves), of the scores' rows (f32s: the tile plus 4)
+// and of the weights' rows (halves: the tile plus 8).
 struct Geometry {
     wide: bool,
     rows: u32,
@@ -74,12 +83,17 @@ struct Geometry {
     kld: u32,
     sld: u32,
     pld: u32,
+    // Subgroups per 16 rows, and the partial scores each score is the sum of (the
+    // parts head_dim is cut into for them).
+    parts: u32,
+    partials: u32,
 }
 
 fn geometry(hdp: u32) -> Geometry {
     let wide = hdp > COOP_ATTN_NARROW_HD;
     let t = select(COOP_ATTN_ROWS, COOP_ATTN_ROWS_WIDE, wide);
-    return Geometry(wide, t, t, select(136u, 264u, wide), t + 4u, t + 8u);
+    let parts = COOP_ATTN_WG / 2u / t;
+    return Geometry(wide, t, t, select(136u, 264u, wide), t + 4u, t + 8u, parts, parts * 16u / t);
 }
 
 // Eight values (two vec4s of head_dim from `d`) of query row r (source 0, scaled) or
@@ -111,7 +125,7 @@ fn coop_load8(source: u32, r: u32, h: u32, d: u32, kvb: u32) -> mat2x4<f32> {
 fn coop_stage(source: u32, base: u32, end: u32, rows: u32, h: u32, kvb: u32, hdp: u32, kld: u32, lid: u32) {
     let per = hdp / 8u;
     let big = vec4<f32>(65504.0);
-    for (var t = lid; t < rows * per; t += 128u) {
+    for (var t = lid; t < rows * per; t += COOP_ATTN_WG) {
         let j = t / per;
         let d = 8u * (t % per);
         var v = mat2x4<f32>();
@@ -126,7 +140,7 @@ fn coop_stage(source: u32, base: u32, end: u32, rows: u32, h: u32, kvb: u32, hdp
     }
 }
 
-// The score of tile position j of workgroup row `row` (from ss: the sum of both halves'
+// The score of tile position j of workgroup row `row` (from ss: the sum of the partners'
 // partial scores where the head is wide): soft-capped, or NEG_BIG outside the row's
 // positions lo..stop (stop: exclusive, within this workgroup's share) or for a row past
 // the batch.
@@ -135,8 +149,8 @@ fn coop_score(g: Geometry, row: u32, j: u32, t0: u32, live: bool, lo: u32, stop:
         return NEG_BIG;
     }
     var v = ss[row * g.sld + j];
-    if (g.wide) {
-        v += ss[(g.rows + row) * g.sld + j];
+    for (var x = 1u; x < g.partials; x++) {
+        v += ss[(x * g.rows + row) * g.sld + j];
     }
     if (p.softcap > 0.0) {
         return p.softcap * tanh_safe(v / p.softcap);
@@ -144,22 +158,45 @@ fn coop_score(g: Geometry, row: u32, j: u32, t0: u32, live: bool, lo: u32, stop:
     return v;
 }
 
-// Every other value (from `at`) of a 64-value row of ss times f: one invocation's half
-// of a row when a subgroup rescales its sums of V.
+// Every other value (from `at`) of a 16-value row of ss times f: one invocation's half
+// of a row when a subgroup rescales one of its sums of V.
 fn scale_row_half(at: u32, f: f32) {
-    for (var c = 0u; c < 32u; c++) {
+    for (var c = 0u; c < 8u; c++) {
         ss[at + 2u * c] *= f;
     }
 }
 
-@compute @workgroup_size(128)
+// One of a subgroup's 16 × 16 sums of V, staged in ss at `at` (its row's, [16 rows][OLD]):
+// w of its 16 values of head_dim from d0 on, each invocation taking every other value
+// of one row (`orow`), normalised into the output or, with splits, unnormalised into the
+// scratch (osb, oqb: the row's bases in each).
+fn coop_emit(live: bool, orow: u32, at: u32, d0: u32, w: u32, osb: u32, oqb: u32, lid: u32) {
+    if (!live) {
+        return;
+    }
+    let ml = rowml[orow];
+    let f = select(0.0, 1.0 / ml.y, ml.y > 0.0);
+    for (var c = 0u; c < 8u; c++) {
+        let j = 2u * c + lid % 2u;
+        let d = d0 + j;
+        if (j < w && d < p.head_dim) {
+            let o = ss[at + j];
+            if (p.splits > 1u) {
+                scratch[osb + 2u + d] = o;
+            } else {
+                out[oqb + d] = o * f;
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(COOP_ATTN_WG)
 fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                    @builtin(local_invocation_index) lid: u32) {
-    // head_dim padded with zeros to a multiple of 32, or where it is wide to 256 (each
-    // subgroup of a pair then takes 128 values: the matrix operations' branches below
-    // depend on the workgroup's head size only).
+    // head_dim padded with zeros to a multiple of 64, or where it is wide to 256 (the
+    // matrix operations' branches below depend on the workgroup's head size only).
     let hd = p.head_dim;
-    let hdp = select((hd + 31u) & ~31u, 256u, hd > 128u);
+    let hdp = select((hd + 63u) & ~63u, 256u, hd > 128u);
     let g = geometry(hdp);
     // A workgroup past the last block (a folded grid rounds up) walks no positions and
     // writes nothing: no early return, which would leave the matrix operations below
@@ -170,13 +207,23 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let h = (id / p.splits) % p.heads;
     let r0 = (id / (p.splits * p.heads)) * g.rows;
     let kvb = (h / (p.heads / p.kv_heads)) * hd;
-    // This subgroup's 16 rows (from rb) and its part of head_dim: d0.. (dw values; all
-    // of it unless the head is wide).
+    // This subgroup's 16 rows (from rb) and which of their partners it is (pt). Its
+    // scores: the tile's 16 positions from sp0 over qw values of head_dim from qd0
+    // (narrow heads: all of it; wide: a quarter, whose partial scores go to ss's
+    // `partial`). Its weighted sum: ow values of head_dim from od0 (narrow: a quarter,
+    // 16 or 32; wide: an eighth, 32), one or two 16-wide sums.
     let sg = lid / 32u;
-    let pair = select(1u, 2u, g.wide);
-    let rb = (sg / pair) * 16u;
-    let d0 = (sg % pair) * 128u;
-    let dw = min(hdp, 128u);
+    let rb = (sg / g.parts) * 16u;
+    let pt = sg % g.parts;
+    let blocks = g.tile / 16u;
+    let sp0 = 16u * (pt % blocks);
+    let partial = pt / blocks;
+    // (qw and ow from hdp directly: naga takes a value read from the geometry struct as
+    // non-uniform, and the matrix operations' branches on them need uniform ones.)
+    let qw = select(hdp, 64u, hdp > COOP_ATTN_NARROW_HD);
+    let qd0 = partial * qw;
+    let ow = select(hdp / 4u, 32u, hdp > COOP_ATTN_NARROW_HD);
+    let od0 = pt * ow;
     // The strides as plain values: naga 30's SPIR-V writer fails on a cooperative load
     // whose stride is a struct member read in the call itself.
     let kld = g.kld;
@@ -184,7 +231,7 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let pld = g.pld;
     // For the softmax, this invocation's row of the block and its share of a tile's
     // positions: every ipr-th one from `part`.
-    let ipr = 128u / g.rows;
+    let ipr = COOP_ATTN_WG / g.rows;
     let row = lid / ipr;
     let part = lid % ipr;
     let r = r0 + row;
@@ -196,11 +243,11 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let end = select(positions.y, first, dead);
     let stop = min(row_end(r), end);
 
-    // The subgroup's queries, 16 rows × dw, as up to eight A matrices held throughout
+    // The subgroup's queries, 16 rows × qw, as up to eight A matrices held throughout
     // (named, not an array: they stay in registers).
     coop_stage(0u, r0, p.n, g.rows, h, kvb, hdp, kld, lid);
     workgroupBarrier();
-    let qa = rb * kld + d0;
+    let qa = rb * kld + qd0;
     let q0 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa) / 4u], kld / 4u);
     let q1 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 16u) / 4u], kld / 4u);
     var q2 = coop_mat16x16<f16, A>();
@@ -209,66 +256,61 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     var q5 = coop_mat16x16<f16, A>();
     var q6 = coop_mat16x16<f16, A>();
     var q7 = coop_mat16x16<f16, A>();
-    if (dw > 32u) {
+    if (qw > 32u) {
         q2 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 32u) / 4u], kld / 4u);
         q3 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 48u) / 4u], kld / 4u);
     }
-    if (dw > 64u) {
+    if (qw > 64u) {
         q4 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 64u) / 4u], kld / 4u);
         q5 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 80u) / 4u], kld / 4u);
     }
-    if (dw > 96u) {
+    if (qw > 96u) {
         q6 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 96u) / 4u], kld / 4u);
         q7 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 112u) / 4u], kld / 4u);
     }
     workgroupBarrier();
 
-    // The subgroup's weighted sum of V: 16 rows × up to eight 16-value pieces of its
+    // The subgroup's weighted sum of V: 16 rows × one or two 16-value pieces of its
     // part of head_dim.
     var o0 = coop_mat16x16<f32, C>();
     var o1 = coop_mat16x16<f32, C>();
-    var o2 = coop_mat16x16<f32, C>();
-    var o3 = coop_mat16x16<f32, C>();
-    var o4 = coop_mat16x16<f32, C>();
-    var o5 = coop_mat16x16<f32, C>();
-    var o6 = coop_mat16x16<f32, C>();
-    var o7 = coop_mat16x16<f32, C>();
     // The row's reference max m (the same in its ipr invocations) and this invocation's
     // share of the row's sum of weights exp(score − m), kept lazily (header).
     var m = NEG_BIG;
     var l = 0.0;
     let share = g.tile / ipr;
+    // Where this subgroup's scores go in ss, and where its sums pass through it.
+    let sa = (partial * g.rows + rb) * sld;
+    let oa = sg * 16u * OLD;
+    let srow = (lid % 32u) / 2u;
     for (var t0 = first; t0 < end; t0 += g.tile) {
         if (lid == 0u) {
             atomicStore(&rescale_flag, 0u);
         }
-        // Scores: the subgroup's queries times the tile's keys (B: the keys read
-        // column-major are kᵀ), 16 positions per matrix, into ss (its half's rows).
+        // Scores: the subgroup's queries times 16 of the tile's keys (B: the keys read
+        // column-major are kᵀ), into ss.
         coop_stage(1u, t0, end, g.tile, h, kvb, hdp, kld, lid);
         workgroupBarrier();
-        let sa = ((sg % pair) * g.rows + rb) * sld;
-        for (var jb = 0u; jb < g.tile; jb += 16u) {
-            let kb = jb * kld + d0;
-            var s = coop_mat16x16<f32, C>();
-            s = coopMultiplyAdd(q0, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb) / 4u], kld / 4u), s);
-            s = coopMultiplyAdd(q1, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 16u) / 4u], kld / 4u), s);
-            if (dw > 32u) {
-                s = coopMultiplyAdd(q2, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 32u) / 4u], kld / 4u), s);
-                s = coopMultiplyAdd(q3, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 48u) / 4u], kld / 4u), s);
-            }
-            if (dw > 64u) {
-                s = coopMultiplyAdd(q4, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 64u) / 4u], kld / 4u), s);
-                s = coopMultiplyAdd(q5, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 80u) / 4u], kld / 4u), s);
-            }
-            if (dw > 96u) {
-                s = coopMultiplyAdd(q6, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 96u) / 4u], kld / 4u), s);
-                s = coopMultiplyAdd(q7, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 112u) / 4u], kld / 4u), s);
-            }
-            // (The index a plain value too: naga 30's SPIR-V writer does not emit an
-            // index computed inside a cooperative store's pointer argument.)
-            let at = sa + jb;
-            coopStoreT(s, &ss[at], sld);
+        let kb = sp0 * kld + qd0;
+        var s = coop_mat16x16<f32, C>();
+        s = coopMultiplyAdd(q0, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb) / 4u], kld / 4u), s);
+        s = coopMultiplyAdd(q1, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 16u) / 4u], kld / 4u), s);
+        if (qw > 32u) {
+            s = coopMultiplyAdd(q2, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 32u) / 4u], kld / 4u), s);
+            s = coopMultiplyAdd(q3, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 48u) / 4u], kld / 4u), s);
         }
+        if (qw > 64u) {
+            s = coopMultiplyAdd(q4, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 64u) / 4u], kld / 4u), s);
+            s = coopMultiplyAdd(q5, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 80u) / 4u], kld / 4u), s);
+        }
+        if (qw > 96u) {
+            s = coopMultiplyAdd(q6, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 96u) / 4u], kld / 4u), s);
+            s = coopMultiplyAdd(q7, coopLoad<coop_mat16x16<f16, B>>(&kvh[(kb + 112u) / 4u], kld / 4u), s);
+        }
+        // (The index a plain value too: naga 30's SPIR-V writer does not emit an
+        // index computed inside a cooperative store's pointer argument.)
+        let at = sa + sp0;
+        coopStoreT(s, &ss[at], sld);
         workgroupBarrier();
         // The row's max over the tile, from its ipr invocations' (neighbours in lid).
         var mt = NEG_BIG;
@@ -307,37 +349,23 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         // (A barrier: the weights, factors and flag are written, the scores read.)
         if (workgroupUniformLoad(&rescale_now) != 0u) {
             // Some row's reference rose: every subgroup scales its sums of V row by row
-            // through ss, 64 values of its part of head_dim at a time (factor 1 for the
-            // rows whose reference stayed).
-            // (Written out, not a loop over the two halves: naga takes a branch on a
-            // loop counter as non-uniform, and matrix loads need uniform control flow.)
-            let srow = (lid % 32u) / 2u;
+            // through ss, one at a time (factor 1 for the rows whose reference stayed).
+            // (Written out, not a loop over the two: naga takes a branch on a loop
+            // counter as non-uniform, and matrix loads need uniform control flow.)
             let f = rowml[rb + srow].y;
-            let oa = sg * 16u * OLD;
+            let at = oa + srow * OLD + lid % 2u;
             coopStoreT(o0, &ss[oa], OLD);
-            coopStoreT(o1, &ss[oa + 16u], OLD);
-            coopStoreT(o2, &ss[oa + 32u], OLD);
-            coopStoreT(o3, &ss[oa + 48u], OLD);
             workgroupBarrier();
-            scale_row_half(oa + srow * OLD + lid % 2u, f);
+            scale_row_half(at, f);
             workgroupBarrier();
             o0 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa], OLD);
-            o1 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 16u], OLD);
-            o2 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 32u], OLD);
-            o3 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 48u], OLD);
             workgroupBarrier();
-            if (dw > 64u) {
-                coopStoreT(o4, &ss[oa], OLD);
-                coopStoreT(o5, &ss[oa + 16u], OLD);
-                coopStoreT(o6, &ss[oa + 32u], OLD);
-                coopStoreT(o7, &ss[oa + 48u], OLD);
+            if (ow > 16u) {
+                coopStoreT(o1, &ss[oa], OLD);
                 workgroupBarrier();
-                scale_row_half(oa + srow * OLD + lid % 2u, f);
+                scale_row_half(at, f);
                 workgroupBarrier();
-                o4 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa], OLD);
-                o5 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 16u], OLD);
-                o6 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 32u], OLD);
-                o7 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa + 48u], OLD);
+                o1 = coopLoadT<coop_mat16x16<f32, C>>(&ss[oa], OLD);
                 workgroupBarrier();
             }
         }
@@ -347,20 +375,10 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         workgroupBarrier();
         for (var jb = 0u; jb < g.tile; jb += 16u) {
             let w = coopLoadT<coop_mat16x16<f16, A>>(&ph[rb * pld + jb], pld);
-            let vb = jb * kld + d0;
+            let vb = jb * kld + od0;
             o0 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb) / 4u], kld / 4u), o0);
-            o1 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 16u) / 4u], kld / 4u), o1);
-            if (dw > 32u) {
-                o2 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 32u) / 4u], kld / 4u), o2);
-                o3 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 48u) / 4u], kld / 4u), o3);
-            }
-            if (dw > 64u) {
-                o4 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 64u) / 4u], kld / 4u), o4);
-                o5 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 80u) / 4u], kld / 4u), o5);
-            }
-            if (dw > 96u) {
-                o6 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 96u) / 4u], kld / 4u), o6);
-                o7 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 112u) / 4u], kld / 4u), o7);
+            if (ow > 16u) {
+                o1 = coopMultiplyAdd(w, coopLoadT<coop_mat16x16<f16, B>>(&kvh[(vb + 16u) / 4u], kld / 4u), o1);
             }
         }
         workgroupBarrier();
@@ -372,56 +390,31 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     for (var q = 0u; q < ipr; q++) {
         lr += mlx[lid - part + q];
     }
-    l = lr;
     if (part == 0u) {
-        rowml[row] = vec2<f32>(m, l);
+        rowml[row] = vec2<f32>(m, lr);
     }
-
     // With splits, this share's max and sum for attn_combine (as attention_tiled.wgsl
     // leaves them).
     if (live && p.splits > 1u && part == 0u) {
         let sb = ((r * p.heads + h) * p.splits + split) * (hd + 2u);
         scratch[sb] = m;
-        scratch[sb + 1u] = l;
+        scratch[sb + 1u] = lr;
     }
-    // The subgroup's sums, 64 values of its part of head_dim at a time through ss, each
-    // invocation taking every other value of one of its 16 rows: normalised into the
-    // output, or with splits unnormalised into the scratch.
-    let orow = rb + (lid % 32u) / 2u;
-    let ohalf = lid % 2u;
+    // The subgroup's sums, one at a time through ss: normalised into the output, or
+    // with splits unnormalised into the scratch.
+    let orow = rb + srow;
     let olive = !dead && r0 + orow < p.n;
     let osb = (((r0 + orow) * p.heads + h) * p.splits + split) * (hd + 2u);
     let oqb = (r0 + orow) * p.q_cols + h * hd;
-    let oa = sg * 16u * OLD;
-    for (var cb = 0u; cb < dw; cb += 64u) {
+    let at = oa + srow * OLD;
+    workgroupBarrier();
+    coopStoreT(o0, &ss[oa], OLD);
+    workgroupBarrier();
+    coop_emit(olive, orow, at, od0, min(ow, 16u), osb, oqb, lid);
+    if (ow > 16u) {
         workgroupBarrier();
-        if (cb == 0u) {
-            coopStoreT(o0, &ss[oa], OLD);
-            coopStoreT(o1, &ss[oa + 16u], OLD);
-            coopStoreT(o2, &ss[oa + 32u], OLD);
-            coopStoreT(o3, &ss[oa + 48u], OLD);
-        } else {
-            coopStoreT(o4, &ss[oa], OLD);
-            coopStoreT(o5, &ss[oa + 16u], OLD);
-            coopStoreT(o6, &ss[oa + 32u], OLD);
-            coopStoreT(o7, &ss[oa + 48u], OLD);
-        }
+        coopStoreT(o1, &ss[oa], OLD);
         workgroupBarrier();
-        if (olive) {
-            let ml = rowml[orow];
-            let f = select(0.0, 1.0 / ml.y, ml.y > 0.0);
-            for (var c = 0u; c < 32u; c++) {
-                let j = 2u * c + ohalf;
-                let d = d0 + cb + j;
-                if (d < hd) {
-                    let o = ss[(sg * 16u + (lid % 32u) / 2u) * OLD + j];
-                    if (p.splits > 1u) {
-                        scratch[osb + 2u + d] = o;
-                    } else {
-                        out[oqb + d] = o * f;
-                    }
-                }
-            }
-        }
+        coop_emit(olive, orow, at, od0 + 16u, ow - 16u, osb, oqb, lid);
     }
 }

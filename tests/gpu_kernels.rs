@@ -1520,8 +1520,8 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
         (6, 2, 72, None, None),
         (6, 2, 72, Some(7), None),
         (4, 1, 256, Some(4), None),
-        // Heads over 128 wide (Gemma: 256): the cooperative-matrix kernel splits them
-        // between two subgroups, padding 136 to 256.
+        // Heads over 128 wide (Gemma: 256): the cooperative-matrix kernel shares them
+        // among eight subgroups, padding 136 to 256 (and 72 to 128, 16 to 64).
         (4, 1, 256, None, None),
         (2, 2, 136, Some(40), None),
         (3, 3, 16, None, None),

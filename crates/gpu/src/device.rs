@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use kindling_model::{BackendFailure, ModelError, Result};
 
 use crate::key::{coop_matrix_usable, ShaderFeatures};
-use crate::tuning::COOP_WORKGROUP_STORAGE;
+use crate::tuning::{ATTN_COOP_WG, COOP_WORKGROUP_STORAGE};
 
 /// How to pick and set up the GPU.
 #[derive(Clone, Debug)]
@@ -145,7 +145,9 @@ impl AdapterSummary {
             subgroup_size: (info.subgroup_min_size, info.subgroup_max_size),
             coop_matrix: f.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX | wgpu::Features::SHADER_F16)
                 && coop_matrix_usable(&coop_configs)
-                && l.max_compute_workgroup_storage_size >= COOP_WORKGROUP_STORAGE,
+                && l.max_compute_workgroup_storage_size >= COOP_WORKGROUP_STORAGE
+                && l.max_compute_invocations_per_workgroup >= ATTN_COOP_WG as u32
+                && l.max_compute_workgroup_size_x >= ATTN_COOP_WG as u32,
             coop_configs,
             max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
             max_buffer_size: l.max_buffer_size,

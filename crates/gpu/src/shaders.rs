@@ -238,7 +238,7 @@ pub fn assemble(key: KernelKey) -> String {
         (Family::Attention, false) => ("", shader_consts(&["TQ"]), ATTENTION_TILED),
         (Family::Attention, true) => (
             COOP_ENABLES,
-            shader_consts(&["COOP_ATTN_ROWS", "COOP_ATTN_ROWS_WIDE", "COOP_ATTN_NARROW_HD"]),
+            shader_consts(&["COOP_ATTN_ROWS", "COOP_ATTN_ROWS_WIDE", "COOP_ATTN_NARROW_HD", "COOP_ATTN_WG"]),
             ATTENTION_COOP,
         ),
         _ => ("", String::new(), ""),

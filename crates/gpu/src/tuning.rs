@@ -279,9 +279,9 @@ pub fn wide_panel_bytes(rows: usize, k: usize, max_part_bytes: u64) -> Option<u6
     Some(panel.next_power_of_two().min(limit).max(panel))
 }
 
-/// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 45,576 bytes;
+/// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 46,600 bytes;
 /// matmul_coop.wgsl's is 36 KB): a device offering less runs the f32 batch kernels.
-pub const COOP_WORKGROUP_STORAGE: u32 = 45_576;
+pub const COOP_WORKGROUP_STORAGE: u32 = 47_624;
 
 // ---- attention ------------------------------------------------------------------------
 
@@ -313,11 +313,18 @@ pub const ATTN_TILE_SPLIT_POSITIONS: usize = 128;
 pub const ATTN_TILE_TARGET_GROUPS: usize = 1024;
 
 /// Rows per workgroup of attention_tiled on cooperative matrices, for heads up to
-/// ATTN_COOP_NARROW_HEAD_DIM wide and wider (attention_coop.wgsl's geometry: a subgroup
-/// holds 16 rows' sums over up to 128 values of head_dim; wider heads take two).
+/// ATTN_COOP_NARROW_HEAD_DIM wide and wider (attention_coop.wgsl's geometry: each 16
+/// rows' work is shared by four subgroups, or eight for wider heads).
 pub const ATTN_COOP_ROWS: usize = 64;
 pub const ATTN_COOP_ROWS_WIDE: usize = 32;
 pub const ATTN_COOP_NARROW_HEAD_DIM: usize = 128;
+/// Invocations of a cooperative-matrix attention workgroup: sixteen subgroups of 32, four
+/// (narrow heads) or eight (wide) per 16 rows. 512, not 256: a workgroup of 512 holds
+/// the driver to 128 registers an invocation, and the kernel is bound by how many
+/// subgroups a multiprocessor holds (H200: 1.14× faster than the same work in eight
+/// subgroups at 164 registers, 1.65× than four at 207; bench/results/attention-partners-h200.md).
+pub const ATTN_COOP_WG: usize = 512;
+const _: () = assert!(ATTN_COOP_WG / 2 / ATTN_COOP_ROWS == 4 && ATTN_COOP_WG / 2 / ATTN_COOP_ROWS_WIDE == 8);
 /// Rows per workgroup of attention_tiled on cooperative matrices.
 pub fn coop_attention_rows(head_dim: usize) -> usize {
     if head_dim > ATTN_COOP_NARROW_HEAD_DIM {
@@ -326,7 +333,8 @@ pub fn coop_attention_rows(head_dim: usize) -> usize {
         ATTN_COOP_ROWS
     }
 }
-/// The widest head the cooperative-matrix attention takes (two subgroups of 128 each).
+/// The widest head the cooperative-matrix attention takes (eight subgroups of 32 values
+/// each for the weighted sum).
 pub const ATTN_COOP_MAX_HEAD_DIM: usize = 256;
 /// Positions per workgroup the cooperative-matrix attention aims at, and the workgroups
 /// aimed at in all (as ATTN_TILE_SPLIT_POSITIONS and ATTN_TILE_TARGET_GROUPS). Since the
@@ -386,6 +394,7 @@ pub fn shader_size(name: &str) -> u64 {
         "COOP_ATTN_ROWS" => ATTN_COOP_ROWS as u64,
         "COOP_ATTN_ROWS_WIDE" => ATTN_COOP_ROWS_WIDE as u64,
         "COOP_ATTN_NARROW_HD" => ATTN_COOP_NARROW_HEAD_DIM as u64,
+        "COOP_ATTN_WG" => ATTN_COOP_WG as u64,
         "COMBINE_WG" => COMBINE_WG as u64,
         "ROW_TABLE_VEC4S" => crate::op_table::ROW_TABLE_BYTES / 16,
         _ => unreachable!("no shader size named {name}"),
