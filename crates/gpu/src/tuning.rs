@@ -269,14 +269,24 @@ pub fn wide_panel_rows(k: usize, max_bytes: u64) -> Option<usize> {
     }
 }
 
+/// Rows of a gated panel (matmul_wide_coop.wgsl) that holds `rows` rows of a gate and the
+/// same rows of up: 128-row tiles of 64 gate rows then their 64 up rows.
+pub fn wide_gated_rows(rows: usize) -> usize {
+    rows.div_ceil(WIDE_TILE.1 / 2) * WIDE_TILE.1
+}
+
 /// Bytes of the panel scratch a batch matmul over a `rows` × `k` weight part allocates
 /// where it takes panels (wide.rs: whole panels of `wide_panel_rows` rows, rounded up to a
 /// power of two within the limit so a larger weight later rarely needs another), with
-/// weight parts and panels of at most `max_part_bytes`; None where no panel fits.
-pub fn wide_panel_bytes(rows: usize, k: usize, max_part_bytes: u64) -> Option<u64> {
+/// weight parts and panels of at most `max_part_bytes`; None where no panel fits. A gated
+/// pair's panel (f16, `wide_gated_rows`) fits in those bytes for every pair that takes
+/// panels (256 rows or more); the max keeps that true for any other.
+pub fn wide_panel_bytes(rows: usize, k: usize, max_part_bytes: u64, gated: bool) -> Option<u64> {
     let limit = WIDE_PANEL_BYTES.min(max_part_bytes);
-    let panel = (wide_panel_rows(k, limit)?.min(rows) * k * 4) as u64;
-    Some(panel.next_power_of_two().min(limit).max(panel))
+    let panel_rows = wide_panel_rows(k, limit)?.min(rows);
+    let f32_bytes = (panel_rows * k * 4) as u64;
+    let gated_bytes = if gated { (wide_gated_rows(panel_rows) * k * 2) as u64 } else { 0 };
+    Some(f32_bytes.next_power_of_two().min(limit).max(f32_bytes).max(gated_bytes))
 }
 
 /// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 46,600 bytes;
@@ -447,11 +457,17 @@ mod tests {
         assert_eq!(wide_panel_rows(1 << 20, 64 << 20), None);
         // The 1.5B's gate: one panel of 8,960 rows (52.5 MiB, rounded up to the 64 MiB
         // limit); its down (1,536 × 8,960: 52.5 MiB as well).
-        assert_eq!(wide_panel_bytes(8960, 1536, u64::MAX), Some(64 << 20));
-        assert_eq!(wide_panel_bytes(1536, 1536, u64::MAX), Some(16 << 20));
+        assert_eq!(wide_panel_bytes(8960, 1536, u64::MAX, false), Some(64 << 20));
+        assert_eq!(wide_panel_bytes(1536, 1536, u64::MAX, false), Some(16 << 20));
         // Panels held to a part's bytes: 256 rows of 1,024 values in 1 MiB.
-        assert_eq!(wide_panel_bytes(650, 1024, 1 << 20), Some(1 << 20));
-        assert_eq!(wide_panel_bytes(650, 1 << 20, 64 << 20), None);
+        assert_eq!(wide_panel_bytes(650, 1024, 1 << 20, false), Some(1 << 20));
+        assert_eq!(wide_panel_bytes(650, 1 << 20, 64 << 20, false), None);
+        // Gated: a pair of 300 rows interleaves into 640 rows of f16 (1.6 MB at 1,280
+        // values a row), within the 2 MiB that 300 rows of f32 round up to; the gate's
+        // whole panel holds the pair too.
+        assert_eq!(wide_gated_rows(300), 640);
+        assert_eq!(wide_panel_bytes(300, 1280, u64::MAX, true), Some(2 << 20));
+        assert_eq!(wide_panel_bytes(8960, 1536, u64::MAX, true), Some(64 << 20));
     }
 }
 

@@ -63,13 +63,7 @@ impl GpuBackend {
             return self.defer(err("matmul_wide: no panel fits this weight's rows"));
         };
         let panel_rows = panel_rows.min(rows);
-        // Gated, a panel of pr gate rows holds them and up's in 128-row tiles of 64 each
-        // (f16: within the bytes of pr f32 rows, as panel_rows is a multiple of 128).
-        let gated_len = |pr: usize| pr.div_ceil(WIDE_TILE.1 / 2) * WIDE_TILE.1;
-        let mut need = wide_panel_bytes(rows, k, self.max_part_bytes).unwrap_or(0);
-        if up.is_some() {
-            need = need.max((gated_len(panel_rows) * k * 2) as u64);
-        }
+        let need = wide_panel_bytes(rows, k, self.max_part_bytes, up.is_some()).unwrap_or(0);
         let panel = match self.scratch_buffer(self.wide_panel, "matmul dequantized panel", need) {
             Ok(s) => s,
             Err(e) => return self.defer(e),
@@ -79,7 +73,8 @@ impl GpuBackend {
         let f32_key = KernelKey::new(Op::MatmulWide, Some(GgmlType::F32));
         for r0 in (0..rows).step_by(panel_rows) {
             let pr = panel_rows.min(rows - r0);
-            let len = if up.is_some() { gated_len(pr) } else { pr };
+            // Gated, a panel of pr gate rows holds them and up's (wide_gated_rows).
+            let len = if up.is_some() { wide_gated_rows(pr) } else { pr };
             let dp =
                 MatmulParams { rows: len as u32, w_row0: r0 as u32, gated: up.is_some() as u32, rows2: p.rows, ..p };
             self.record(

@@ -121,8 +121,9 @@ pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
         // Not the vocabulary tables: the embedding is looked up, and the output matmul
         // runs over the last rows only (or 32-row batches of every position's logits).
         let vocab_table = s.name == "token_embd.weight" || s.name == "output.weight";
+        // (f32 panels: a browser has no cooperative matrices, so nothing is gated.)
         if !vocab_table && batch >= kindling_gpu::WIDE_MIN_ROWS && kindling_gpu::wide_weight_pays(part_rows, s.cols) {
-            panel = panel.max(kindling_gpu::wide_panel_bytes(part_rows, s.cols, max_part).unwrap_or(0));
+            panel = panel.max(kindling_gpu::wide_panel_bytes(part_rows, s.cols, max_part, false).unwrap_or(0));
         }
         if rows_per_part == 0 {
             reasons.push(format!(
