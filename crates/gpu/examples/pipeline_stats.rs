@@ -15,6 +15,8 @@
 //! added.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod probe_util;
+
 use ash::vk;
 use kindling_gguf::GgmlType;
 use kindling_gpu::{KernelKey, Op, ShaderFeatures, INT_BATCH_DIGITS};
@@ -28,15 +30,7 @@ fn main() {
         }
         _ => engine_kernels().into_iter().filter(|(name, _, _)| name.contains(&filter)).collect(),
     };
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::VULKAN;
-    let instance = wgpu::Instance::new(desc);
-    let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::HighPerformance,
-        ..Default::default()
-    }))
-    .expect("a Vulkan adapter");
-    println!("adapter: {}", adapter.get_info().name);
+    let adapter = probe_util::vulkan_adapter();
     let features = adapter.features();
     // SAFETY: reading the physical device's extension list through the instance wgpu made.
     let listed = unsafe {

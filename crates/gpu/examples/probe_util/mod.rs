@@ -1,4 +1,4 @@
-//! What the raw-wgpu probes (gated_probe, coop_gemm_probe, f32_gemm_probe) share: the
+//! What the raw-wgpu probes (gated_probe, coop_gemm_probe, f32_gemm_probe) and pipeline_stats share: the
 //! Vulkan adapter, a filled storage buffer, a shader module without wgpu's run-time checks,
 //! a pipeline with its layout taken from the shader, a bind group of whole buffers, random
 //! Q4_K rows and a kernel dequantizing them, clearing and reading back a buffer, timing
