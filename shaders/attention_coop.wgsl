@@ -19,13 +19,15 @@
 //     the scores each takes 16 positions over a quarter of head_dim (the four partial
 //     q·k scores are added when read); for the weighted sum, an eighth of head_dim.
 // The kernel is bound by latency (staging, the softmax and the multiplies wait on each
-// other), so what counts is how many subgroups a multiprocessor holds. A workgroup of
-// 512 invocations cannot take more than 128 registers each, and this form needs 125
+// other), so each subgroup's share of a tile is kept short. A workgroup of 512
+// invocations cannot take more than 128 registers each, and this form needs 125
 // (examples/pipeline_stats.rs): sixteen subgroups a multiprocessor on an H200. The
 // first form (four subgroups a workgroup, each holding its rows' whole sums of V) took
 // 207, two workgroups of four; halving the work a subgroup holds (eight a workgroup,
-// 164 registers, one workgroup) made it 1.45× faster, and this form 1.65×, at a chunk
-// starting at 3,584 (bench/results/attention-partners-h200.md).
+// 164 registers, one workgroup: the same eight subgroups a multiprocessor) made it 1.44×
+// faster, and this form 1.49×, over a 4,096-token prefill's chunks from 1,024 on an
+// H200 (op_timing, whose attention runs on zeros, says 1.45× and 1.65× at a chunk
+// starting at 3,584; bench/results/attention-partners-h200.md).
 // One pass over the positions with an online softmax whose reference max is kept
 // lazily: the weighted sum of V lives on the matrices, which cannot be scaled row by
 // row, so a row keeps its reference max m until a tile's scores pass it by more than
