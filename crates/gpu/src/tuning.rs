@@ -289,7 +289,7 @@ pub fn wide_panel_bytes(rows: usize, k: usize, max_part_bytes: u64, gated: bool)
     Some(f32_bytes.next_power_of_two().min(limit).max(f32_bytes).max(gated_bytes))
 }
 
-/// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 46,600 bytes;
+/// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 47,624 bytes;
 /// matmul_coop.wgsl's is 36 KB): a device offering less runs the f32 batch kernels.
 pub const COOP_WORKGROUP_STORAGE: u32 = 47_624;
 
