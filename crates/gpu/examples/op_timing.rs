@@ -7,7 +7,8 @@
 //! without `NO_INT_BATCH=1` (integer dot products, or f32); `INT_DIGITS=1|2|3` sets the
 //! integer-dot kernel's digits per activation value (3 by default: the f32 class). Every
 //! type with integer units runs the integer-dot kernel here, not only those where it pays
-//! (`tuning::int_batch_pays`), so each type's two kernels can be compared. PER_KERNEL=1
+//! (`tuning::int_batch_pays`), so each type's two kernels can be compared. CHECKED=1
+//! compiles the shaders with bounds checks, as a browser does (natively they have none). PER_KERNEL=1
 //! (with DEVICE=1) prints each kernel's device time under its op. From
 //! WIDE_MIN_ROWS rows, they run as dequantized panels (shaders/matmul_wide.wgsl) unless
 //! `NO_WIDE=1` (on cooperative matrices only a feed-forward's gate and up take panels,
@@ -113,6 +114,7 @@ fn main() {
     // cooperative matrices: on integer dot products (shaders/matmul_int.wgsl), or with
     // NO_INT_BATCH=1 in f32 (shaders/matmul_tiled.wgsl).
     // DEVICE=1: device times from timestamp queries instead of wall times.
+    // CHECKED=1: shaders with wgpu's run-time bounds checks, as a browser compiles them.
     let options = GpuOptions {
         allow_coop_matrix: std::env::var_os("NO_COOP").is_none(),
         allow_int_batch: std::env::var_os("NO_INT_BATCH").is_none(),
@@ -120,6 +122,7 @@ fn main() {
         int_batch_digits: std::env::var("INT_DIGITS").ok().map(|s| s.parse().expect("INT_DIGITS: 1, 2 or 3")),
         int_batch_every_type: true,
         profile: std::env::var_os("DEVICE").is_some(),
+        checked_shaders: std::env::var_os("CHECKED").is_some(),
         ..Default::default()
     };
     let mut b = pollster::block_on(GpuBackend::new(options)).expect("gpu");
