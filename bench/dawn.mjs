@@ -123,11 +123,14 @@ async function constrainedRow(model, schemaFile) {
 /**
  * TRACE_GPU=1: Dawn with exact timestamps and the kernel profiler (bench/dawn_profile.mjs).
  * Dawn rounds timestamps unless told not to, so navigator.gpu is made again with that off.
+ * DAWN_TOGGLES="a,b" also turns on those Dawn toggles (e.g. disable_robustness,
+ * disable_workgroup_init: what a kernel pays for a browser's safety; no page can do this).
  */
 async function gpuProfiler() {
   const { createRequire } = await import('node:module');
   const webgpu = createRequire(import.meta.url)(process.env.DAWN_WEBGPU_DIR ?? '/tmp/dawn-node/webgpu');
-  const gpu = webgpu.create(['disable-dawn-features=timestamp_quantization']);
+  const toggles = process.env.DAWN_TOGGLES ? [`enable-dawn-features=${process.env.DAWN_TOGGLES}`] : [];
+  const gpu = webgpu.create(['disable-dawn-features=timestamp_quantization', ...toggles]);
   Object.defineProperty(globalThis, 'navigator', { value: { gpu, userAgent: 'dawn.node' }, configurable: true });
   const { installGpuProfiler } = await import('./dawn_profile.mjs');
   return installGpuProfiler();

@@ -26,8 +26,8 @@
 // 207, two workgroups of four; halving the work a subgroup holds (eight a workgroup,
 // 164 registers, one workgroup: the same eight subgroups a multiprocessor) made it 1.44×
 // faster, and this form 1.49×, over a 4,096-token prefill's chunks from 1,024 on an
-// H200 (op_timing, whose attention runs on zeros, says 1.45× and 1.65× at a chunk
-// starting at 3,584; bench/results/attention-partners-h200.md).
+// H200 (op_timing, one layer's call repeated, says 1.45× and 1.65× at a chunk starting
+// at 3,584; bench/results/attention-partners-h200.md).
 // One pass over the positions with an online softmax whose reference max is kept
 // lazily: the weighted sum of V lives on the matrices, which cannot be scaled row by
 // row, so a row keeps its reference max m until a tile's scores pass it by more than
@@ -258,6 +258,9 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     var q5 = coop_mat16x16<f16, A>();
     var q6 = coop_mat16x16<f16, A>();
     var q7 = coop_mat16x16<f16, A>();
+    // (Always taken: qw is 64 or 128, head_dim padded to 64. Without this branch, the one
+    // in the scores and coop_emit's width, the 1.5B's 4,096-token prefill ran 1.2% slower
+    // on an H200: bench/results/attention-inputs-h200.md.)
     if (qw > 32u) {
         q2 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 32u) / 4u], kld / 4u);
         q3 = coopLoadT<coop_mat16x16<f16, A>>(&kvh[(qa + 48u) / 4u], kld / 4u);

@@ -15,7 +15,8 @@
 //! and op_timing times single matmuls: there they stay on matmul_tiled).
 //! With QWEN_ONLY=1: `QWEN_TYPE=F16` (or Q8_0, Q4K, Q6K) times every Qwen shape in that
 //! weight type; `ATTN_STARTS="0 3584"` times prefill attention at each of those first
-//! positions (a long prompt's later chunks attend to everything before them).
+//! positions (a long prompt's later chunks attend to everything before them), over random
+//! queries and keys with the cache filled before each start (`ATTN_ZEROS=1`: zeros).
 use std::time::Instant;
 
 use kindling_gguf::GgmlType;
@@ -39,6 +40,18 @@ fn weight(b: &mut GpuBackend, ty: GgmlType, rows: usize, cols: usize) -> kindlin
     let bytes: Vec<u8> = (0..n).map(|i| (i * 7 % 0x3C) as u8).collect();
     let mut w = b.alloc_weight(&WeightSpec { name: "w".into(), ty, cols, rows, n_bytes: n as u64 }).expect("alloc");
     b.write_weight(&mut w, 0, &bytes).expect("write");
+    b.finish_weight(&mut w).expect("finish");
+    w
+}
+
+/// An F32 table of `rows` × `cols` random values in [-1, 1] (rows looked up by embed).
+fn random_table(b: &mut GpuBackend, rows: usize, cols: usize, seed: u64) -> kindling_gpu::GpuWeight {
+    let mut rng = kindling_testdata::Rng(seed);
+    let values: Vec<f32> = (0..rows * cols).map(|_| (rng.next_u64() % 2001) as f32 / 1000.0 - 1.0).collect();
+    let n = (rows * cols * 4) as u64;
+    let spec = WeightSpec { name: "table".into(), ty: GgmlType::F32, cols, rows, n_bytes: n };
+    let mut w = b.alloc_weight(&spec).expect("alloc");
+    b.write_weight(&mut w, 0, bytemuck::cast_slice(&values)).expect("write");
     b.finish_weight(&mut w).expect("finish");
     w
 }
@@ -363,6 +376,24 @@ fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usiz
             softcap: None,
             causal: true,
         };
+        // Queries and keys (the keys also as values) of random values in [-1, 1], each row
+        // its own, and the cache filled with them chunk by chunk up to the last start, so
+        // scores vary as in a model; ATTN_ZEROS=1: zeros and an empty cache behind the
+        // timed rows, as op_timing had them until 2026-11-28 (every score 0).
+        if std::env::var_os("ATTN_ZEROS").is_none() {
+            let ids: Vec<u32> = (0..m as u32).collect();
+            let tq = random_table(b, m, heads * hd, 1 + hd as u64);
+            let tk = random_table(b, m, kv * hd, 2 + hd as u64);
+            b.begin_batch(&ids, 0).expect("batch");
+            b.embed(&tq, 1.0, q);
+            b.embed(&tk, 1.0, k);
+            pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
+            for s in (0..last).step_by(m) {
+                b.begin_batch(&ids, s).expect("batch");
+                b.attention(q, k, k, &mut cache, &p, o);
+                pollster::block_on(b.argmax_rows(sink, 1)).expect("read");
+            }
+        }
         for &start in &starts {
             time(b, &format!("prefill attention {heads}/{kv}x{hd}"), m, start, sink, |b| {
                 b.attention(q, k, k, &mut cache, &p, o)

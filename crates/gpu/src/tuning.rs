@@ -333,7 +333,8 @@ pub const ATTN_COOP_NARROW_HEAD_DIM: usize = 128;
 /// the driver to 128 registers an invocation, so a multiprocessor holds sixteen subgroups.
 /// On an H200, inside a 4,096-token prefill, that is 1.03× faster than the same work in
 /// eight subgroups at 164 registers, and 1.49× faster than main's four at 207 (`op_timing`,
-/// on zeros, says 1.14× and 1.65×; bench/results/attention-partners-h200.md).
+/// one layer's call repeated, says 1.14× and 1.65×, on zeros or random inputs alike;
+/// bench/results/attention-partners-h200.md, attention-inputs-h200.md).
 pub const ATTN_COOP_WG: usize = 512;
 const _: () = assert!(ATTN_COOP_WG / 2 / ATTN_COOP_ROWS == 4 && ATTN_COOP_WG / 2 / ATTN_COOP_ROWS_WIDE == 8);
 /// Rows per workgroup of attention_tiled on cooperative matrices.
