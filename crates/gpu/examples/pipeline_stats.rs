@@ -8,7 +8,10 @@
 //! statistics of the prefill kernels whose names contain the filter, as a device with
 //! cooperative matrices runs them and as a browser does (`engine_kernels`);
 //! `WGSL=FILE ENTRY=NAME` compiles that module's entry point instead (a candidate kernel,
-//! e.g. `kindling shaders --key K` edited by hand).
+//! e.g. `kindling shaders --key K` edited by hand). With `SPV=FILE` beside them, the
+//! driver gets that SPIR-V binary instead of naga's (e.g. Tint's, from Dawn's
+//! `dump_shaders` assembled by spirv-as), its bindings those of the WGSL numbered 0.. in
+//! order, as Dawn numbers them.
 //!
 //! The SPIR-V comes from naga as wgpu's Vulkan backend writes it for trusted modules
 //! (SPIR-V 1.6, no bounds checks), through a device wgpu-hal opens with the extension
@@ -137,18 +140,32 @@ fn compile(
     wgsl: &str,
     entry: &str,
 ) -> Result<String, String> {
-    let (words, module) = spirv(wgsl, entry)?;
+    let (mut words, module) = spirv(wgsl, entry)?;
+    let given = std::env::var("SPV").ok();
+    if let Some(file) = &given {
+        let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
+        words = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    }
+    // The entry point's name in the module: Dawn's modules call theirs dawn_entry_point.
+    let entry = if given.is_some() {
+        std::env::var("SPV_ENTRY").unwrap_or_else(|_| entry.to_string())
+    } else {
+        entry.to_string()
+    };
     // One set layout per group the module binds: storage buffers, or the uniform.
     let mut groups: std::collections::BTreeMap<u32, Vec<vk::DescriptorSetLayoutBinding>> = Default::default();
-    for (_, var) in module.global_variables.iter() {
-        let Some(rb) = &var.binding else { continue };
-        let ty = match var.space {
+    let mut bound: Vec<_> =
+        module.global_variables.iter().filter_map(|(_, v)| v.binding.map(|b| (b, v.space))).collect();
+    bound.sort_by_key(|(b, _)| (b.group, b.binding));
+    for (i, (rb, space)) in bound.into_iter().enumerate() {
+        let ty = match space {
             naga::AddressSpace::Uniform => vk::DescriptorType::UNIFORM_BUFFER,
             _ => vk::DescriptorType::STORAGE_BUFFER,
         };
+        let binding = if given.is_some() { i as u32 } else { rb.binding };
         groups.entry(rb.group).or_default().push(
             vk::DescriptorSetLayoutBinding::default()
-                .binding(rb.binding)
+                .binding(binding)
                 .descriptor_type(ty)
                 .descriptor_count(1)
                 .stage_flags(vk::ShaderStageFlags::COMPUTE),
@@ -170,7 +187,7 @@ fn compile(
         let shader = device
             .create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
             .map_err(|e| format!("{e}"))?;
-        let name = std::ffi::CString::new(entry).expect("entry name");
+        let name = std::ffi::CString::new(entry.as_str()).expect("entry name");
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(shader)
