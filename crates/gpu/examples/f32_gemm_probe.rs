@@ -90,11 +90,14 @@ fn gemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let ke = min(p.k, kb + p.k_span);
     let tx = lid3.x;
     let ty = lid3.y;
-    let steps = p.k / {tk}u;
 ",
         xs = vx * copies,
         wsz = vw * copies,
     );
+    if s.blocked {
+        // Steps a row holds: where each tile's steps start in the blocked operands.
+        w += &format!("    let steps = p.k / {tk}u;\n");
+    }
     for i in 0..rm4 * 4 {
         for j in 0..rn4 {
             w += &format!("    var acc{i}_{j} = vec4<f32>(0.0);\n");

@@ -38,22 +38,22 @@ fn weight(b: &mut GpuBackend, ty: GgmlType, rows: usize, cols: usize) -> kindlin
     let n = rows * cols / be * bb;
     // Bytes < 0x3C keep every f16 scale finite.
     let bytes: Vec<u8> = (0..n).map(|i| (i * 7 % 0x3C) as u8).collect();
-    let mut w = b.alloc_weight(&WeightSpec { name: "w".into(), ty, cols, rows, n_bytes: n as u64 }).expect("alloc");
-    b.write_weight(&mut w, 0, &bytes).expect("write");
+    upload(b, ty, rows, cols, &bytes)
+}
+
+/// A weight of type `ty` holding `bytes`.
+fn upload(b: &mut GpuBackend, ty: GgmlType, rows: usize, cols: usize, bytes: &[u8]) -> kindling_gpu::GpuWeight {
+    let spec = WeightSpec { name: "w".into(), ty, cols, rows, n_bytes: bytes.len() as u64 };
+    let mut w = b.alloc_weight(&spec).expect("alloc");
+    b.write_weight(&mut w, 0, bytes).expect("write");
     b.finish_weight(&mut w).expect("finish");
     w
 }
 
 /// An F32 table of `rows` × `cols` random values in [-1, 1] (rows looked up by embed).
 fn random_table(b: &mut GpuBackend, rows: usize, cols: usize, seed: u64) -> kindling_gpu::GpuWeight {
-    let mut rng = kindling_testdata::Rng(seed);
-    let values: Vec<f32> = (0..rows * cols).map(|_| (rng.next_u64() % 2001) as f32 / 1000.0 - 1.0).collect();
-    let n = (rows * cols * 4) as u64;
-    let spec = WeightSpec { name: "table".into(), ty: GgmlType::F32, cols, rows, n_bytes: n };
-    let mut w = b.alloc_weight(&spec).expect("alloc");
-    b.write_weight(&mut w, 0, bytemuck::cast_slice(&values)).expect("write");
-    b.finish_weight(&mut w).expect("finish");
-    w
+    let values = kindling_testdata::Rng(seed).vec(rows * cols, -1.0, 1.0);
+    upload(b, GgmlType::F32, rows, cols, &kindling_testdata::random::f32_bytes(&values))
 }
 
 fn time(
