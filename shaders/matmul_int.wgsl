@@ -188,17 +188,24 @@ fn put(r: u32, c: u32, v: f32) {
 
 // out[r, c + 16 J] = v[J], within the batch and this part's rows (split: span `split`'s
 // partial sums, out2[split][r][c + 16 J]).
+// The components are named, never v[j] in a loop (matmul_tiled.wgsl's store4 says why).
 fn store4(r: u32, c: u32, v: vec4<f32>, split: u32) {
     if (r >= p.n) {
         return;
     }
-    for (var j = 0u; j < 4u; j++) {
-        if (c + 16u * j < p.rows) {
-            if (p.splits > 1u) {
-                out2[(split * p.n + r) * p.rows + c + 16u * j] = v[j];
-            } else {
-                put(r, c + 16u * j, v[j]);
-            }
+    store1(r, c, v.x, split);
+    store1(r, c + 16u, v.y, split);
+    store1(r, c + 32u, v.z, split);
+    store1(r, c + 48u, v.w, split);
+}
+
+// out[r, c] = v where c is within this part's rows (split as store4).
+fn store1(r: u32, c: u32, v: f32, split: u32) {
+    if (c < p.rows) {
+        if (p.splits > 1u) {
+            out2[(split * p.n + r) * p.rows + c] = v;
+        } else {
+            put(r, c, v);
         }
     }
 }

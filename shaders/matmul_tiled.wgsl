@@ -90,18 +90,27 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
 }
 
 // out[r, c..c+3] = v, within the batch and this part's rows (split: span `split`'s
-// partial sums, out2[split][r][c..c+3]).
+// partial sums, out2[split][r][c..c+3]). The components are named, never v[j] in a
+// loop: Tint's SPIR-V of that dynamic index cost matmul_wide's 16 calls 39 registers on
+// an H200 (162 against naga's 123, one workgroup a multiprocessor instead of two;
+// bench/results/tint-registers.md).
 fn store4(r: u32, c: u32, v: vec4<f32>, split: u32) {
     if (r >= p.n) {
         return;
     }
-    for (var j = 0u; j < 4u; j++) {
-        if (c + j < p.rows) {
-            if (p.splits > 1u) {
-                out2[(split * p.n + r) * p.rows + c + j] = v[j];
-            } else {
-                put(r, c + j, v[j]);
-            }
+    store1(r, c, v.x, split);
+    store1(r, c + 1u, v.y, split);
+    store1(r, c + 2u, v.z, split);
+    store1(r, c + 3u, v.w, split);
+}
+
+// out[r, c] = v where c is within this part's rows (split as store4).
+fn store1(r: u32, c: u32, v: f32, split: u32) {
+    if (c < p.rows) {
+        if (p.splits > 1u) {
+            out2[(split * p.n + r) * p.rows + c] = v;
+        } else {
+            put(r, c, v);
         }
     }
 }
