@@ -21,11 +21,14 @@ fn to_panel(v: vec4<f32>) -> PanelVec {
 // The panel, bound read-only for matmul_wide (dequant_rows writes it at binding 13).
 @group(0) @binding(12) var<storage, read> wf: array<vec4<f32>>;
 
-// Tiles as [WK][WM / 4] and [WK][WN / 4] vec4s: wide_x[kk * WM / 4 + i] holds value kk
-// of activation rows 4i..4i+3 (loads transpose 4 × 4 blocks in registers, as
-// matmul_tiled's).
-var<workgroup> wide_x: array<vec4<f32>, WK * WM / 4u>;
-var<workgroup> wide_w: array<vec4<f32>, WK * WN / 4u>;
+// Tiles as [WK][WM / 4] and [WK][WN / 4] vec4s: wide_x[kk][i] holds value kk of
+// activation rows 4i..4i+3 (loads transpose 4 × 4 blocks in registers, as
+// matmul_tiled's). Two-level arrays, not one flat one: the index clamps a browser's
+// compiler adds (Tint's robustness) then fall on kk and on tx / ty, which stay fixed
+// through the inner loop, rather than on each read's computed sum; under Dawn on an
+// H200 gate's GEMM took 471 µs against 486 (bench/results/wide-splits-h200.md).
+var<workgroup> wide_x: array<array<vec4<f32>, WM / 4u>, WK>;
+var<workgroup> wide_w: array<array<vec4<f32>, WN / 4u>, WK>;
 
 // Each step, invocations 0..63 load 4 activation rows × 4 values, 64..127 the same of
 // the panel (rows 4 (u % 32) ..+3 of the tile, values 4 (u / 32) ..+3 of the step) and
@@ -77,7 +80,7 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     let r2 = min(first + 2u, last) * stride;
     let r3 = min(first + 3u, last) * stride;
     let de = 4u * (u / 32u);
-    let at = 4u * (u / 32u) * 32u + u % 32u;
+    let at = u % 32u;
     var b0 = vec4<f32>(0.0);
     var b1 = vec4<f32>(0.0);
     var b2 = vec4<f32>(0.0);
@@ -105,15 +108,15 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
             let t2 = vec4<f32>(b0.z, b1.z, b2.z, b3.z);
             let t3 = vec4<f32>(b0.w, b1.w, b2.w, b3.w);
             if (is_x) {
-                wide_x[at] = t0;
-                wide_x[at + 32u] = t1;
-                wide_x[at + 64u] = t2;
-                wide_x[at + 96u] = t3;
+                wide_x[de][at] = t0;
+                wide_x[de + 1u][at] = t1;
+                wide_x[de + 2u][at] = t2;
+                wide_x[de + 3u][at] = t3;
             } else {
-                wide_w[at] = t0;
-                wide_w[at + 32u] = t1;
-                wide_w[at + 64u] = t2;
-                wide_w[at + 96u] = t3;
+                wide_w[de][at] = t0;
+                wide_w[de + 1u][at] = t1;
+                wide_w[de + 2u][at] = t2;
+                wide_w[de + 3u][at] = t3;
             }
         }
         workgroupBarrier();
@@ -137,10 +140,10 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
             b3 = vec4<f32>(0.0);
         }
         for (var kk = 0u; kk < WK; kk++) {
-            let a0 = wide_x[kk * (WM / 4u) + ty];
-            let a1 = wide_x[kk * (WM / 4u) + ty + 16u];
-            let c0 = wide_w[kk * (WN / 4u) + tx];
-            let c1 = wide_w[kk * (WN / 4u) + tx + 16u];
+            let a0 = wide_x[kk][ty];
+            let a1 = wide_x[kk][ty + 16u];
+            let c0 = wide_w[kk][tx];
+            let c1 = wide_w[kk][tx + 16u];
             acc00_0 += a0.x * c0;
             acc00_1 += a0.x * c1;
             acc01_0 += a0.y * c0;

@@ -175,6 +175,8 @@ pub struct SplitK {
     pub target: usize,
     /// The fewest values a span may hold.
     pub min_span: usize,
+    /// The most spans.
+    pub max_splits: usize,
 }
 
 /// On cooperative matrices (a 128 × 128 tile, sixteen subgroups). Timed on an H200 over
@@ -182,12 +184,20 @@ pub struct SplitK {
 /// target of 256 workgroups and spans of 256 values to 1,024 and 128, down 230 → 193 µs,
 /// q and o 67.5 → 59.7, k and v 31.4 → 28.6; but gate (280 tiles) split in 4 went 218 →
 /// 239, and in 2 (a target of 512) 231: 256 tiles and more stay whole.
-pub const SPLIT_K_COOP: SplitK = SplitK { full_tiles: 256, target: 1024, min_span: 128 };
+pub const SPLIT_K_COOP: SplitK = SplitK { full_tiles: 256, target: 1024, min_span: 128, max_splits: 8 };
 /// On the shader cores (a 64 × 64 tile of 256 invocations: the f32 and integer-dot
 /// kernels browsers run). The target was timed on an H200 at 1 (no split), 256, 512 and
 /// 1,024 (bench/results/browser-prefill-h200.md): 1,024 was best or within 1% of it on
 /// each shape; down 816 → 605 µs (f32), q and o 176 → 144 (integer dots), k and v 111 → 45.
-pub const SPLIT_K_SHADER: SplitK = SplitK { full_tiles: 1024, target: 1024, min_span: 256 };
+pub const SPLIT_K_SHADER: SplitK = SplitK { full_tiles: 1024, target: 1024, min_span: 256, max_splits: 8 };
+/// matmul_wide on the shader cores (a 128 × 128 tile of 256 invocations): as
+/// SPLIT_K_SHADER, up to 16 spans. Its tiles are a quarter as many, so a weight with few
+/// of them stopped at 8 spans with the GPU's last wave of workgroups part-empty: on an H200
+/// under Dawn (two workgroups a multiprocessor, 264 at once), the 1.5B's down (48 tiles)
+/// took 549 µs in 8 spans (384 workgroups, 1.45 waves) and 420 in 16 (768), its
+/// spans' sums then about 10 µs more; gate (280 tiles) stays at 4 spans, the 0.5B's down
+/// (28 tiles) went 156 → 162 µs at 16 (bench/results/wide-splits-h200.md).
+pub const SPLIT_K_WIDE: SplitK = SplitK { full_tiles: 1024, target: 1024, min_span: 256, max_splits: 16 };
 
 /// The split of a batch kernel family: see SplitK.
 pub fn split_k_rule(f: ShaderFeatures) -> SplitK {
@@ -200,15 +210,13 @@ pub fn split_k_rule(f: ShaderFeatures) -> SplitK {
 
 /// Spans a batch matmul of `tiles` output tiles over `k` values is split into under
 /// `rule`: enough for about `rule.target` workgroups, each span at least `rule.min_span`
-/// values, at most SPLIT_K_MAX; none from `rule.full_tiles` tiles on.
+/// values, at most `rule.max_splits`; none from `rule.full_tiles` tiles on.
 pub fn split_k(tiles: usize, k: usize, rule: SplitK) -> usize {
     if tiles >= rule.full_tiles {
         return 1;
     }
-    rule.target.div_ceil(tiles.max(1)).min(k / rule.min_span).clamp(1, SPLIT_K_MAX)
+    rule.target.div_ceil(tiles.max(1)).min(k / rule.min_span).clamp(1, rule.max_splits)
 }
-
-const SPLIT_K_MAX: usize = 8;
 /// A span's values are a multiple of this: every batch kernel's step (COOP_STEP, the f32
 /// kernel's 32, the integer-dot kernel's 64) divides it.
 pub const SPLIT_K_ALIGN: usize = 64;
@@ -431,10 +439,10 @@ mod tests {
         assert_eq!(split_k(48, 1536, coop), 8);
         assert_eq!(split_k(8, 1536, coop), 8);
         assert_eq!(split_k(280, 1536, coop), 1);
-        // Short rows are never split; at most SPLIT_K_MAX spans.
+        // Short rows are never split; at most max_splits spans.
         assert_eq!(split_k(1, 200, coop), 1);
         assert_eq!(split_k(1, 300, coop), 2);
-        assert_eq!(split_k(1, 100_000, coop), SPLIT_K_MAX);
+        assert_eq!(split_k(1, 100_000, coop), coop.max_splits);
         assert_eq!(split_k(0, 0, coop), 1);
         // The shader cores' 64 × 64 tiles: down (192 tiles), k (32), gate (1,120).
         let shader = SPLIT_K_SHADER;
@@ -442,6 +450,13 @@ mod tests {
         assert_eq!(split_k(32, 1536, shader), 6);
         assert_eq!(split_k(1120, 1536, shader), 1);
         assert_eq!(split_k(1, 300, shader), 1);
+        // matmul_wide's 128 × 128 tiles: the 1.5B's down (48 tiles) and gate (280), the
+        // 0.5B's down (28 tiles, 4,864 values) and gate (152, 896).
+        let wide = SPLIT_K_WIDE;
+        assert_eq!(split_k(48, 8960, wide), 16);
+        assert_eq!(split_k(280, 1536, wide), 4);
+        assert_eq!(split_k(28, 4864, wide), 16);
+        assert_eq!(split_k(152, 896, wide), 3);
     }
 
     #[test]
@@ -492,7 +507,7 @@ pub enum Tuning {
     /// cooperative matrices.
     BatchTiles,
     /// A workgroup per WIDE_TILE output tile of a panel (`wide_panel_rows` weight rows),
-    /// times its `split_k` spans (SPLIT_K_SHADER).
+    /// times its `split_k` spans (SPLIT_K_WIDE).
     WideTiles,
     /// One workgroup per (row, head) of q and of k.
     PerQkHead,

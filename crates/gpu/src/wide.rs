@@ -91,7 +91,7 @@ impl GpuBackend {
             // activation needs whole sums).
             let room = (self.max_part_bytes / (n * len * 4) as u64).max(1) as usize;
             let splits = match up {
-                None if self.allow_split_k => split_k(gx * gy, k, SPLIT_K_SHADER).min(room),
+                None if self.allow_split_k => split_k(gx * gy, k, SPLIT_K_WIDE).min(room),
                 _ => 1,
             };
             let k_span = k.div_ceil(splits).next_multiple_of(SPLIT_K_ALIGN);
