@@ -2,7 +2,7 @@
 # it (Tint's module for the pipeline made) to stdout, without Dawn's "info:" lines.
 import sys
 
-lines, current = sys.stdin.read().splitlines(), None
+lines, current, last = sys.stdin.read().splitlines(), None, []
 for line in lines:
     if line.startswith("/* Dumped SPIRV disassembly */"):
         current = []

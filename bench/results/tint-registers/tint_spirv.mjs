@@ -9,7 +9,7 @@ const [entry, ...files] = process.argv.slice(2);
 const webgpu = createRequire(import.meta.url)(process.env.DAWN_WEBGPU_DIR ?? '/tmp/dawn-node/webgpu');
 const gpu = webgpu.create(['enable-dawn-features=dump_shaders,disable_symbol_renaming']);
 const adapter = await gpu.requestAdapter();
-const device = await adapter.requestDevice({ requiredLimits: { maxStorageBuffersPerShaderStage: adapter.limits.maxStorageBuffersPerShaderStage } });
+const device = await adapter.requestDevice({ requiredLimits: { maxStorageBuffersPerShaderStage: adapter.limits.maxStorageBuffersPerShaderStage, maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize } });
 for (const file of files) {
   console.log(`=== BEGIN ${file}`);
   const module = device.createShaderModule({ code: fs.readFileSync(file, 'utf8') });

@@ -5,7 +5,8 @@
 //   bash .dawn/run.sh .dawn dawn_kernel_time.mjs ENTRY N ROWS K SPLITS FILE.wgsl [FILE ...]
 // SPLITS: the k spans (the grid's y is m_tiles × SPLITS, as wide.rs dispatches it);
 // DAWN_TOGGLES="a,b" turns on Dawn toggles (e.g. disable_robustness). Prints µs a call
-// per file. Only matmul_wide's grid (128 × 128 tiles) is written here.
+// per file. The grid is matmul_wide's (128 × 128 tiles) unless TILE=64 (matmul_tiled's,
+// the integer-dot kernel's); ROW_WORDS: the weight's 32-bit words a row (Q4_K: k / 256 × 36).
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -23,15 +24,18 @@ const device = await adapter.requestDevice({
     maxStorageBuffersPerShaderStage: adapter.limits.maxStorageBuffersPerShaderStage,
     maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
     maxBufferSize: adapter.limits.maxBufferSize,
+    maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize,
   },
 });
 device.addEventListener('uncapturederror', (e) => console.log(`error: ${e.error.message}`));
 
+const TILE = Number(process.env.TILE ?? 128);
 const kSpan = Math.ceil(Math.ceil(k / splits) / 64) * 64;
-const mTiles = Math.ceil(n / 128);
+const mTiles = Math.ceil(n / TILE);
 // Params in declaration order (shaders.rs MatmulParams): the fields a panel GEMM reads.
-const fields = { n, k, rows, x_stride: k, out_stride: rows, splits: Math.ceil(k / kSpan), k_span: kSpan, m_tiles: mTiles, rows2: rows, res_stride: rows };
-const sizes = { x: n * k, wf: rows * k, out: n * rows, out2: splits * n * rows, res: n * rows };
+const rowWords = Number(process.env.ROW_WORDS ?? (k / 256) * 36);
+const fields = { n, k, rows, row_words: rowWords, x_stride: k, out_stride: rows, splits: Math.ceil(k / kSpan), k_span: kSpan, m_tiles: mTiles, rows2: rows, res_stride: rows, qx_runs: k / 16 };
+const sizes = { x: n * k, qx: n * k, w: rows * rowWords, wf: rows * k, out: n * rows, out2: splits * n * rows, res: n * rows };
 
 function time(file) {
   const code = fs.readFileSync(file, 'utf8');
@@ -65,7 +69,7 @@ function time(file) {
     const pass = enc.beginComputePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup);
-    for (let i = 0; i < REPS; i++) pass.dispatchWorkgroups(Math.ceil(rows / 128), mTiles * fields.splits);
+    for (let i = 0; i < REPS; i++) pass.dispatchWorkgroups(Math.ceil(rows / TILE), mTiles * fields.splits);
     pass.end();
     enc.resolveQuerySet(qs, 0, 2, resolve, 0);
     enc.copyBufferToBuffer(resolve, 0, read, 0, 16);
