@@ -91,9 +91,9 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
 
 // out[r, c..c+3] = v, within the batch and this part's rows (split: span `split`'s
 // partial sums, out2[split][r][c..c+3]). The components are named, never v[j] in a
-// loop: Tint's SPIR-V of that dynamic index cost matmul_wide's 16 calls 39 registers on
-// an H200 (162 against naga's 123, one workgroup a multiprocessor instead of two;
-// bench/results/tint-registers.md).
+// loop: with that dynamic index, Tint's SPIR-V of matmul_wide (16 calls) took 162
+// registers on an H200 against 119 without it, one workgroup a multiprocessor instead of
+// two (naga's: 123 and 119; bench/results/tint-registers.md).
 fn store4(r: u32, c: u32, v: vec4<f32>, split: u32) {
     if (r >= p.n) {
         return;
