@@ -45,15 +45,6 @@
 @group(0) @binding(7) var<storage, read> w3: array<u32>;
 @group(0) @binding(8) var<storage, read_write> out3: array<f32>;
 
-// Writes output (r, c) (c: column within the part).
-fn put(r: u32, c: u32, v: f32) {
-    out[r * p.out_stride + p.out_offset + c] = v;
-    if (p.res_add != 0u) {
-        let at = r * p.res_stride + p.out_offset + c;
-        res[at] = res[at] + v;
-    }
-}
-
 // w4 of weight `s` (0: w, 1: w2, 2: w3).
 fn w4_of(s: u32, row: u32, e: u32) -> vec4<f32> {
     if (s == 0u) {

@@ -177,15 +177,6 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     store4(m0 + ty + 48u, n0 + tx, acc3, split);
 }
 
-// Output (r, c) (c: column within the part), added into res where asked.
-fn put(r: u32, c: u32, v: f32) {
-    out[r * p.out_stride + p.out_offset + c] = v;
-    if (p.res_add != 0u) {
-        let at = r * p.res_stride + p.out_offset + c;
-        res[at] = res[at] + v;
-    }
-}
-
 // out[r, c + 16 J] = v[J], within the batch and this part's rows (split: span `split`'s
 // partial sums, out2[split][r][c + 16 J]).
 // The components are named, never v[j] in a loop (matmul_tiled.wgsl's store4 says why).
@@ -197,15 +188,4 @@ fn store4(r: u32, c: u32, v: vec4<f32>, split: u32) {
     store1(r, c + 16u, v.y, split);
     store1(r, c + 32u, v.z, split);
     store1(r, c + 48u, v.w, split);
-}
-
-// out[r, c] = v where c is within this part's rows (split as store4).
-fn store1(r: u32, c: u32, v: f32, split: u32) {
-    if (c < p.rows) {
-        if (p.splits > 1u) {
-            out2[(split * p.n + r) * p.rows + c] = v;
-        } else {
-            put(r, c, v);
-        }
-    }
 }

@@ -103,14 +103,3 @@ fn store4(r: u32, c: u32, v: vec4<f32>, split: u32) {
     store1(r, c + 2u, v.z, split);
     store1(r, c + 3u, v.w, split);
 }
-
-// out[r, c] = v where c is within this part's rows (split as store4).
-fn store1(r: u32, c: u32, v: f32, split: u32) {
-    if (c < p.rows) {
-        if (p.splits > 1u) {
-            out2[(split * p.n + r) * p.rows + c] = v;
-        } else {
-            put(r, c, v);
-        }
-    }
-}

@@ -47,6 +47,7 @@ pub const NORM_OFF: &str = include_str!("../../../shaders/norm_off.wgsl");
 pub const WEIGHT_ROWS: &str = include_str!("../../../shaders/weight_rows.wgsl");
 pub const MATVEC_INT: &str = include_str!("../../../shaders/matvec_int.wgsl");
 pub const MATMUL_INT: &str = include_str!("../../../shaders/matmul_int.wgsl");
+pub const MATMUL_OUT: &str = include_str!("../../../shaders/matmul_out.wgsl");
 pub const UNIT_INT: &str = include_str!("../../../shaders/quant_int/unit.wgsl");
 pub const NORM_INT: &str = include_str!("../../../shaders/norm_int.wgsl");
 /// norm_int.wgsl's functions for the plain integer-dot kernels: the row as it is.
@@ -161,13 +162,13 @@ fn assemble_int(key: KernelKey) -> String {
 
 /// The batch matmul over integer dot products (`ShaderFeatures::int_batch`): the
 /// family's params, the tile and digit sizes, the prelude, the unit struct and the weight
-/// type's unit snippet, matmul_int.wgsl.
+/// type's unit snippet, matmul_int.wgsl and the output writes (matmul_out.wgsl).
 fn assemble_int_batch(key: KernelKey) -> String {
     let ty = key.ty.expect("matmul_tiled reads a weight");
     let qd = key.features.int_batch;
     let digits = format!("const QD: u32 = {qd}u;");
     let sizes = shader_consts(&["TM", "TN"]);
-    [MatmulParams::WGSL, &sizes, &digits, PRELUDE, UNIT_INT, &int_snippet(ty), MATMUL_INT].join("\n")
+    [MatmulParams::WGSL, &sizes, &digits, PRELUDE, UNIT_INT, &int_snippet(ty), MATMUL_INT, MATMUL_OUT].join("\n")
 }
 
 /// The row and workgroup sums of the matmul family's decode kernels: through workgroup
@@ -254,7 +255,8 @@ pub fn assemble(key: KernelKey) -> String {
         let rows = [WEIGHT_ROWS.to_string(), weight_rows_over("2"), weight_rows_over("3")].concat();
         // The third weight in its own type where the key names one (matvec_multi's v).
         let third = key.ty3.map(quant_snippet).unwrap_or_else(|| snippet.to_string());
-        (other_weight(snippet, "2"), other_weight(&third, "3"), input, format!("{reduce}\n{rows}"))
+        // The output writes (matmul_out.wgsl) go with the reductions.
+        (other_weight(snippet, "2"), other_weight(&third, "3"), input, format!("{reduce}\n{rows}\n{MATMUL_OUT}"))
     } else {
         (String::new(), String::new(), String::new(), String::new())
     };
