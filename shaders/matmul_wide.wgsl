@@ -24,8 +24,8 @@ fn to_panel(v: vec4<f32>) -> PanelVec {
 // Tiles as [WK][WM / 4] and [WK][WN / 4] vec4s: wide_x[kk][i] holds value kk of
 // activation rows 4i..4i+3 (loads transpose 4 × 4 blocks in registers, as
 // matmul_tiled's). Two-level arrays, not one flat one: the index clamps a browser's
-// compiler adds (Tint's robustness) then fall on kk and on tx / ty, which stay fixed
-// through the inner loop, rather than on each read's computed sum; under Dawn on an
+// compiler adds (Tint's robustness) then fall on the step's row and on tx / ty, which
+// stay fixed through a step, rather than on each read's computed sum; under Dawn on an
 // H200 gate's GEMM took 471 µs against 486 (bench/results/wide-splits-h200.md).
 var<workgroup> wide_x: array<array<vec4<f32>, WM / 4u>, WK>;
 var<workgroup> wide_w: array<array<vec4<f32>, WN / 4u>, WK>;
@@ -49,25 +49,11 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     let k_end = min(p.k, k_begin + p.k_span);
     let tx = lid3.x;
     let ty = lid3.y;
-    // accIC_J: activation row m0 + 4 (ty + 16 I) + C, panel rows (output columns)
-    // n0 + 4 (tx + 16 J) ..+3: two 4 × 4 blocks 64 apart each way, so that a warp's
-    // reads of a tile row are 16 consecutive vec4s.
-    var acc00_0 = vec4<f32>(0.0);
-    var acc00_1 = vec4<f32>(0.0);
-    var acc01_0 = vec4<f32>(0.0);
-    var acc01_1 = vec4<f32>(0.0);
-    var acc02_0 = vec4<f32>(0.0);
-    var acc02_1 = vec4<f32>(0.0);
-    var acc03_0 = vec4<f32>(0.0);
-    var acc03_1 = vec4<f32>(0.0);
-    var acc10_0 = vec4<f32>(0.0);
-    var acc10_1 = vec4<f32>(0.0);
-    var acc11_0 = vec4<f32>(0.0);
-    var acc11_1 = vec4<f32>(0.0);
-    var acc12_0 = vec4<f32>(0.0);
-    var acc12_1 = vec4<f32>(0.0);
-    var acc13_0 = vec4<f32>(0.0);
-    var acc13_1 = vec4<f32>(0.0);
+    // acc[8 I + 2 C + J]: activation row m0 + 4 (ty + 16 I) + C, panel rows (output
+    // columns) n0 + 4 (tx + 16 J) ..+3: two 4 × 4 blocks 64 apart each way, so that a
+    // warp's reads of a tile row are 16 consecutive vec4s. Indexed by constants only, so
+    // it stays in registers.
+    var acc: array<vec4<f32>, 16>;
     // This invocation's load unit: from the batch (is_x) or the panel, its first row
     // and its last, the offset of its values in a step, where it stores them.
     let is_x = lid < 64u;
@@ -139,27 +125,22 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
             b2 = vec4<f32>(0.0);
             b3 = vec4<f32>(0.0);
         }
-        for (var kk = 0u; kk < WK; kk++) {
-            let a0 = wide_x[kk][ty];
-            let a1 = wide_x[kk][ty + 16u];
-            let c0 = wide_w[kk][tx];
-            let c1 = wide_w[kk][tx + 16u];
-            acc00_0 += a0.x * c0;
-            acc00_1 += a0.x * c1;
-            acc01_0 += a0.y * c0;
-            acc01_1 += a0.y * c1;
-            acc02_0 += a0.z * c0;
-            acc02_1 += a0.z * c1;
-            acc03_0 += a0.w * c0;
-            acc03_1 += a0.w * c1;
-            acc10_0 += a1.x * c0;
-            acc10_1 += a1.x * c1;
-            acc11_0 += a1.y * c0;
-            acc11_1 += a1.y * c1;
-            acc12_0 += a1.z * c0;
-            acc12_1 += a1.z * c1;
-            acc13_0 += a1.w * c0;
-            acc13_1 += a1.w * c1;
+        // The step's WK = 8 values (tuning.rs asserts it) written out with constant tile
+        // rows where WK_WRITTEN_OUT (the wasm build: faster through Chrome's compiler,
+        // slower through naga; tuning.rs WIDE_STEP_WRITTEN_OUT has the figures).
+        if (WK_WRITTEN_OUT == 1u) {
+            wide_products(&acc, wide_x[0u][ty], wide_x[0u][ty + 16u], wide_w[0u][tx], wide_w[0u][tx + 16u]);
+            wide_products(&acc, wide_x[1u][ty], wide_x[1u][ty + 16u], wide_w[1u][tx], wide_w[1u][tx + 16u]);
+            wide_products(&acc, wide_x[2u][ty], wide_x[2u][ty + 16u], wide_w[2u][tx], wide_w[2u][tx + 16u]);
+            wide_products(&acc, wide_x[3u][ty], wide_x[3u][ty + 16u], wide_w[3u][tx], wide_w[3u][tx + 16u]);
+            wide_products(&acc, wide_x[4u][ty], wide_x[4u][ty + 16u], wide_w[4u][tx], wide_w[4u][tx + 16u]);
+            wide_products(&acc, wide_x[5u][ty], wide_x[5u][ty + 16u], wide_w[5u][tx], wide_w[5u][tx + 16u]);
+            wide_products(&acc, wide_x[6u][ty], wide_x[6u][ty + 16u], wide_w[6u][tx], wide_w[6u][tx + 16u]);
+            wide_products(&acc, wide_x[7u][ty], wide_x[7u][ty + 16u], wide_w[7u][tx], wide_w[7u][tx + 16u]);
+        } else {
+            for (var kk = 0u; kk < WK; kk++) {
+                wide_products(&acc, wide_x[kk][ty], wide_x[kk][ty + 16u], wide_w[kk][tx], wide_w[kk][tx + 16u]);
+            }
         }
         workgroupBarrier();
     }
@@ -167,22 +148,44 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     let o1 = o0 + 64u;
     let c0 = n0 + 4u * tx;
     let c1 = c0 + 64u;
-    wide_store4(o0, c0, acc00_0, split);
-    wide_store4(o0, c1, acc00_1, split);
-    wide_store4(o0 + 1u, c0, acc01_0, split);
-    wide_store4(o0 + 1u, c1, acc01_1, split);
-    wide_store4(o0 + 2u, c0, acc02_0, split);
-    wide_store4(o0 + 2u, c1, acc02_1, split);
-    wide_store4(o0 + 3u, c0, acc03_0, split);
-    wide_store4(o0 + 3u, c1, acc03_1, split);
-    wide_store4(o1, c0, acc10_0, split);
-    wide_store4(o1, c1, acc10_1, split);
-    wide_store4(o1 + 1u, c0, acc11_0, split);
-    wide_store4(o1 + 1u, c1, acc11_1, split);
-    wide_store4(o1 + 2u, c0, acc12_0, split);
-    wide_store4(o1 + 2u, c1, acc12_1, split);
-    wide_store4(o1 + 3u, c0, acc13_0, split);
-    wide_store4(o1 + 3u, c1, acc13_1, split);
+    wide_store4(o0, c0, acc[0], split);
+    wide_store4(o0, c1, acc[1], split);
+    wide_store4(o0 + 1u, c0, acc[2], split);
+    wide_store4(o0 + 1u, c1, acc[3], split);
+    wide_store4(o0 + 2u, c0, acc[4], split);
+    wide_store4(o0 + 2u, c1, acc[5], split);
+    wide_store4(o0 + 3u, c0, acc[6], split);
+    wide_store4(o0 + 3u, c1, acc[7], split);
+    wide_store4(o1, c0, acc[8], split);
+    wide_store4(o1, c1, acc[9], split);
+    wide_store4(o1 + 1u, c0, acc[10], split);
+    wide_store4(o1 + 1u, c1, acc[11], split);
+    wide_store4(o1 + 2u, c0, acc[12], split);
+    wide_store4(o1 + 2u, c1, acc[13], split);
+    wide_store4(o1 + 3u, c0, acc[14], split);
+    wide_store4(o1 + 3u, c1, acc[15], split);
+}
+
+// One value of the step: acc (as matmul_wide's) += the products of activation rows a0
+// (4 ty ..+3) and a1 (64 on) with panel rows c0 (4 tx ..+3) and c1 (64 on).
+fn wide_products(acc: ptr<function, array<vec4<f32>, 16>>, a0: vec4<f32>, a1: vec4<f32>, c0: vec4<f32>,
+                 c1: vec4<f32>) {
+    (*acc)[0] += a0.x * c0;
+    (*acc)[1] += a0.x * c1;
+    (*acc)[2] += a0.y * c0;
+    (*acc)[3] += a0.y * c1;
+    (*acc)[4] += a0.z * c0;
+    (*acc)[5] += a0.z * c1;
+    (*acc)[6] += a0.w * c0;
+    (*acc)[7] += a0.w * c1;
+    (*acc)[8] += a1.x * c0;
+    (*acc)[9] += a1.x * c1;
+    (*acc)[10] += a1.y * c0;
+    (*acc)[11] += a1.y * c1;
+    (*acc)[12] += a1.z * c0;
+    (*acc)[13] += a1.z * c1;
+    (*acc)[14] += a1.w * c0;
+    (*acc)[15] += a1.w * c1;
 }
 
 // store4 (matmul_tiled.wgsl) without its tests per value where the 4 columns are

@@ -232,7 +232,9 @@ pub fn assemble(key: KernelKey) -> String {
     let shader_core_matmuls = format!("{MATMUL_TILED}\n{MATMUL_WIDE}\n{DEQUANT_ROWS}");
     let coop_matmuls = format!("{MATMUL_COOP}\n{MATMUL_WIDE_COOP}\n{DEQUANT_ROWS}");
     let (enables, batch_sizes, batch) = match (family, key.features.coop_matrix) {
-        (Family::Matmul, false) => ("", shader_consts(&["TM", "TN", "WM", "WN", "WK"]), shader_core_matmuls.as_str()),
+        (Family::Matmul, false) => {
+            ("", shader_consts(&["TM", "TN", "WM", "WN", "WK", "WK_WRITTEN_OUT"]), shader_core_matmuls.as_str())
+        }
         (Family::Matmul, true) => {
             (COOP_ENABLES, shader_consts(&["CM", "CN", "CK", "WM", "WN", "WCK"]), coop_matmuls.as_str())
         }
