@@ -145,36 +145,48 @@ fn matmul_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation
     let split = wid.y / p.m_tiles;
     let tx = lid3.x;
     let ty = lid3.y;
-    // accI: activation row m0 + ty + 16 I, weight rows (output columns) n0 + tx + 16 J in
-    // component J.
-    var acc0 = vec4<f32>(0.0);
-    var acc1 = vec4<f32>(0.0);
-    var acc2 = vec4<f32>(0.0);
-    var acc3 = vec4<f32>(0.0);
+    // acc[I]: activation row m0 + ty + 16 I, weight rows (output columns) n0 + tx + 16 J
+    // in component J (indexed by constants only, so it stays in registers).
+    var acc: array<vec4<f32>, 4>;
     let steps = (min(p.k, (split + 1u) * p.k_span) + 63u) / 64u;
     for (var s = split * p.k_span / 64u; s < steps; s++) {
         stage(s, lid, m0, n0);
         workgroupBarrier();
-        for (var r = 0u; r < RUNS; r++) {
-            let c = r * TN + tx;
-            let q = array<vec4<u32>, 4>(wq[c], wq[c + 16u], wq[c + 32u], wq[c + 48u]);
-            let f0 = wf[c];
-            let f1 = wf[c + 16u];
-            let f2 = wf[c + 32u];
-            let f3 = wf[c + 48u];
-            let fa = vec4<f32>(f0.x, f1.x, f2.x, f3.x);
-            let fb = vec4<f32>(f0.y, f1.y, f2.y, f3.y);
-            acc0 += row_runs(r, ty, q, fa, fb);
-            acc1 += row_runs(r, ty + 16u, q, fa, fb);
-            acc2 += row_runs(r, ty + 32u, q, fa, fb);
-            acc3 += row_runs(r, ty + 48u, q, fa, fb);
+        // The step's RUNS = 4 run slots written out where STEP_WRITTEN_OUT (the wasm
+        // build; tuning.rs says why), else a loop.
+        if (STEP_WRITTEN_OUT == 1u) {
+            run_products(0u, tx, ty, &acc);
+            run_products(1u, tx, ty, &acc);
+            run_products(2u, tx, ty, &acc);
+            run_products(3u, tx, ty, &acc);
+        } else {
+            for (var r = 0u; r < RUNS; r++) {
+                run_products(r, tx, ty, &acc);
+            }
         }
         workgroupBarrier();
     }
-    store4(m0 + ty, n0 + tx, acc0, split);
-    store4(m0 + ty + 16u, n0 + tx, acc1, split);
-    store4(m0 + ty + 32u, n0 + tx, acc2, split);
-    store4(m0 + ty + 48u, n0 + tx, acc3, split);
+    store4(m0 + ty, n0 + tx, acc[0], split);
+    store4(m0 + ty + 16u, n0 + tx, acc[1], split);
+    store4(m0 + ty + 32u, n0 + tx, acc[2], split);
+    store4(m0 + ty + 48u, n0 + tx, acc[3], split);
+}
+
+// Run slot r of the step: acc (as matmul_tiled's) += each of this invocation's four
+// activation rows' run r · the four weight rows' runs r.
+fn run_products(r: u32, tx: u32, ty: u32, acc: ptr<function, array<vec4<f32>, 4>>) {
+    let c = r * TN + tx;
+    let q = array<vec4<u32>, 4>(wq[c], wq[c + 16u], wq[c + 32u], wq[c + 48u]);
+    let f0 = wf[c];
+    let f1 = wf[c + 16u];
+    let f2 = wf[c + 32u];
+    let f3 = wf[c + 48u];
+    let fa = vec4<f32>(f0.x, f1.x, f2.x, f3.x);
+    let fb = vec4<f32>(f0.y, f1.y, f2.y, f3.y);
+    (*acc)[0] += row_runs(r, ty, q, fa, fb);
+    (*acc)[1] += row_runs(r, ty + 16u, q, fa, fb);
+    (*acc)[2] += row_runs(r, ty + 32u, q, fa, fb);
+    (*acc)[3] += row_runs(r, ty + 48u, q, fa, fb);
 }
 
 // out[r, c + 16 J] = v[J], within the batch and this part's rows (split: span `split`'s

@@ -126,9 +126,9 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
             b3 = vec4<f32>(0.0);
         }
         // The step's WK = 8 values (tuning.rs asserts it) written out with constant tile
-        // rows where WK_WRITTEN_OUT (the wasm build: faster through Chrome's compiler,
-        // slower through naga; tuning.rs WIDE_STEP_WRITTEN_OUT has the figures).
-        if (WK_WRITTEN_OUT == 1u) {
+        // rows where STEP_WRITTEN_OUT (the wasm build: faster through Chrome's compiler,
+        // slower through naga; tuning.rs STEP_WRITTEN_OUT has the figures).
+        if (STEP_WRITTEN_OUT == 1u) {
             wide_products(&acc, wide_x[0u][ty], wide_x[0u][ty + 16u], wide_w[0u][tx], wide_w[0u][tx + 16u]);
             wide_products(&acc, wide_x[1u][ty], wide_x[1u][ty + 16u], wide_w[1u][tx], wide_w[1u][tx + 16u]);
             wide_products(&acc, wide_x[2u][ty], wide_x[2u][ty + 16u], wide_w[2u][tx], wide_w[2u][tx + 16u]);

@@ -167,7 +167,7 @@ fn assemble_int_batch(key: KernelKey) -> String {
     let ty = key.ty.expect("matmul_tiled reads a weight");
     let qd = key.features.int_batch;
     let digits = format!("const QD: u32 = {qd}u;");
-    let sizes = shader_consts(&["TM", "TN"]);
+    let sizes = shader_consts(&["TM", "TN", "STEP_WRITTEN_OUT"]);
     [MatmulParams::WGSL, &sizes, &digits, PRELUDE, UNIT_INT, &int_snippet(ty), MATMUL_INT, MATMUL_OUT].join("\n")
 }
 
@@ -233,7 +233,7 @@ pub fn assemble(key: KernelKey) -> String {
     let coop_matmuls = format!("{MATMUL_COOP}\n{MATMUL_WIDE_COOP}\n{DEQUANT_ROWS}");
     let (enables, batch_sizes, batch) = match (family, key.features.coop_matrix) {
         (Family::Matmul, false) => {
-            ("", shader_consts(&["TM", "TN", "WM", "WN", "WK", "WK_WRITTEN_OUT"]), shader_core_matmuls.as_str())
+            ("", shader_consts(&["TM", "TN", "WM", "WN", "WK", "STEP_WRITTEN_OUT"]), shader_core_matmuls.as_str())
         }
         (Family::Matmul, true) => {
             (COOP_ENABLES, shader_consts(&["CM", "CN", "CK", "WM", "WN", "WCK"]), coop_matmuls.as_str())

@@ -232,13 +232,15 @@ const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(COOP_STEP));
 /// blocks; 128 × 64 or 64 × 128 tiles 579–614 (bench/results/f32-gemm-h200.md).
 pub const WIDE_TILE: (usize, usize) = (128, 128);
 pub const WIDE_STEP: usize = 8;
-/// matmul_wide's step as WIDE_STEP calls written out (1) or as a loop over one (0). The
-/// two compilers measured disagree (an H200, µs a call of gate's / down's GEMM,
-/// bench/results/wide-unrolled-h200.md): Chrome's Tint (Dawn) 437 / 390 written out
-/// against 471 / 420 as a loop, wgpu's naga 535 / 482 against 473 / 469. The wasm build
-/// runs where a browser compiles its kernels (Tint in Chrome and Edge), so it writes the
-/// step out; native builds keep the loop.
-pub const WIDE_STEP_WRITTEN_OUT: bool = cfg!(target_arch = "wasm32");
+/// The shader-core batch kernels' steps (matmul_wide's WIDE_STEP values, matmul_int's 4
+/// run slots) as calls written out (1) or as a loop over one call (0). The two compilers
+/// measured disagree (an H200, µs a call, bench/results/wide-unrolled-h200.md): Chrome's
+/// Tint (Dawn) ran matmul_wide on gate's / down's shapes in 437 / 390 written out against
+/// 471 / 420 as a loop, and matmul_int on q's in 118.8 against 124.4; wgpu's naga ran
+/// matmul_wide in 535 / 482 written out against 473 / 469. The wasm build runs where a
+/// browser compiles its kernels (Tint in Chrome and Edge), so it writes them out; native
+/// builds keep the loops.
+pub const STEP_WRITTEN_OUT: bool = cfg!(target_arch = "wasm32");
 const _: () = assert!(WIDE_TILE.0 == 128 && WIDE_TILE.1 == 128 && WIDE_STEP == 8);
 const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(WIDE_STEP));
 /// Values a step of matmul_wide on cooperative matrices (shaders/matmul_wide_coop.wgsl,
@@ -412,7 +414,7 @@ pub fn shader_size(name: &str) -> u64 {
         "WM" => WIDE_TILE.0 as u64,
         "WN" => WIDE_TILE.1 as u64,
         "WK" => WIDE_STEP as u64,
-        "WK_WRITTEN_OUT" => WIDE_STEP_WRITTEN_OUT as u64,
+        "STEP_WRITTEN_OUT" => STEP_WRITTEN_OUT as u64,
         "WCK" => WIDE_COOP_STEP as u64,
         "CM" => COOP_TILE.0 as u64,
         "CN" => COOP_TILE.1 as u64,
