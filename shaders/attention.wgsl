@@ -133,17 +133,10 @@ fn v4(at: u32, d: u32, hd: u32) -> vec4<f32> {
         return vec4<f32>(v_at(at), v_at(at + 1u), v_at(at + 2u), v_at(at + 3u));
     }
     var r = vec4<f32>(0.0);
-    if (d < hd) {
-        r.x = v_at(at);
-    }
-    if (d + 1u < hd) {
-        r.y = v_at(at + 1u);
-    }
-    if (d + 2u < hd) {
-        r.z = v_at(at + 2u);
-    }
-    if (d + 3u < hd) {
-        r.w = v_at(at + 3u);
+    for (var c = 0u; c < 4u; c++) {
+        if (d + c < hd) {
+            r[c] = v_at(at + c);
+        }
     }
     return r;
 }
@@ -466,20 +459,12 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
             o += part[s * lanes + lid];
         }
         let d = 4u * lid;
-        // Components named, never o[c] in a loop (matmul_tiled.wgsl's store4 says why).
         if (p.splits == 1u) {
             o /= l;
-            if (d < hd) {
-                out[qb + d] = o.x;
-            }
-            if (d + 1u < hd) {
-                out[qb + d + 1u] = o.y;
-            }
-            if (d + 2u < hd) {
-                out[qb + d + 2u] = o.z;
-            }
-            if (d + 3u < hd) {
-                out[qb + d + 3u] = o.w;
+            for (var c = 0u; c < 4u; c++) {
+                if (d + c < hd) {
+                    out[qb + d + c] = o[c];
+                }
             }
         } else {
             let sb = id * (hd + 2u);
@@ -487,17 +472,10 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
                 scratch[sb] = m;
                 scratch[sb + 1u] = l;
             }
-            if (d < hd) {
-                scratch[sb + 2u + d] = o.x;
-            }
-            if (d + 1u < hd) {
-                scratch[sb + 3u + d] = o.y;
-            }
-            if (d + 2u < hd) {
-                scratch[sb + 4u + d] = o.z;
-            }
-            if (d + 3u < hd) {
-                scratch[sb + 5u + d] = o.w;
+            for (var c = 0u; c < 4u; c++) {
+                if (d + c < hd) {
+                    scratch[sb + 2u + d + c] = o[c];
+                }
             }
         }
     }

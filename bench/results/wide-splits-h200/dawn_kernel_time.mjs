@@ -61,10 +61,11 @@ function time(file) {
     compute: { module: device.createShaderModule({ code }), entryPoint: entry },
   });
   const bindGroup = device.createBindGroup({ layout: bgl, entries });
+  // One query set and readback pair per file, reused by every round.
+  const qs = device.createQuerySet({ type: 'timestamp', count: 2 });
+  const resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
   return async () => {
-    const qs = device.createQuerySet({ type: 'timestamp', count: 2 });
-    const resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-    const read = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const enc = device.createCommandEncoder();
     const pass = enc.beginComputePass({ timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
     pass.setPipeline(pipeline);
