@@ -100,7 +100,8 @@ fn dot8(a: mat2x4<f32>, b: mat2x4<f32>) -> f32 {
     return dot(a[0], b[0]) + dot(a[1], b[1]);
 }
 
-// MV_WG, MV_MAX_B, TALL_ITERS: written by tuning.rs (the host dispatches by them).
+// MV_WG, MV_MAX_B, TALL_ITERS, SUM_STEP, SUM_COLS: written by tuning.rs (the host
+// dispatches by them).
 
 // Weight rows per workgroup of the decode matvecs: p.lanes invocations share a row
 // (chosen per dispatch by the host, matvec_lanes() in tuning.rs: enough rows × lanes
@@ -306,9 +307,28 @@ fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
 }
 
+// Span `s0 + u`'s partial sum of output i of out2 ([p.splits][n][rows]), or 0 past the
+// last span. The index is clamped rather than the load skipped, so that a loop of
+// SUM_STEP of these issues its loads together (a loop to p.splits waited for each
+// load in turn; the clamped repeats hit the cache).
+fn span_value(s0: u32, u: u32, i: u32) -> f32 {
+    let s = min(s0 + u, p.splits - 1u);
+    return select(0.0, out2[s * p.n * p.rows + i], s0 + u < p.splits);
+}
+
+// The sum over the spans of output i (in span order).
+fn spans_sum(i: u32) -> f32 {
+    var v = 0.0;
+    for (var s0 = 0u; s0 < p.splits; s0 += SUM_STEP) {
+        for (var u = 0u; u < SUM_STEP; u++) {
+            v += span_value(s0, u, i);
+        }
+    }
+    return v;
+}
+
 // The sums of matmul_tiled's partial results over the spans of a split dot product
-// (out2: [p.splits][n][rows], cooperative-matrix kernel only), into the output: one
-// invocation per output value.
+// (out2: [p.splits][n][rows]), into the output: one invocation per output value.
 @compute @workgroup_size(ITEMS_WG)
 fn matmul_split_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                     @builtin(local_invocation_index) lid: u32) {
@@ -316,9 +336,63 @@ fn matmul_split_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     if (i >= p.n * p.rows) {
         return;
     }
-    var v = 0.0;
-    for (var s = 0u; s < p.splits; s++) {
-        v += out2[s * p.n * p.rows + i];
+    put(i / p.rows, i % p.rows, spans_sum(i));
+}
+
+// matmul_split_sum fused with the RMS norm of the residual stream it adds into (a
+// prefill's norm after its attention output and down projections): one workgroup per
+// activation row sums the spans into out, adds them into res (as put() does), then
+// writes out3 = res · (1 / rms(res)) · weight, the norm's weight read from w's slot as
+// f32 bits. The part is the whole row (out_offset 0, rows = res_stride, which the norm's
+// output shares). The norm's own dispatch, which read the row back, is saved.
+// An invocation takes columns lid, lid + MV_WG, ..., SUM_COLS of them at a time with
+// all their spans' loads issued together (indices clamped, as span_value's): a row is
+// a few rounds of loads, not one per column and span.
+@compute @workgroup_size(MV_WG)
+fn matmul_split_sum_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                         @builtin(local_invocation_index) lid: u32) {
+    let r = wg_linear(wid, nwg);
+    // No early return past the last row (wg_sum needs every invocation): such a
+    // workgroup reads the last row and writes nothing.
+    let live = r < p.n;
+    let rr = min(r, p.n - 1u);
+    var ss = 0.0;
+    for (var j0 = 0u; j0 * MV_WG < p.rows; j0 += SUM_COLS) {
+        var t: array<f32, SUM_COLS>;
+        for (var s0 = 0u; s0 < p.splits; s0 += SUM_STEP) {
+            for (var j = 0u; j < SUM_COLS; j++) {
+                let c = min(lid + (j0 + j) * MV_WG, p.rows - 1u);
+                for (var u = 0u; u < SUM_STEP; u++) {
+                    t[j] += span_value(s0, u, rr * p.rows + c);
+                }
+            }
+        }
+        for (var j = 0u; j < SUM_COLS; j++) {
+            let c = lid + (j0 + j) * MV_WG;
+            if (live && c < p.rows) {
+                out[r * p.out_stride + c] = t[j];
+                let at = r * p.res_stride + c;
+                let y = res[at] + t[j];
+                res[at] = y;
+                ss += y * y;
+            }
+        }
     }
-    put(i / p.rows, i % p.rows, v);
+    let scale = 1.0 / sqrt(wg_sum(lid, ss) / f32(p.rows) + p.eps);
+    // (Each invocation reads back only what it wrote.)
+    for (var j0 = 0u; j0 * MV_WG < p.rows; j0 += SUM_COLS) {
+        var y: array<f32, SUM_COLS>;
+        var nw: array<f32, SUM_COLS>;
+        for (var j = 0u; j < SUM_COLS; j++) {
+            let c = min(lid + (j0 + j) * MV_WG, p.rows - 1u);
+            y[j] = res[rr * p.res_stride + c];
+            nw[j] = bitcast<f32>(w[c]);
+        }
+        for (var j = 0u; j < SUM_COLS; j++) {
+            let c = lid + (j0 + j) * MV_WG;
+            if (live && c < p.rows) {
+                out3[r * p.res_stride + c] = y[j] * scale * nw[j];
+            }
+        }
+    }
 }

@@ -38,7 +38,10 @@
 //!   the KV store), 1 attention_tiled (attention where head_dim > 128: Gemma 3), 1
 //!   matmul_tiled + add (o), 1 rms_norm, 2 matmul_tiled (gate, up), 1 gated, 1
 //!   matmul_tiled + add (down) = 12; Gemma's post-norms: 2 more (14). Around them: embed,
-//!   select_row of the last position, and the same head as decode.
+//!   select_row of the last position, and the same head as decode. With split dot
+//!   products (one test), each split matmul adds the dispatch summing its spans, and
+//!   where it adds into the residual stream (o, down) that dispatch takes the norm of
+//!   the stream after it in.
 //!
 //! Encoders (`Model::embed`, one input of PROMPT tokens, forward/encoder.rs), per layer:
 //!   nomic-bert: 3 matmul_tiled (q, k, v), 1 qk_rope (with the KV store), 1
@@ -79,8 +82,8 @@ fn pinned() -> GpuOptions {
 }
 
 /// (decode, prefill) dispatches of one model.
-fn dispatches(path: &Path) -> (usize, u64, u64) {
-    let mut model = load_gpu(path, pinned());
+fn dispatches(path: &Path, options: GpuOptions) -> (usize, u64, u64) {
+    let mut model = load_gpu(path, options);
     let (layers, vocab) = (model.config().block_count, model.config().vocab_size as u32);
     // Any ids the vocabulary holds: the dispatches do not depend on them.
     let prompt: Vec<u32> = (0..PROMPT as u32).map(|i| (i * 7 + 3) % vocab).collect();
@@ -100,7 +103,11 @@ fn dispatches(path: &Path) -> (usize, u64, u64) {
 
 /// Checks one model's figures against `decode(layers)` and `prefill(layers)`.
 fn check(key: &str, decode: impl Fn(u64) -> u64, prefill: impl Fn(u64) -> u64) {
-    let (layers, d, p) = dispatches(&fixture_model(key));
+    check_with(key, pinned(), decode, prefill)
+}
+
+fn check_with(key: &str, options: GpuOptions, decode: impl Fn(u64) -> u64, prefill: impl Fn(u64) -> u64) {
+    let (layers, d, p) = dispatches(&fixture_model(key), options);
     let l = layers as u64;
     eprintln!("{key}: {layers} layers, {d} dispatches per decoded token, {p} per prefill of {PROMPT}");
     assert_eq!((d, p), (decode(l), prefill(l)), "{key} ({layers} layers): (decode, prefill of {PROMPT}) dispatches");
@@ -171,6 +178,19 @@ fn gemma3_270m() {
 fn qwen25_coder_05b() {
     // Its 151,936-row output is two parts (138 MiB).
     check("qwen2.5-0.5b", |l| 5 * l + 6, |l| 12 * l + 7);
+}
+
+#[test]
+fn qwen25_coder_05b_with_split_dot_products() {
+    // Every batch matmul of the prompt splits on the shader cores (a few 64 × 64 tiles
+    // each: q, k, v, o, gate, up, down), adding a dispatch that sums its spans: 7 a
+    // layer. The sums of o and of down add into the residual stream and take the norm
+    // of it that follows in (matmul_split_sum_norm): the FFN norm and the next layer's
+    // attention norm. So 12 + 7 - 2 = 17 a layer, and layer 0's attention norm (after
+    // the embedding) stays: the head's 7 + 1. (The output norm, of the last row after
+    // select_row, was never beside a split sum.)
+    let options = GpuOptions { allow_split_k: true, ..pinned() };
+    check_with("qwen2.5-0.5b", options, |l| 5 * l + 6, |l| 17 * l + 8);
 }
 
 #[test]

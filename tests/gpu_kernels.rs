@@ -632,6 +632,114 @@ fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
     }
 }
 
+/// `res += W · x`, then `h = rms_norm(res)` (a prefill's o or down projection with its
+/// residual add, then the next norm), per batch size: (res, out, h).
+#[allow(clippy::too_many_arguments)]
+fn matmul_add_norm_script<B: Backend>(
+    b: &mut B,
+    ty: GgmlType,
+    rows: usize,
+    cols: usize,
+    w: &[u8],
+    x: &[f32],
+    r: &[f32],
+    nw: &[f32],
+    batches: &[usize],
+) -> Vec<[Vec<f32>; 3]> {
+    let cap = *batches.iter().max().unwrap_or(&1);
+    let wt = weight(b, "w", ty, rows, cols, w);
+    let (xt, rt, nt) = (table(b, x, cols), table(b, r, rows), table(b, nw, rows));
+    let xa = b.alloc_activation(cap, cols).expect("alloc");
+    let out = b.alloc_activation(cap, rows).expect("alloc");
+    let res = b.alloc_activation(cap, rows).expect("alloc");
+    let h = b.alloc_activation(cap, rows).expect("alloc");
+    batches
+        .iter()
+        .map(|&n| {
+            b.begin_batch(&ids(n), 0).expect("batch");
+            b.embed(&xt, 1.0, xa);
+            b.embed(&rt, 1.0, res);
+            b.matmul(xa, &wt, out);
+            b.add(res, out);
+            b.rms_norm(res, &nt, rows, 1e-5, h);
+            [read(b, res, n), read(b, out, n), read(b, h, n)]
+        })
+        .collect()
+}
+
+#[test]
+fn split_matmul_sums_take_the_next_rms_norm_in_and_match_cpu() {
+    // A batch matmul whose dot products split into spans, its residual add, then the
+    // norm of the residual stream: the spans' sums, the add and the norm are one
+    // dispatch (matmul_split_sum_norm). On matmul_tiled (integer dots for Q4_K on the
+    // shader cores) and on dequantized panels (matmul_wide); unsplit batches and decode
+    // keep the norm apart. 768 values a row: three spans on the shader cores; 2,560 as
+    // panels: ten (past one SUM_STEP of spans). 1,100 outputs a row: two SUM_COLS rounds
+    // of columns, the second part-empty.
+    let wide = GpuOptions { allow_coop_matrix: false, wide_every_weight: true, ..Default::default() };
+    let runs = [
+        (GpuOptions::default(), &[1, 9, 67][..], (200, 768)),
+        (GpuOptions::default(), &[67][..], (1100, 768)),
+        (wide, &[300, 259][..], (200, 2560)),
+    ];
+    for (options, batches, (rows, cols)) in runs {
+        for (i, ty) in [GgmlType::Q4K, GgmlType::Q6K, GgmlType::Q8_0].into_iter().enumerate() {
+            let mut rng = Rng(700 + i as u64);
+            let w = random_weight(&mut rng, ty, rows, cols);
+            let cap = *batches.iter().max().unwrap_or(&1);
+            let (x, r) = (rng.vec(cap * cols, -2.0, 2.0), rng.vec(cap * rows, -2.0, 2.0));
+            let nw = rng.vec(rows, 0.5, 1.5);
+            let mut b = gpu_with(options.clone());
+            let want = matmul_add_norm_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &r, &nw, batches);
+            let got = matmul_add_norm_script(&mut b, ty, rows, cols, &w, &x, &r, &nw, batches);
+            let (split, normed) = (b.stats().split_batch_matmuls, b.stats().split_sums_normed);
+            eprintln!("{ty:?} {rows}x{cols} {batches:?}: {split} split matmuls, {normed} with the norm taken in");
+            // Every batch (more than MATVEC_MAX_ROWS rows) splits here, and each split's
+            // sums take the norm in.
+            let batch_runs = batches.iter().filter(|&&n| n > MATVEC_MAX_ROWS).count() as u64;
+            assert_eq!((split, normed), (batch_runs, batch_runs), "{ty:?}: split matmuls, norms taken in");
+            let wf = dequant(ty, &w, rows * cols);
+            for ((n, [wr, wo, wh]), [gr, go, gh]) in batches.iter().zip(&want).zip(&got) {
+                for row in 0..*n {
+                    // The norm's input carries each output's error; its scale, their rms.
+                    let mut worst = 0.0f32;
+                    for j in 0..rows {
+                        let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[row * cols + c]).abs()).sum();
+                        let tol = matmul_rel_tol(&b, *n) * scale + 1e-5;
+                        worst = worst.max(tol);
+                        let k = row * rows + j;
+                        assert!(
+                            (go[k] - wo[k]).abs() <= tol,
+                            "{ty:?} n={n} out [{row}, {j}]: gpu {} cpu {}",
+                            go[k],
+                            wo[k]
+                        );
+                        assert!(
+                            (gr[k] - wr[k]).abs() <= tol,
+                            "{ty:?} n={n} res [{row}, {j}]: gpu {} cpu {}",
+                            gr[k],
+                            wr[k]
+                        );
+                    }
+                    let row_res = &wr[row * rows..(row + 1) * rows];
+                    let rms = (row_res.iter().map(|v| v * v).sum::<f32>() / rows as f32).sqrt();
+                    for (j, wj) in nw.iter().enumerate() {
+                        let k = row * rows + j;
+                        // |Δh| ≤ weight · (|Δres| + |res| · Δrms/rms) / rms, Δrms ≤ the worst |Δres|.
+                        let tol = wj * (worst + wr[k].abs() * worst / rms) / rms + 2e-6 * wh[k].abs() + 1e-6;
+                        assert!(
+                            (gh[k] - wh[k]).abs() <= tol,
+                            "{ty:?} n={n} norm [{row}, {j}]: gpu {} cpu {}",
+                            gh[k],
+                            wh[k]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `gate = Wg · x`, `up = Wu · x`, `out = act(gate) * up` (the GPU joins the three
 /// into one dispatch per weight part in decode, and for a batch on cooperative
 /// matrices); returns (out, gate, up, dispatches of the three ops) per batch size, gate

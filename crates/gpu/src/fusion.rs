@@ -3,8 +3,9 @@
 //! a matmul and the residual add of its output, q/k/v matvecs (v may be of another
 //! type), the gate/up matvecs with their gated activation, and the q/k preparation
 //! with the KV-cache store of the attention after it (in decode, with the whole
-//! attention: `attention_rope`). Anything else that arrives first records the held
-//! op on its own (`flush_pending`).
+//! attention: `attention_rope`), and a split batch matmul's sums into the residual
+//! stream with the RMS norm of that stream after them. Anything else that arrives
+//! first records the held op on its own (`flush_pending`).
 
 use super::*;
 
@@ -58,6 +59,20 @@ pub(crate) enum Pending {
     /// q/k norm + rope (`rope_qk`): an attention over the same q and k may follow, whose
     /// KV-cache store then joins the dispatch.
     QkRope(PendingQkRope),
+    /// The sums of a split batch matmul's spans into its output and a residual stream:
+    /// an RMS norm of the stream's whole rows may join them (`matmul_split_sum_norm`:
+    /// a prefill's norm after its o and down projections).
+    SplitSum(PendingSplitSum),
+}
+
+/// A split batch matmul's `matmul_split_sum` held back (see `Pending::SplitSum`).
+pub(crate) struct PendingSplitSum {
+    /// The matmul's parameters (n, rows, splits, strides; res_add set).
+    pub(crate) p: MatmulParams,
+    /// The weight type its kernel key carries (F32 for dequantized panels).
+    pub(crate) ty: GgmlType,
+    /// The output, the residual stream and the spans' partial sums.
+    pub(crate) bufs: [BufId; 3],
 }
 
 /// A `rope_qk` held back (see `Pending::QkRope`).
@@ -103,11 +118,59 @@ impl GpuBackend {
     pub(crate) fn flush_pending(&mut self) {
         match self.pending.take() {
             None => {}
-            Some(Pending::Matmul(pm)) => self.record_matmul(pm, None),
+            Some(Pending::Matmul(pm)) => self.record_matmul_alone(pm),
             Some(Pending::Group(g)) => self.record_group(g),
             Some(Pending::QkRope(r)) => self.record_qk_rope(r, None),
             Some(Pending::Norm(n)) => self.record_norm(&n, None),
+            Some(Pending::SplitSum(ss)) => self.record_split_sum(&ss),
         }
+    }
+
+    /// The sums of a split batch matmul's spans (`p.splits` > 1) into `out` (and, with
+    /// res_add, the residual stream): returned to be held where they add into the
+    /// stream's whole rows, so that a norm of the stream may join them, else recorded.
+    pub(crate) fn split_sum(&mut self, p: MatmulParams, ty: GgmlType, bufs: [BufId; 3]) -> Option<PendingSplitSum> {
+        self.stats.split_batch_matmuls += 1;
+        let whole_rows = p.out_offset == 0 && p.rows == p.res_stride;
+        let held = PendingSplitSum { p, ty, bufs };
+        if p.res_add != 0 && whole_rows {
+            return Some(held);
+        }
+        self.record_split_sum(&held);
+        None
+    }
+
+    fn record_split_sum(&mut self, s: &PendingSplitSum) {
+        let items = (s.p.n * s.p.rows) as usize;
+        self.record(Op::MatmulSplitSum, Some(s.ty), &s.bufs, &s.p, None, item_groups(items));
+    }
+
+    /// A held split sum into `x`'s whole rows, with the RMS norm of `x` (weight `w`)
+    /// into `out` in the same dispatch; false (nothing recorded) where none is held or
+    /// it does not fit.
+    pub(crate) fn norm_joins_split_sum(&mut self, x: GpuActivation, w: BufId, eps: f32, out: GpuActivation) -> bool {
+        let (xa, oa) = (self.act(x), self.act(out));
+        let fits = match &self.pending {
+            Some(Pending::SplitSum(s)) => {
+                let [ob, rb, _] = s.bufs;
+                rb == xa.buf
+                    && s.p.rows as usize == xa.cols
+                    && s.p.n as usize == self.rows(x)
+                    && oa.buf != rb
+                    && oa.buf != ob
+            }
+            _ => false,
+        };
+        if !fits {
+            return false;
+        }
+        let Some(Pending::SplitSum(s)) = self.pending.take() else { return false };
+        let [ob, rb, sums] = s.bufs;
+        let p = MatmulParams { eps, ..s.p };
+        let hb = self.act(out).buf;
+        self.stats.split_sums_normed += 1;
+        self.record(Op::MatmulSplitSumNorm, Some(s.ty), &[w, ob, rb, sums, hb], &p, None, s.p.n);
+        true
     }
 
     /// Records an RMS norm of whole rows (`res`: and `res += out`).
@@ -137,7 +200,7 @@ impl GpuBackend {
         // A batch's pair (held for record_matmul_gated) that no gated activation took.
         if g.len() < 2 || g.len() > 3 || g.iter().any(|m| m.parts.len() != 1 || m.n > 1) {
             for m in g {
-                self.record_matmul(m, None);
+                self.record_matmul_alone(m);
             }
             return;
         }
@@ -279,12 +342,26 @@ impl GpuBackend {
             ..Default::default()
         };
         let bufs = [self.act(g.x).buf, g.parts[0].buf, self.act(out).buf, self.dummy];
-        self.record_batch_matmul(p, g.ty, bufs, Some(u.parts[0].buf));
+        // Gated: unsplit (gated_batch_fits), so nothing is held.
+        let held = self.record_batch_matmul(p, g.ty, bufs, Some(u.parts[0].buf));
+        debug_assert!(held.is_none());
+    }
+
+    /// Records a matmul's dispatches without a residual add (so none is held).
+    pub(crate) fn record_matmul_alone(&mut self, pm: PendingMatmul) {
+        let held = self.record_matmul(pm, None);
+        debug_assert!(held.is_none(), "a split sum held without a residual stream");
     }
 
     /// Records a matmul's dispatches (one per weight part); with `res`, each also adds
-    /// its result into that activation.
-    pub(crate) fn record_matmul(&mut self, mut pm: PendingMatmul, res: Option<GpuActivation>) {
+    /// its result into that activation. A batch matmul split over whole rows of `res`
+    /// returns its spans' sums unrecorded (`split_sum`), for the caller to hold.
+    #[must_use]
+    pub(crate) fn record_matmul(
+        &mut self,
+        mut pm: PendingMatmul,
+        res: Option<GpuActivation>,
+    ) -> Option<PendingSplitSum> {
         // The normed matvec writes its normalised input where the residual would go.
         if res.is_some() {
             self.unfuse_norm(&mut pm);
@@ -308,6 +385,7 @@ impl GpuBackend {
         // One row: the integer-dot kernel where the weight type has one.
         let int_key = |op| KernelKey::new(op, Some(pm.ty)).with_int_runs(if n == 1 { pm.cols } else { 0 });
         let int_matvec = self.is_int(int_key(Op::Matvec));
+        let mut held = None;
         for part in pm.parts.iter() {
             let p = MatmulParams {
                 n: n as u32,
@@ -341,10 +419,12 @@ impl GpuBackend {
                 self.stats.input_staged_matvecs += 1;
             } else if n <= MATVEC_MAX_ROWS {
                 self.record_keyed(int_key(Op::Matvec), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
-            } else {
-                self.record_batch_matmul(p, pm.ty, [xb, part.buf, ob, rb], None);
+            } else if let Some(ss) = self.record_batch_matmul(p, pm.ty, [xb, part.buf, ob, rb], None) {
+                // (Only a part over whole rows is held: then it is the only part.)
+                held = Some(ss);
             }
         }
+        held
     }
 
     /// The buffer a batch matmul split into `splits` spans writes its `outputs` partial
@@ -388,13 +468,14 @@ impl GpuBackend {
     /// their partial sums then added up by a second dispatch. With `up` (a feed-forward's
     /// up weight beside the gate in `wb`), gated: act(gate) * up into `ob`, unsplit
     /// (`gated_batch_fits`).
+    #[must_use]
     fn record_batch_matmul(
         &mut self,
         mut p: MatmulParams,
         ty: GgmlType,
         [xb, wb, ob, rb]: [BufId; 4],
         up: Option<BufId>,
-    ) {
+    ) -> Option<PendingSplitSum> {
         let (n, rows, k) = (p.n as usize, p.rows as usize, p.k as usize);
         if self.wide_pays(n, rows, k, p.x_stride, up.is_some()) {
             return self.record_wide_matmul(p, ty, [xb, wb, ob, rb], up);
@@ -404,9 +485,7 @@ impl GpuBackend {
         p.splits = splits as u32;
         p.k_span = k.div_ceil(splits).next_multiple_of(SPLIT_K_ALIGN) as u32;
         p.m_tiles = gy as u32;
-        let Some(sums) = self.split_sums_buffer(splits, n * rows) else {
-            return;
-        };
+        let sums = self.split_sums_buffer(splits, n * rows)?;
         // Not gated: the weight again (read only) in up's slot.
         let mut bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
         let mut key = KernelKey::new(Op::MatmulTiled, Some(ty));
@@ -429,7 +508,10 @@ impl GpuBackend {
                 let need = (n * k / 16 * (digits as usize + 1) * 16) as u64;
                 let qx = match self.scratch_buffer(self.batch_qx, "matmul quantized input", need) {
                     Ok(q) => q,
-                    Err(e) => return self.defer(e),
+                    Err(e) => {
+                        self.defer(e);
+                        return None;
+                    }
                 };
                 self.batch_qx = Some(qx);
                 let qp = QuantParams { n: n as u32, k: k as u32, x_stride: p.x_stride, digits };
@@ -439,14 +521,12 @@ impl GpuBackend {
             bufs[5] = self.batch_qx.map_or(wb, |q| q.0);
         }
         self.record_grid(key, &bufs, &p, None, gx as u32, (gy * splits) as u32);
-        if splits > 1 {
-            self.stats.split_batch_matmuls += 1;
-            self.record(Op::MatmulSplitSum, Some(ty), &[ob, rb, sums], &p, None, item_groups(n * rows));
-        }
+        let held = if splits > 1 { self.split_sum(p, ty, [ob, rb, sums]) } else { None };
         // The next matmul may read the same quantized input, unless this one wrote x.
         if digits > 0 && ob != xb && (p.res_add == 0 || rb != xb) {
             self.batch_qx_of = Some(input);
         }
+        held
     }
 
     /// The blob offset of the (cos, sin) table of batch rows `row0..row0 + rows` (each

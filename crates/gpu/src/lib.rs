@@ -97,6 +97,9 @@ pub struct GpuStats {
     pub int_batch_matmuls: u64,
     /// Batch matmuls whose dot products were split into spans (`tuning::split_k`).
     pub split_batch_matmuls: u64,
+    /// Of those, the ones whose sums took the RMS norm after them in
+    /// (`matmul_split_sum_norm`).
+    pub split_sums_normed: u64,
     /// Inputs of integer-dot batch matmuls quantized (quantize_runs dispatches).
     pub batch_inputs_quantized: u64,
     /// Batch matmuls (weight parts) run as dequantized panels (wide.rs).

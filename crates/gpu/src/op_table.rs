@@ -43,7 +43,11 @@ impl Family {
         let (body, params, sizes): (_, _, &[&str]) = match self {
             Family::Embed => (shaders::EMBED, EmbedParams::WGSL, &[]),
             Family::RmsNorm => (shaders::RMS_NORM, NormParams::WGSL, &[]),
-            Family::Matmul => (shaders::MATMUL, MatmulParams::WGSL, &["ITEMS_WG", "MV_WG", "MV_MAX_B", "TALL_ITERS"]),
+            Family::Matmul => (
+                shaders::MATMUL,
+                MatmulParams::WGSL,
+                &["ITEMS_WG", "MV_WG", "MV_MAX_B", "TALL_ITERS", "SUM_STEP", "SUM_COLS"],
+            ),
             Family::Rope => (shaders::ROPE, RopeParams::WGSL, &["ITEMS_WG", "MAX_HD"]),
             Family::Attention => {
                 (shaders::ATTENTION, AttnParams::WGSL, &["ITEMS_WG", "MAX_HD", "COMBINE_WG", "ROW_TABLE_VEC4S"])
@@ -75,6 +79,9 @@ pub enum Op {
     MatmulTiled,
     /// Sums matmul_tiled's partial results over the spans of a split dot product.
     MatmulSplitSum,
+    /// The same sums where they add into a residual stream, with the RMS norm of that
+    /// stream's rows after them taken in (a prefill's o and down projections).
+    MatmulSplitSumNorm,
     /// A panel of weight rows dequantized (a large batch's matmul: shaders/
     /// dequant_rows.wgsl): to f32 on the shader cores, to f16 on cooperative matrices.
     DequantRows,
@@ -217,7 +224,7 @@ const MATMUL: Forms = Forms { subgroups: true, ..NO_FORMS };
 const KV: Forms = Forms { kv_f16: true, ..NO_FORMS };
 
 /// Every op, in `Op` order (`Op::spec` indexes it; a test checks the order).
-pub const OPS: [OpSpec; 36] = [
+pub const OPS: [OpSpec; 37] = [
     OpSpec {
         op: Op::Embed,
         name: "embed",
@@ -372,6 +379,19 @@ pub const OPS: [OpSpec; 36] = [
         module: Module::Shared,
         forms: MATMUL,
         tuning: Tuning::PerItem,
+    },
+    OpSpec {
+        op: Op::MatmulSplitSumNorm,
+        name: "matmul_split_sum_norm",
+        entry_point: "matmul_split_sum_norm",
+        family: Family::Matmul,
+        // the norm's weight, out, the residual stream, split partial sums, the norm's output
+        bindings: &[(0, Params), (2, Read), (3, Write), (4, Write), (6, Write), (8, Write)],
+        shares_layout_of: None,
+        reads_weight: true,
+        module: Module::Shared,
+        forms: MATMUL,
+        tuning: Tuning::PerRow,
     },
     OpSpec {
         op: Op::DequantRows,

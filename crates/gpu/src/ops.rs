@@ -223,9 +223,13 @@ impl Backend for GpuBackend {
             return self.defer(err(format!("rms_norm: groups of {group} over rows of {cols}")));
         }
         let Some(w) = self.dense_f32(weight, "rms_norm", group) else { return };
-        // A whole-row norm into another activation: the matvecs or the residual add
-        // reading its output may take it in (see `Pending::Norm`).
+        // A whole-row norm into another activation: joining a held split sum into x
+        // (prefill), or held for the matvecs or the residual add reading its output to
+        // take it in (see `Pending::Norm`).
         if group == cols && x != out {
+            if self.norm_joins_split_sum(x, w, eps, out) {
+                return;
+            }
             self.flush_pending();
             self.pending = Some(Pending::Norm(PendingNorm { x, w, eps, out }));
             return;
@@ -571,7 +575,8 @@ impl Backend for GpuBackend {
         };
         if fusable {
             if let Some(Pending::Matmul(pm)) = self.pending.take() {
-                self.record_matmul(pm, Some(x));
+                // A split prefill matmul's sums into x: held for a norm of x to join.
+                self.pending = self.record_matmul(pm, Some(x)).map(Pending::SplitSum);
             }
             return;
         }

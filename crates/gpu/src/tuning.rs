@@ -221,6 +221,13 @@ pub fn split_k(tiles: usize, k: usize, rule: SplitK) -> usize {
 /// kernel's 32, the integer-dot kernel's 64) divides it.
 pub const SPLIT_K_ALIGN: usize = 64;
 const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(COOP_STEP));
+/// Spans whose partial sums `matmul_split_sum` reads in one go (`SUM_STEP`: loads issued
+/// together, not one after another).
+pub const SUM_STEP: usize = 8;
+/// Columns of a row each invocation of `matmul_split_sum_norm` (a split matmul's sums
+/// with the RMS norm after them: one MATVEC_WG workgroup a row) sums at a time
+/// (`SUM_COLS`), each over SUM_STEP spans: their loads issued together.
+pub const SUM_COLS: usize = 4;
 
 // ---- large batches on the shader cores: dequantized panels ----------------------------
 
@@ -409,6 +416,8 @@ pub fn shader_size(name: &str) -> u64 {
         "MV_WG" => MATVEC_WG as u64,
         "MV_MAX_B" => MATVEC_MAX_ROWS as u64,
         "TALL_ITERS" => TALL_ITERS as u64,
+        "SUM_COLS" => SUM_COLS as u64,
+        "SUM_STEP" => SUM_STEP as u64,
         "TM" => BATCH_TILE_F32.0 as u64,
         "TN" => BATCH_TILE_F32.1 as u64,
         "WM" => WIDE_TILE.0 as u64,

@@ -11,6 +11,7 @@
 //! (fusion.rs).
 
 use super::*;
+use crate::fusion::PendingSplitSum;
 
 impl GpuBackend {
     /// Whether a batch matmul of `n` activation rows over a `rows` × `k` weight part
@@ -50,27 +51,34 @@ impl GpuBackend {
     /// takes it), or with `up` (up's part beside gate's in `wb`) `out = act(x · Gᵀ) ·
     /// (x · Uᵀ)`, a panel at a time: dequant_rows into the panel scratch, matmul_wide from
     /// it (its dot products split into spans where its tiles are few and it is not gated,
-    /// the spans then summed by matmul_split_sum). Callers check `wide_pays` first.
+    /// the spans then summed by matmul_split_sum, or returned to be held as
+    /// record_batch_matmul's are: `split_sum`). Callers check `wide_pays` first.
+    #[must_use]
     pub(crate) fn record_wide_matmul(
         &mut self,
         p: MatmulParams,
         ty: GgmlType,
         [xb, wb, ob, rb]: [BufId; 4],
         up: Option<BufId>,
-    ) {
+    ) -> Option<PendingSplitSum> {
         let (n, rows, k) = (p.n as usize, p.rows as usize, p.k as usize);
         let Some(panel_rows) = self.wide_panel_rows(k) else {
-            return self.defer(err("matmul_wide: no panel fits this weight's rows"));
+            self.defer(err("matmul_wide: no panel fits this weight's rows"));
+            return None;
         };
         let panel_rows = panel_rows.min(rows);
         let need = wide_panel_bytes(rows, k, self.max_part_bytes, up.is_some()).unwrap_or(0);
         let panel = match self.scratch_buffer(self.wide_panel, "matmul dequantized panel", need) {
             Ok(s) => s,
-            Err(e) => return self.defer(e),
+            Err(e) => {
+                self.defer(e);
+                return None;
+            }
         };
         self.wide_panel = Some(panel);
         self.stats.wide_batch_matmuls += 1;
         let f32_key = KernelKey::new(Op::MatmulWide, Some(GgmlType::F32));
+        let mut held = None;
         for r0 in (0..rows).step_by(panel_rows) {
             let pr = panel_rows.min(rows - r0);
             // Gated, a panel of pr gate rows holds them and up's (wide_gated_rows).
@@ -106,14 +114,13 @@ impl GpuBackend {
                 m_tiles: gy as u32,
                 ..p
             };
-            let Some(sums) = self.split_sums_buffer(splits, n * len) else {
-                return;
-            };
+            let sums = self.split_sums_buffer(splits, n * len)?;
             self.record_grid(f32_key, &[xb, ob, rb, sums, panel.0], &mp, None, gx as u32, (gy * splits) as u32);
             if splits > 1 {
-                self.stats.split_batch_matmuls += 1;
-                self.record(Op::MatmulSplitSum, Some(GgmlType::F32), &[ob, rb, sums], &mp, None, item_groups(n * len));
+                // (Only a panel over whole rows is held: then it is the only panel.)
+                held = self.split_sum(mp, GgmlType::F32, [ob, rb, sums]);
             }
         }
+        held
     }
 }

@@ -32,7 +32,9 @@
 //!     `gated_activation(gate, up → act)`: one decode dispatch (with the norm above);
 //!   - `rope_qk(q, k, v)` then `attention(q, k, v, ..)` over the same activations: the
 //!     KV store joins the q/k preparation, and in decode all of it joins the attention;
-//!   - `matmul(z → y)` then `add(x, y)`: the residual add joins the matmul;
+//!   - `matmul(z → y)` then `add(x, y)`: the residual add joins the matmul; where a
+//!     batch matmul splits its dot products, an `rms_norm(x → h)` of whole rows right
+//!     after joins the dispatch summing its spans (prefill's norms after o and down);
 //!   - `rms_norm(y → t)` then `add(x, t)` (Gemma's post-norms): one dispatch.
 //!
 //! Any other op between them only costs the fusion, never correctness. tests/
