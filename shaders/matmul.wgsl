@@ -379,7 +379,8 @@ fn matmul_split_sum_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
         }
     }
     let scale = 1.0 / sqrt(wg_sum(lid, ss) / f32(p.rows) + p.eps);
-    // (Each invocation reads back only what it wrote.)
+    // (The values an invocation stores are those it wrote above; its clamped reads past
+    // the row's end are dropped.)
     for (var j0 = 0u; j0 * MV_WG < p.rows; j0 += SUM_COLS) {
         var y: array<f32, SUM_COLS>;
         var nw: array<f32, SUM_COLS>;

@@ -542,8 +542,10 @@ fn matmul_over_a_weight_split_across_buffers() {
     }
 }
 
-/// `res += W · x` after `out = W · x` (the GPU joins the two into one dispatch); returns
-/// (res, out) per batch size.
+/// `res += W · x` after `out = W · x` (the GPU joins the two into one dispatch), then
+/// with `norm` (its weight) `h = rms_norm(res)` (a prefill's o or down projection, its
+/// residual add and the next norm); returns [res, out, h] per batch size (h empty
+/// without `norm`).
 #[allow(clippy::too_many_arguments)]
 fn matmul_add_script<B: Backend>(
     b: &mut B,
@@ -553,14 +555,17 @@ fn matmul_add_script<B: Backend>(
     w: &[u8],
     x: &[f32],
     r: &[f32],
+    norm: Option<&[f32]>,
     batches: &[usize],
-) -> Vec<(Vec<f32>, Vec<f32>)> {
+) -> Vec<[Vec<f32>; 3]> {
     let cap = *batches.iter().max().unwrap_or(&1);
     let wt = weight(b, "w", ty, rows, cols, w);
     let (xt, rt) = (table(b, x, cols), table(b, r, rows));
+    let nt = norm.map(|nw| table(b, nw, rows));
     let xa = b.alloc_activation(cap, cols).expect("alloc");
     let out = b.alloc_activation(cap, rows).expect("alloc");
     let res = b.alloc_activation(cap, rows).expect("alloc");
+    let h = b.alloc_activation(cap, rows).expect("alloc");
     batches
         .iter()
         .map(|&n| {
@@ -569,9 +574,43 @@ fn matmul_add_script<B: Backend>(
             b.embed(&rt, 1.0, res);
             b.matmul(xa, &wt, out);
             b.add(res, out);
-            (read(b, res, n), read(b, out, n))
+            let normed = match &nt {
+                Some(nt) => {
+                    b.rms_norm(res, nt, rows, 1e-5, h);
+                    read(b, h, n)
+                }
+                None => Vec::new(),
+            };
+            [read(b, res, n), read(b, out, n), normed]
         })
         .collect()
+}
+
+/// Checks matmul_add_script's out and res of activation row `row` (of a batch of `n`)
+/// against the CPU's, each within the matmul's tolerance of its Σ|w·x| (`wf`: the weight
+/// dequantized); returns the largest of those tolerances.
+#[allow(clippy::too_many_arguments)]
+fn check_matmul_add_row(
+    b: &GpuBackend,
+    what: &str,
+    (n, row): (usize, usize),
+    (rows, cols): (usize, usize),
+    wf: &[f32],
+    x: &[f32],
+    want: &[Vec<f32>; 3],
+    got: &[Vec<f32>; 3],
+) -> f32 {
+    let ([wr, wo, _], [gr, go, _]) = (want, got);
+    let mut worst = 0.0f32;
+    for j in 0..rows {
+        let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[row * cols + c]).abs()).sum();
+        let tol = matmul_rel_tol(b, n) * scale + 1e-5;
+        worst = worst.max(tol);
+        let k = row * rows + j;
+        assert!((go[k] - wo[k]).abs() <= tol, "{what} n={n} out [{row}, {j}]: gpu {} cpu {}", go[k], wo[k]);
+        assert!((gr[k] - wr[k]).abs() <= tol, "{what} n={n} res [{row}, {j}]: gpu {} cpu {}", gr[k], wr[k]);
+    }
+    worst
 }
 
 #[test]
@@ -598,8 +637,8 @@ fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
             let row_bytes = (cols / ty.block_elems() * ty.block_bytes()).next_multiple_of(4) as u64;
             let max_part_bytes = part.map(|p| (row_bytes * p + 3).max(cols as u64 * 4).max(rows as u64 * 4));
             let mut b = gpu_with(GpuOptions { max_part_bytes, ..options.clone() });
-            let want = matmul_add_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &r, batches);
-            let got = matmul_add_script(&mut b, ty, rows, cols, &w, &x, &r, batches);
+            let want = matmul_add_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &r, None, batches);
+            let got = matmul_add_script(&mut b, ty, rows, cols, &w, &x, &r, None, batches);
             // (Not over Q8_0's five-row parts: a panel of whole 128-row tiles must fit in a
             // part's bytes, so that weight stays on matmul_tiled.)
             if options.wide_every_weight {
@@ -607,64 +646,13 @@ fn matmul_then_residual_add_matches_cpu_also_over_split_weights() {
                 assert_eq!(panels, if part.is_none() { 2 } else { 0 }, "{ty:?}: matmuls as panels");
             }
             let wf = dequant(ty, &w, rows * cols);
-            for ((n, (wr, wo)), (gr, go)) in batches.iter().zip(&want).zip(&got) {
-                for row in 0..*n {
-                    for j in 0..rows {
-                        let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[row * cols + c]).abs()).sum();
-                        let tol = matmul_rel_tol(&b, *n) * scale + 1e-5;
-                        let k = row * rows + j;
-                        assert!(
-                            (go[k] - wo[k]).abs() <= tol,
-                            "{ty:?} n={n} out [{row}, {j}]: gpu {} cpu {}",
-                            go[k],
-                            wo[k]
-                        );
-                        assert!(
-                            (gr[k] - wr[k]).abs() <= tol,
-                            "{ty:?} n={n} res [{row}, {j}]: gpu {} cpu {}",
-                            gr[k],
-                            wr[k]
-                        );
-                    }
+            for ((&n, wanted), gotten) in batches.iter().zip(&want).zip(&got) {
+                for row in 0..n {
+                    check_matmul_add_row(&b, &format!("{ty:?}"), (n, row), (rows, cols), &wf, &x, wanted, gotten);
                 }
             }
         }
     }
-}
-
-/// `res += W · x`, then `h = rms_norm(res)` (a prefill's o or down projection with its
-/// residual add, then the next norm), per batch size: (res, out, h).
-#[allow(clippy::too_many_arguments)]
-fn matmul_add_norm_script<B: Backend>(
-    b: &mut B,
-    ty: GgmlType,
-    rows: usize,
-    cols: usize,
-    w: &[u8],
-    x: &[f32],
-    r: &[f32],
-    nw: &[f32],
-    batches: &[usize],
-) -> Vec<[Vec<f32>; 3]> {
-    let cap = *batches.iter().max().unwrap_or(&1);
-    let wt = weight(b, "w", ty, rows, cols, w);
-    let (xt, rt, nt) = (table(b, x, cols), table(b, r, rows), table(b, nw, rows));
-    let xa = b.alloc_activation(cap, cols).expect("alloc");
-    let out = b.alloc_activation(cap, rows).expect("alloc");
-    let res = b.alloc_activation(cap, rows).expect("alloc");
-    let h = b.alloc_activation(cap, rows).expect("alloc");
-    batches
-        .iter()
-        .map(|&n| {
-            b.begin_batch(&ids(n), 0).expect("batch");
-            b.embed(&xt, 1.0, xa);
-            b.embed(&rt, 1.0, res);
-            b.matmul(xa, &wt, out);
-            b.add(res, out);
-            b.rms_norm(res, &nt, rows, 1e-5, h);
-            [read(b, res, n), read(b, out, n), read(b, h, n)]
-        })
-        .collect()
 }
 
 #[test]
@@ -690,8 +678,8 @@ fn split_matmul_sums_take_the_next_rms_norm_in_and_match_cpu() {
             let (x, r) = (rng.vec(cap * cols, -2.0, 2.0), rng.vec(cap * rows, -2.0, 2.0));
             let nw = rng.vec(rows, 0.5, 1.5);
             let mut b = gpu_with(options.clone());
-            let want = matmul_add_norm_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &r, &nw, batches);
-            let got = matmul_add_norm_script(&mut b, ty, rows, cols, &w, &x, &r, &nw, batches);
+            let want = matmul_add_script(&mut CpuBackend::new(), ty, rows, cols, &w, &x, &r, Some(&nw), batches);
+            let got = matmul_add_script(&mut b, ty, rows, cols, &w, &x, &r, Some(&nw), batches);
             let (split, normed) = (b.stats().split_batch_matmuls, b.stats().split_sums_normed);
             eprintln!("{ty:?} {rows}x{cols} {batches:?}: {split} split matmuls, {normed} with the norm taken in");
             // Every batch (more than MATVEC_MAX_ROWS rows) splits here, and each split's
@@ -699,28 +687,12 @@ fn split_matmul_sums_take_the_next_rms_norm_in_and_match_cpu() {
             let batch_runs = batches.iter().filter(|&&n| n > MATVEC_MAX_ROWS).count() as u64;
             assert_eq!((split, normed), (batch_runs, batch_runs), "{ty:?}: split matmuls, norms taken in");
             let wf = dequant(ty, &w, rows * cols);
-            for ((n, [wr, wo, wh]), [gr, go, gh]) in batches.iter().zip(&want).zip(&got) {
-                for row in 0..*n {
+            for ((&n, wanted), gotten) in batches.iter().zip(&want).zip(&got) {
+                let ([wr, _, wh], [_, _, gh]) = (wanted, gotten);
+                for row in 0..n {
                     // The norm's input carries each output's error; its scale, their rms.
-                    let mut worst = 0.0f32;
-                    for j in 0..rows {
-                        let scale: f32 = (0..cols).map(|c| (wf[j * cols + c] * x[row * cols + c]).abs()).sum();
-                        let tol = matmul_rel_tol(&b, *n) * scale + 1e-5;
-                        worst = worst.max(tol);
-                        let k = row * rows + j;
-                        assert!(
-                            (go[k] - wo[k]).abs() <= tol,
-                            "{ty:?} n={n} out [{row}, {j}]: gpu {} cpu {}",
-                            go[k],
-                            wo[k]
-                        );
-                        assert!(
-                            (gr[k] - wr[k]).abs() <= tol,
-                            "{ty:?} n={n} res [{row}, {j}]: gpu {} cpu {}",
-                            gr[k],
-                            wr[k]
-                        );
-                    }
+                    let what = format!("{ty:?}");
+                    let worst = check_matmul_add_row(&b, &what, (n, row), (rows, cols), &wf, &x, wanted, gotten);
                     let row_res = &wr[row * rows..(row + 1) * rows];
                     let rms = (row_res.iter().map(|v| v * v).sum::<f32>() / rows as f32).sqrt();
                     for (j, wj) in nw.iter().enumerate() {
