@@ -332,6 +332,9 @@ fn qwen15_prefill(b: &mut GpuBackend, sink: kindling_gpu::GpuActivation, m: usiz
         (GgmlType::Q6K, 1536, 8960),
         (GgmlType::Q4K, 1536, 1536),
         (GgmlType::Q4K, 256, 1536),
+        // q and k (and v) as one weight: what one dispatch for them would cost.
+        (GgmlType::Q4K, 1792, 1536),
+        (GgmlType::Q4K, 2048, 1536),
     ];
     // QWEN_TYPE=F16 (or another type name): every shape in that type instead, e.g. to
     // time the batch kernel on weights dequantized to f16 beforehand.
