@@ -149,25 +149,21 @@ impl GpuBackend {
     /// into `out` in the same dispatch; false (nothing recorded) where none is held or
     /// it does not fit.
     pub(crate) fn norm_joins_split_sum(&mut self, x: GpuActivation, w: BufId, eps: f32, out: GpuActivation) -> bool {
-        let (xa, oa) = (self.act(x), self.act(out));
-        let fits = match &self.pending {
-            Some(Pending::SplitSum(s)) => {
+        // (Every whole-row norm asks, decode's included: nothing more unless sums are held.)
+        if !matches!(self.pending, Some(Pending::SplitSum(_))) {
+            return false;
+        }
+        let (xb, cols, rows, hb) = (self.act(x).buf, self.act(x).cols, self.rows(x), self.act(out).buf);
+        let fits = |p: &mut Pending| match p {
+            Pending::SplitSum(s) => {
                 let [ob, rb, _] = s.bufs;
-                rb == xa.buf
-                    && s.p.rows as usize == xa.cols
-                    && s.p.n as usize == self.rows(x)
-                    && oa.buf != rb
-                    && oa.buf != ob
+                rb == xb && s.p.rows as usize == cols && s.p.n as usize == rows && hb != rb && hb != ob
             }
             _ => false,
         };
-        if !fits {
-            return false;
-        }
-        let Some(Pending::SplitSum(s)) = self.pending.take() else { return false };
+        let Some(Pending::SplitSum(s)) = self.pending.take_if(fits) else { return false };
         let [ob, rb, sums] = s.bufs;
         let p = MatmulParams { eps, ..s.p };
-        let hb = self.act(out).buf;
         self.stats.split_sums_normed += 1;
         self.record(Op::MatmulSplitSumNorm, Some(s.ty), &[w, ob, rb, sums, hb], &p, None, s.p.n);
         true
