@@ -339,6 +339,42 @@ fn matmul_split_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     put(i / p.rows, i % p.rows, spans_sum(i));
 }
 
+// A matmul over several weights at once (p.multi: w, then w2, then w3, side by side as
+// p.rows output columns): the weight of output column c (0, 1, 2) and its row there.
+fn multi_row(c: u32) -> vec2<u32> {
+    let first = p.rows - p.rows2 - p.rows3;
+    if (c < first) {
+        return vec2<u32>(0u, c);
+    }
+    if (c < first + p.rows2) {
+        return vec2<u32>(1u, c - first);
+    }
+    return vec2<u32>(2u, c - first - p.rows2);
+}
+
+// matmul_split_sum of a matmul over several weights (p.multi: a layer's q, k and v,
+// every tile's sums in out2, split or not): each column's sum into its weight's output,
+// out (w's rows, p.out_stride a row), res (w2's, rows2 a row: not a residual stream
+// here) or out3 (w3's, rows3 a row). One invocation per output value.
+@compute @workgroup_size(ITEMS_WG)
+fn matmul_split_sum_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                          @builtin(local_invocation_index) lid: u32) {
+    let i = wg_linear(wid, nwg) * ITEMS_WG + lid;
+    if (i >= p.n * p.rows) {
+        return;
+    }
+    let r = i / p.rows;
+    let at = multi_row(i % p.rows);
+    let v = spans_sum(i);
+    if (at.x == 0u) {
+        out[r * p.out_stride + at.y] = v;
+    } else if (at.x == 1u) {
+        res[r * p.rows2 + at.y] = v;
+    } else {
+        out3[r * p.rows3 + at.y] = v;
+    }
+}
+
 // matmul_split_sum fused with the RMS norm of the residual stream it adds into (a
 // prefill's norm after its attention output and down projections): one workgroup per
 // activation row sums the spans into out, adds them into res (as put() does), then

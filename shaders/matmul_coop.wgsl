@@ -16,7 +16,10 @@
 // once per CM activation rows, every activation converted once per CN weight rows).
 // With p.gated the tile's weight rows are half a feed-forward's gate rows and half the
 // same rows of its up weight (w2), and the gate half's subgroups write act(gate) * up:
-// the gated activation joins the dispatch (fetch, emit_piece).
+// the gated activation joins the dispatch (fetch, emit_piece). With p.multi (in the
+// variant compiled with MULTI, which shaders.rs sets for a key with a third weight type)
+// the tile's weight rows are output columns of w, w2 and w3 side by side (a layer's q, k
+// and v), whose sums go to out2 for matmul_split_sum_multi (matmul.wgsl) to route.
 
 const CLD: u32 = 40u; // stride of a staged row in halves: CK plus 8, so that the rows of
                       // a 16 × 16 load start in different banks (80 bytes, a multiple of
@@ -56,9 +59,15 @@ fn stage8(tile: u32, at: u32, v: mat2x4<f32>) {
     }
 }
 
-// Weight values e..e+7 of row `row` of w (which 0) or w2 (1) (e a multiple of 8, below
-// p.k).
+// Weight values e..e+7 of row `row` of w (which 0), w2 (1) or w3 (2) (e a multiple of 8,
+// below p.k).
 fn w8_at(which: u32, row: u32, e: u32) -> mat2x4<f32> {
+    if (which == 2u) {
+        if (by8()) {
+            return dq8_3(chunk_block_3(row, e / 8u), chunk_index_3(e / 8u));
+        }
+        return mat2x4<f32>(w4_3(row, e), w4_3(row, e + 4u));
+    }
     if (which == 1u) {
         if (by8()) {
             return dq8_2(chunk_block_2(row, e / 8u), chunk_index_2(e / 8u));
@@ -75,7 +84,8 @@ fn w8_at(which: u32, row: u32, e: u32) -> mat2x4<f32> {
 // values k0 + 8 (i % (CK / 8)).. of its row i / (CK / 8), so consecutive invocations
 // take consecutive chunks of a row; zero outside the batch or the part. Gated (p.gated),
 // the weight tile's first CN / 2 rows are gate rows r0 / 2.., the others the same rows
-// of up.
+// of up. Over several weights (p.multi), row r of the tile is output column r of
+// w, w2 and w3 side by side (multi_row).
 fn fetch(tile: u32, r0: u32, i: u32, k0: u32) -> mat2x4<f32> {
     var r = r0 + i / (CK / 8u);
     var which = 0u;
@@ -91,12 +101,17 @@ fn fetch(tile: u32, r0: u32, i: u32, k0: u32) -> mat2x4<f32> {
     if (tile == 0u) {
         return mat2x4<f32>(x4(r, e), x4(r, e + 4u));
     }
+    if (MULTI && p.multi != 0u) {
+        let at = multi_row(r);
+        return w8_at(at.x, at.y, e);
+    }
     return w8_at(which, r, e);
 }
 
 // A result piece (rows r0.., columns c0.. of the output) from this subgroup's slot of
 // cs: 8 values per invocation, into the output (put) or, for span `split` of a split
-// dot product, into its partial sums (out2: [splits][n][rows]). Gated, the subgroups
+// dot product or of a matmul over several weights (p.multi), into its partial sums
+// (out2: [splits][n][rows]). Gated, the subgroups
 // of the gate half of the tile write act(gate) * up, the up piece from the slot of the
 // subgroup CN / 64 on (same rows and piece of the other half); the others write
 // nothing. Barriers around: the piece is written cooperatively.
@@ -113,7 +128,7 @@ fn emit_piece(sg: u32, lane: u32, r0: u32, c0: u32, split: u32) {
                 if (gated) {
                     v = gated_act(v, cs[(sg + CN / 64u) * 256u + at], p.act);
                 }
-                if (p.splits > 1u) {
+                if (p.splits > 1u || (MULTI && p.multi != 0u)) {
                     out2[(split * p.n + r) * p.rows + c] = v;
                 } else {
                     put(r, c, v);

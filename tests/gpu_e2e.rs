@@ -471,6 +471,27 @@ fn sampling_reads_back_only_the_top_k_candidates() {
     assert_eq!(after.bytes_read_back - before.bytes_read_back, steps * 40 * 8, "40 candidates of 8 bytes per token");
 }
 
+/// A prompt is submitted in parts while it is recorded (`GpuOptions::submit_parts`), so
+/// the device starts before the host has recorded it all: every prompt's logits are
+/// the same, to the bit, as from one submission per prompt, and parts were submitted.
+#[test]
+fn tiny_llama_prompts_submitted_in_parts_match_one_submission() {
+    let fx = fixture("tiny-llama");
+    let path = fixture_model("tiny-llama");
+    let mut parts = load_gpu(&path, GpuOptions::default());
+    let mut whole = load_gpu(&path, GpuOptions { submit_parts: false, ..GpuOptions::default() });
+    for case in fx.cases.iter().filter(|c| c.prompt_token_ids.len() > 8) {
+        let ids = &case.prompt_token_ids;
+        let before = parts.backend().stats().part_submits;
+        let a = eval_all(&mut parts, ids);
+        let submitted = parts.backend().stats().part_submits - before;
+        let b = eval_all(&mut whole, ids);
+        assert!(submitted > 0, "{}: {} tokens, no part submitted early", case.name, ids.len());
+        assert_eq!(whole.backend().stats().part_submits, 0, "{}: parts with submit_parts off", case.name);
+        assert!(a == b, "{}: logits differ between parts and one submission", case.name);
+    }
+}
+
 fn drive<B: Backend>(model: &mut Model<B>, prompt: Vec<u32>, options: GenerateOptions) -> Vec<u32> {
     let mut session = model.new_session(prompt.len() + options.max_tokens + 1).expect("session");
     drive_in(model, &mut session, prompt, options).0

@@ -907,8 +907,13 @@ fn ffn_down_script<B: Backend>(
     (read(b, act, 1), y)
 }
 
+/// Batch sizes of `qkv_script`: decode rows, then batches of one tile of activation rows
+/// and of two (on cooperative matrices, 128 rows a tile).
+const QKV_BATCHES: [usize; 4] = [1, 2, 9, 130];
+
 /// q, k, v projections of one input (the GPU joins decode matvecs of one weight type
-/// and width into one dispatch); returns (q, k, v, dispatches of the three) per batch.
+/// and width into one dispatch, and a batch's into one cooperative-matrix matmul);
+/// returns (q, k, v, dispatches of the three) per batch of QKV_BATCHES.
 #[allow(clippy::type_complexity)]
 fn qkv_script<B: Backend>(
     b: &mut B,
@@ -922,9 +927,10 @@ fn qkv_script<B: Backend>(
         .map(|(i, (ty, rows, bytes))| weight(b, &format!("w{i}"), *ty, *rows, cols, bytes))
         .collect();
     let xt = table(b, x, cols);
-    let xa = b.alloc_activation(9, cols).expect("alloc");
-    let outs: Vec<_> = w.iter().map(|(_, rows, _)| b.alloc_activation(9, *rows).expect("alloc")).collect();
-    [1usize, 2, 9]
+    let cap = QKV_BATCHES[QKV_BATCHES.len() - 1];
+    let xa = b.alloc_activation(cap, cols).expect("alloc");
+    let outs: Vec<_> = w.iter().map(|(_, rows, _)| b.alloc_activation(cap, *rows).expect("alloc")).collect();
+    QKV_BATCHES
         .iter()
         .map(|&n| {
             b.begin_batch(&ids(n), 0).expect("batch");
@@ -947,7 +953,10 @@ fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
     use GgmlType::{F16, Q4K, Q4_1, Q5_0, Q6K, Q8_0};
     // (types and rows of the weights, split weights (rows per part), decode dispatches)
     // A third weight of another type joins too (v in Q6_K beside q and k in Q4_K, as
-    // Q4_K_M files have it); a second one does not.
+    // Q4_K_M files have it); a second one does not. On cooperative matrices the batches
+    // (9 and 130 rows) join the same way, as one matmul_tiled over the weights side by
+    // side (whose tiles here hold rows of two or three weights) and the sums routed to
+    // the three outputs; weights split across buffers do not.
     #[allow(clippy::type_complexity)]
     let cases: [(&[(GgmlType, usize)], Option<usize>, u64); 9] = [
         (&[(Q4_1, 131), (Q4_1, 37), (Q4_1, 37)], None, 1),
@@ -965,7 +974,7 @@ fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
         let mut rng = Rng(500 + i as u64);
         let cols = awkward_cols(spec[0].0);
         let w: Vec<_> = spec.iter().map(|&(ty, rows)| (ty, rows, random_weight(&mut rng, ty, rows, cols))).collect();
-        let x = rng.vec(9 * cols, -2.0, 2.0);
+        let x = rng.vec(QKV_BATCHES[QKV_BATCHES.len() - 1] * cols, -2.0, 2.0);
         let max_part_bytes = part.map(|p| {
             let row_bytes = (cols / Q8_0.block_elems() * Q8_0.block_bytes()).next_multiple_of(4) as u64;
             (row_bytes * p as u64 + 3).max(cols as u64 * 4).max(131 * 4)
@@ -979,8 +988,12 @@ fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
             // Split weights are not joined: as many dispatches as in a batch of 2 rows.
             assert_eq!(got[0].1, got[1].1, "case {i}: split weights");
         }
+        let joins = spec[1].0 == spec[0].0 && part.is_none();
+        let batches = QKV_BATCHES.iter().filter(|&&n| n > MATVEC_MAX_ROWS).count() as u64;
+        let want_multi = if b.shader_features().coop_matrix && joins { batches } else { 0 };
+        assert_eq!(b.stats().multi_batch_matmuls, want_multi, "case {i}: batch matmuls over several weights");
         let mut worst = 0.0f32;
-        for (n, ((wv, _), (gv, _))) in [1usize, 2, 9].iter().zip(want.iter().zip(&got)) {
+        for (n, ((wv, _), (gv, _))) in QKV_BATCHES.iter().zip(want.iter().zip(&got)) {
             for (m, ((ty, rows, bytes), (wo, go))) in w.iter().zip(wv.iter().zip(gv)).enumerate() {
                 let wf = dequant(*ty, bytes, rows * cols);
                 for r in 0..*n {
@@ -999,7 +1012,11 @@ fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
                 }
             }
         }
-        eprintln!("qkv case {i} {spec:?}: {} decode dispatch(es), max |Δ|/Σ|w·x| {worst:.2e}", got[0].1);
+        eprintln!(
+            "qkv case {i} {spec:?}: {} decode dispatch(es), {} batch matmul(s) over several weights, max |Δ|/Σ|w·x| {worst:.2e}",
+            got[0].1,
+            b.stats().multi_batch_matmuls
+        );
     }
 }
 

@@ -57,6 +57,11 @@ pub struct GpuOptions {
     /// enough to repay the dequantizing (`tuning::wide_weight_pays`): for the kernel tests,
     /// whose weights are small.
     pub wide_every_weight: bool,
+    /// Submit a prompt chunk's work in parts while recording it
+    /// (`tuning::PREFILL_FIRST_SUBMIT`), so the device starts before the host has
+    /// recorded the whole chunk. Off: one submission per batch. On by default natively
+    /// only: through Dawn the parts measured no faster (bench/results/qkv-submit-h200.md).
+    pub submit_parts: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
@@ -97,6 +102,7 @@ impl Default for GpuOptions {
             allow_split_k: true,
             allow_wide_batch: true,
             wide_every_weight: false,
+            submit_parts: !cfg!(target_arch = "wasm32"),
             max_part_bytes: None,
             kv_f16: false,
             profile: false,

@@ -1,7 +1,7 @@
 //! Fusion of op sequences the forward passes always emit, inside the backend: an op
 //! is held back one step (`Pending`) so that the next op can join its dispatch —
 //! a matmul and the residual add of its output, q/k/v matvecs (v may be of another
-//! type), the gate/up matvecs with their gated activation, and the q/k preparation
+//! type; a batch's q/k/v on cooperative matrices too), the gate/up matvecs with their gated activation, and the q/k preparation
 //! with the KV-cache store of the attention after it (in decode, with the whole
 //! attention: `attention_rope`), and a split batch matmul's sums into the residual
 //! stream with the RMS norm of that stream after them. Anything else that arrives
@@ -51,7 +51,10 @@ pub(crate) enum Pending {
     /// and width: recorded as one `matvec_multi` dispatch (q, k, v projections) where
     /// every weight is one part; two of the same part layout followed by a gated
     /// activation of their outputs (a feed-forward's gate and up) are one
-    /// `matvec_gated` dispatch per part.
+    /// `matvec_gated` dispatch per part. A batch's two or three on cooperative
+    /// matrices (`multi_batch_fits`): one matmul_tiled over the weights side by side
+    /// and one matmul_split_sum_multi (`record_batch_multi`), unless the pair is a
+    /// gate and up that the gated activation after them takes (`record_matmul_gated`).
     Group(Vec<PendingMatmul>),
     /// An RMS norm of whole rows: the decode matvecs reading its output may take it in
     /// (`NormIn`), or a residual add of its output may join it (`rms_norm_add`).
@@ -193,7 +196,11 @@ impl GpuBackend {
     /// Records matvecs held as a group: one `matvec_multi` dispatch when every weight
     /// is one part, else each on its own.
     pub(crate) fn record_group(&mut self, mut g: Vec<PendingMatmul>) {
-        // A batch's pair (held for record_matmul_gated) that no gated activation took.
+        // A batch's group: one dispatch over the weights where it fits (a pair held for
+        // record_matmul_gated that no gated activation took may, too).
+        if g.first().is_some_and(|m| m.n > MATVEC_MAX_ROWS) && self.multi_batch_fits(&g.iter().collect::<Vec<_>>()) {
+            return self.record_batch_multi(g);
+        }
         if g.len() < 2 || g.len() > 3 || g.iter().any(|m| m.parts.len() != 1 || m.n > 1) {
             for m in g {
                 self.record_matmul_alone(m);
@@ -324,6 +331,75 @@ impl GpuBackend {
             && self.batch_grid(g.parts[0].rows, g.n, g.cols, true).2 == 1
     }
 
+    /// Whether a batch's matmuls over one input (two or three held as a group: a
+    /// layer's q, k and v) can be one cooperative-matrix dispatch over their weights side
+    /// by side (`record_batch_multi`): one part each, of one width, the first two of one
+    /// type (the third's may differ: v beside q and k), none that would run as
+    /// dequantized panels. One dispatch for the 1.5B's q, k and v took 77.5 µs against
+    /// 116.9 for the three (bench/results/split-sum-norm-h200.md, call 9): k and v alone
+    /// are 16 tiles of 128 × 128 over 512 rows, which leave most of an H200 idle.
+    pub(crate) fn multi_batch_fits(&self, ms: &[&PendingMatmul]) -> bool {
+        let (Some(first), true) = (ms.first(), (2..=3).contains(&ms.len())) else { return false };
+        let x_stride = self.act(first.x).cols as u32;
+        let fits = |m: &&PendingMatmul| {
+            m.n == first.n
+                && m.n > MATVEC_MAX_ROWS
+                && m.x == first.x
+                && m.cols == first.cols
+                && m.parts.len() == 1
+                && m.norm.is_none()
+                && !self.wide_pays(m.n, m.parts[0].rows, m.cols, x_stride, false)
+        };
+        self.shader_features.coop_matrix
+            && ms.iter().all(fits)
+            && ms[1].ty == first.ty
+            && ms[1].row_words == first.row_words
+    }
+
+    /// Records a batch's matmuls over one input (`multi_batch_fits`) as one
+    /// cooperative-matrix matmul_tiled over their weights side by side, every tile's
+    /// sums into the partial sums (split where the tiles are few), then
+    /// matmul_split_sum_multi, which writes each column into its weight's output.
+    fn record_batch_multi(&mut self, g: Vec<PendingMatmul>) {
+        let (first, third) = (&g[0], g.get(2));
+        let rows: Vec<usize> = g.iter().map(|m| m.parts[0].rows).collect();
+        let total: usize = rows.iter().sum();
+        let (n, k) = (first.n, first.cols);
+        let (gx, gy, _) = self.batch_grid(total, n, k, false);
+        let splits = if self.allow_split_k { split_k(gx * gy, k, SPLIT_K_COOP_MULTI) } else { 1 };
+        let p = MatmulParams {
+            n: n as u32,
+            k: k as u32,
+            rows: total as u32,
+            row_words: first.row_words as u32,
+            x_stride: self.act(first.x).cols as u32,
+            out_stride: self.act(first.out).cols as u32,
+            rows2: rows[1] as u32,
+            rows3: rows.get(2).map_or(0, |&r| r as u32),
+            row_words3: third.map_or(first.row_words, |m| m.row_words) as u32,
+            splits: splits as u32,
+            k_span: k.div_ceil(splits).next_multiple_of(SPLIT_K_ALIGN) as u32,
+            m_tiles: gy as u32,
+            multi: 1,
+            ..Default::default()
+        };
+        let Some(sums) = self.partial_sums_buffer(splits * n * total) else { return };
+        let (xb, ob, w2) = (self.act(first.x).buf, self.act(first.out).buf, g[1].parts[0].buf);
+        let (w3, vb) = match third {
+            Some(m) => (m.parts[0].buf, self.act(m.out).buf),
+            // No third weight: the second again (read only) and the dummy output.
+            None => (w2, self.dummy),
+        };
+        let key =
+            KernelKey::new(Op::MatmulTiled, Some(first.ty)).over_several_weights(third.map_or(first.ty, |m| m.ty));
+        // x, w, out (unwritten: the sums go to their kernel), no residual, the sums, w2, w3.
+        let bufs = [xb, first.parts[0].buf, ob, self.dummy, sums, w2, w3];
+        self.record_grid(key, &bufs, &p, None, gx as u32, (gy * splits) as u32);
+        self.stats.multi_batch_matmuls += 1;
+        let kb = self.act(g[1].out).buf;
+        self.record(Op::MatmulSplitSumMulti, Some(first.ty), &[ob, kb, sums, vb], &p, None, item_groups(n * total));
+    }
+
     /// Records a batch's gate and up and `out = act(gate) * up` as one
     /// cooperative-matrix dispatch (`gated_batch_fits` holds).
     pub(crate) fn record_matmul_gated(&mut self, g: PendingMatmul, u: PendingMatmul, act: u32, out: GpuActivation) {
@@ -431,7 +507,13 @@ impl GpuBackend {
         if splits <= 1 {
             return Some(self.dummy_read);
         }
-        let bytes = (splits * outputs * 4) as u64;
+        self.partial_sums_buffer(splits * outputs)
+    }
+
+    /// The buffer of `split_sums_buffer` for `values` partial sums in all (a matmul over
+    /// several weights writes its sums there even unsplit).
+    fn partial_sums_buffer(&mut self, values: usize) -> Option<BufId> {
+        let bytes = (values * 4) as u64;
         match self.scratch_buffer(
             self.split_sums,
             "matmul split sums",
@@ -482,8 +564,8 @@ impl GpuBackend {
         p.k_span = k.div_ceil(splits).next_multiple_of(SPLIT_K_ALIGN) as u32;
         p.m_tiles = gy as u32;
         let sums = self.split_sums_buffer(splits, n * rows)?;
-        // Not gated: the weight again (read only) in up's slot.
-        let mut bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb)];
+        // Not gated: the weight again (read only) in up's slot; and in the third weight's.
+        let mut bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb), wb];
         let mut key = KernelKey::new(Op::MatmulTiled, Some(ty));
         // On integer dot products where the device runs that kernel (never gated: that is
         // on cooperative matrices) and it is the faster kernel for this type

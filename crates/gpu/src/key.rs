@@ -91,6 +91,15 @@ impl KernelKey {
         self
     }
 
+    /// matmul_tiled over several weights side by side (`MatmulParams::multi`: a layer's
+    /// q, k and v), the third of type `t`: its own variant even where `t` is the first's
+    /// type, as only it has the routing compiled in (`MULTI` in
+    /// shaders/matmul_coop.wgsl).
+    pub fn over_several_weights(mut self, t: GgmlType) -> Self {
+        self.ty3 = Some(t);
+        self
+    }
+
     /// The integer-dot variant of a decode matvec whose input row is `k` values, where
     /// it has one (its weight types have units, `has_int_units`, rows of whole units
     /// and blocks, and `k` ≤ INT_STAGE_MAX_K); its staging holds `k` rounded up to a

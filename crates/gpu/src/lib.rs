@@ -87,6 +87,9 @@ pub struct GpuStats {
     pub wait_us: u64,
     /// Submissions made only to flush weight uploads.
     pub upload_submits: u64,
+    /// Parts of a batch submitted while it was still being recorded
+    /// (`tuning::PREFILL_FIRST_SUBMIT`; not counted in `submits`).
+    pub part_submits: u64,
     /// GPU objects created (buffers, pipelines, layouts, bind groups): constant in the
     /// token loop once the first token has run.
     pub objects_created: u64,
@@ -95,6 +98,9 @@ pub struct GpuStats {
     pub input_staged_matvecs: u64,
     /// Batch matmuls (prefill) recorded on integer dot products (shaders/matmul_int.wgsl).
     pub int_batch_matmuls: u64,
+    /// Batch matmuls over two or three weights at once (a layer's q, k and v:
+    /// `MatmulParams::multi`).
+    pub multi_batch_matmuls: u64,
     /// Batch matmuls whose dot products were split into spans (`tuning::split_k`).
     pub split_batch_matmuls: u64,
     /// Of those, the ones whose sums took the RMS norm after them in
@@ -213,6 +219,13 @@ pub struct GpuBackend {
     batch_qx_of: Option<(BufId, u32, u32, u32, u32)>,
     /// Timestamps around every dispatch (`GpuOptions::profile`).
     profiler: Option<profile::Profiler>,
+    /// Dispatches recorded since the last submission, and after how many a batch's
+    /// work is submitted before the batch ends (PREFILL_FIRST_SUBMIT; 0: only at its
+    /// end, as for a decode step).
+    recorded_since_submit: u32,
+    submit_after: u32,
+    /// `GpuOptions::submit_parts`.
+    submit_parts: bool,
     /// An op that could not be recorded; returned by the next read.
     deferred: Option<ModelError>,
     stats: GpuStats,
@@ -292,6 +305,9 @@ impl GpuBackend {
             qx_ready: None,
             dummy_read: BufId(0),
             profiler: None,
+            recorded_since_submit: 0,
+            submit_after: 0,
+            submit_parts: true,
             deferred: None,
             stats: GpuStats::default(),
         };
@@ -315,6 +331,7 @@ impl GpuBackend {
         b.allow_split_k = options.allow_split_k;
         b.allow_wide_batch = options.allow_wide_batch;
         b.wide_every_weight = options.wide_every_weight;
+        b.submit_parts = options.submit_parts;
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;
@@ -602,6 +619,21 @@ impl GpuBackend {
         }
         pass.dispatch_workgroups(x, y, 1);
         self.stats.dispatches += 1;
+        self.recorded_since_submit += 1;
+        if self.submit_after > 0 && self.recorded_since_submit >= self.submit_after {
+            self.submit_part();
+        }
+    }
+
+    /// Submits the part of a batch recorded so far, so that the device starts on it
+    /// while the host records the rest (`tuning::PREFILL_FIRST_SUBMIT`). Nothing is
+    /// read back: what the batch's later ops read stays in its buffers, in queue order.
+    fn submit_part(&mut self) {
+        let submits = self.stats.submits;
+        self.submit(None);
+        self.stats.submits = submits;
+        self.stats.part_submits += 1;
+        self.submit_after = (self.submit_after * 2).min(PREFILL_SUBMIT_MAX);
     }
 
     /// Ends the pass and submits everything recorded (and a copy of `copy.1` bytes of
@@ -630,6 +662,7 @@ impl GpuBackend {
         }
         let index = self.gpu.queue.submit([encoder.finish()]);
         self.stats.submits += 1;
+        self.recorded_since_submit = 0;
         if let Some(p) = &mut self.profiler {
             p.collect(&self.gpu.device);
         }

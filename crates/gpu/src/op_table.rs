@@ -82,6 +82,9 @@ pub enum Op {
     /// The same sums where they add into a residual stream, with the RMS norm of that
     /// stream's rows after them taken in (a prefill's o and down projections).
     MatmulSplitSumNorm,
+    /// The sums of a matmul over several weights at once (q, k and v), each column into
+    /// its weight's output (`MatmulParams::multi`).
+    MatmulSplitSumMulti,
     /// A panel of weight rows dequantized (a large batch's matmul: shaders/
     /// dequant_rows.wgsl): to f32 on the shader cores, to f16 on cooperative matrices.
     DequantRows,
@@ -224,7 +227,7 @@ const MATMUL: Forms = Forms { subgroups: true, ..NO_FORMS };
 const KV: Forms = Forms { kv_f16: true, ..NO_FORMS };
 
 /// Every op, in `Op` order (`Op::spec` indexes it; a test checks the order).
-pub const OPS: [OpSpec; 37] = [
+pub const OPS: [OpSpec; 38] = [
     OpSpec {
         op: Op::Embed,
         name: "embed",
@@ -358,13 +361,14 @@ pub const OPS: [OpSpec; 37] = [
         entry_point: "matmul_tiled",
         family: Family::Matmul,
         // x, weight part, out, residual (or a dummy), split partial sums (or a dummy),
-        // the up weight where gated (over integer dot products, the quantized x runs;
-        // else the weight part again)
-        bindings: &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (6, Write), (5, Read)],
+        // the up weight where gated or the second weight of several (over integer dot
+        // products, the quantized x runs; else the weight part again), the third weight
+        // of several (else the weight part again)
+        bindings: &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (6, Write), (5, Read), (7, Read)],
         shares_layout_of: None,
         reads_weight: true,
         module: Module::Shared,
-        forms: Forms { coop_matrix: true, int_batch: true, ..MATMUL },
+        forms: Forms { coop_matrix: true, int_batch: true, third_type: true, ..MATMUL },
         tuning: Tuning::BatchTiles,
     },
     OpSpec {
@@ -392,6 +396,20 @@ pub const OPS: [OpSpec; 37] = [
         module: Module::Shared,
         forms: MATMUL,
         tuning: Tuning::PerRow,
+    },
+    OpSpec {
+        op: Op::MatmulSplitSumMulti,
+        name: "matmul_split_sum_multi",
+        entry_point: "matmul_split_sum_multi",
+        family: Family::Matmul,
+        // the first weight's output, the second's, split partial sums, the third's (or
+        // a dummy)
+        bindings: &[(0, Params), (3, Write), (4, Write), (6, Write), (8, Write)],
+        shares_layout_of: None,
+        reads_weight: true,
+        module: Module::Shared,
+        forms: MATMUL,
+        tuning: Tuning::PerItem,
     },
     OpSpec {
         op: Op::DequantRows,

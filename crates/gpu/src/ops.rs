@@ -172,6 +172,8 @@ impl Backend for GpuBackend {
             self.gpu.queue.write_buffer(&self.buffers[self.tokens.0 as usize], 0, bytemuck::cast_slice(tokens));
         }
         self.n_tokens = tokens.len();
+        let parts = self.submit_parts && tokens.len() > MATVEC_MAX_ROWS;
+        self.submit_after = if parts { PREFILL_FIRST_SUBMIT } else { 0 };
         self.start_pos = start_pos;
         self.packed.clear();
         // Tables are keyed by their rows' first position, which a packed batch does not
@@ -297,15 +299,22 @@ impl Backend for GpuBackend {
         let same_type = |a: &PendingMatmul| a.ty == pm.ty && a.row_words == pm.row_words;
         // A batch's two matmuls over one input, of one type and shape: held as a pair, as
         // a feed-forward's gate and up, which the gated activation after them may take
-        // into one cooperative-matrix dispatch (record_matmul_gated).
-        let batch_pair = match &self.pending {
-            Some(Pending::Matmul(a)) => a.n == n && beside(a) && self.gated_batch_fits(a, &pm),
+        // into one cooperative-matrix dispatch (record_matmul_gated). And a batch's two
+        // or three over one input that one cooperative-matrix dispatch takes
+        // (multi_batch_fits: q, k and v), held as a group.
+        let batch_group = match &self.pending {
+            Some(Pending::Matmul(a)) => {
+                a.n == n && beside(a) && (self.gated_batch_fits(a, &pm) || self.multi_batch_fits(&[a, &pm]))
+            }
+            Some(Pending::Group(g)) => {
+                g.len() == 2 && g.iter().all(beside) && self.multi_batch_fits(&[&g[0], &g[1], &pm])
+            }
             _ => false,
         };
         let group = match self.pending.take() {
             Some(Pending::Matmul(a)) if joins(&a) && same_type(&a) => Some(vec![a]),
-            Some(Pending::Matmul(a)) if batch_pair => Some(vec![a]),
-            Some(Pending::Group(g)) if g.len() == 2 && g.iter().all(joins) => Some(g),
+            Some(Pending::Matmul(a)) if batch_group => Some(vec![a]),
+            Some(Pending::Group(g)) if g.len() == 2 && (g.iter().all(joins) || batch_group) => Some(g),
             other => {
                 self.pending = other;
                 None

@@ -111,6 +111,13 @@ params!(
         qx_runs: u32,
         /// dequant_rows: the first weight row of the panel it writes.
         w_row0: u32,
+        /// matmul_tiled on cooperative matrices, 1: the matmuls of two or three weights
+        /// over one input at once (a layer's q, k and v projections): w, then w2 (rows2
+        /// rows, of w's type), then w3 (rows3 rows, of the key's ty3), side by side as
+        /// `rows` output columns in all. Every tile's sums go to out2 as a split's spans
+        /// do (also unsplit), and matmul_split_sum_multi writes each column into its
+        /// weight's output.
+        multi: u32,
     }
 );
 

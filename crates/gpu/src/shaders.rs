@@ -236,7 +236,11 @@ pub fn assemble(key: KernelKey) -> String {
             ("", shader_consts(&["TM", "TN", "WM", "WN", "WK", "STEP_WRITTEN_OUT"]), shader_core_matmuls.as_str())
         }
         (Family::Matmul, true) => {
-            (COOP_ENABLES, shader_consts(&["CM", "CN", "CK", "WM", "WN", "WCK"]), coop_matmuls.as_str())
+            // matmul_tiled over several weights (a key with a third weight's type:
+            // `KernelKey::over_several_weights`) is its own variant, so that the others
+            // are compiled without its routing (which cost down's kernel 1.7%).
+            let multi = format!("const MULTI: bool = {};\n", key.ty3.is_some());
+            (COOP_ENABLES, shader_consts(&["CM", "CN", "CK", "WM", "WN", "WCK"]) + &multi, coop_matmuls.as_str())
         }
         (Family::Attention, false) => ("", shader_consts(&["TQ"]), ATTENTION_TILED),
         (Family::Attention, true) => (

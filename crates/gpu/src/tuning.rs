@@ -14,6 +14,16 @@ use crate::key::ShaderFeatures;
 pub const BLOB_BYTES: u64 = 4 << 20;
 /// Weight bytes uploaded between two flushes of wgpu's staging memory.
 pub const UPLOAD_FLUSH_BYTES: u64 = 64 << 20;
+/// A batch of more rows than a matvec takes (a prompt's chunk) submits its work in
+/// parts as it is recorded (`GpuOptions::submit_parts`, natively), the first after this
+/// many dispatches and each next part twice the last, up to PREFILL_SUBMIT_MAX: the
+/// device starts on the first layers while the host records the rest, instead of
+/// waiting for the whole chunk's recording (~8 ms of host time for the 0.5B's 512-row
+/// chunk on the 2-core development VM, a quarter of it in wgpu's encoding at `finish`).
+/// Qwen2.5-0.5B's 512-token prefill on an H200: 1.07× (bench/results/qkv-submit-h200.md).
+/// Decode steps stay one submission each (chain.rs).
+pub const PREFILL_FIRST_SUBMIT: u32 = 16;
+pub const PREFILL_SUBMIT_MAX: u32 = 256;
 
 // ---- one invocation per item ----------------------------------------------------------
 
@@ -185,6 +195,14 @@ pub struct SplitK {
 /// q and o 67.5 → 59.7, k and v 31.4 → 28.6; but gate (280 tiles) split in 4 went 218 →
 /// 239, and in 2 (a target of 512) 231: 256 tiles and more stay whole.
 pub const SPLIT_K_COOP: SplitK = SplitK { full_tiles: 256, target: 1024, min_span: 128, max_splits: 8 };
+/// On cooperative matrices, a matmul over several weights side by side (a layer's q, k
+/// and v: fusion.rs `record_batch_multi`), whose every tile writes partial sums: fewer
+/// spans. On an H200 the 1.5B's q, k and v (64 tiles over 512 rows) took 65.8 µs in 8
+/// spans, 62.0 in 6, 57.2 in 4 and 52.0 in 2 (targets of 1,024, 384, 256, 128); their
+/// sums 14.2, 13.6, 13.2 and 13.2 (bench/results/qkv-submit-h200.md, calls 2 and 3). The
+/// 48 tiles of q or o alone keep 8 spans: in 6 (a target of 256) o and down took 17%
+/// longer.
+pub const SPLIT_K_COOP_MULTI: SplitK = SplitK { target: 128, ..SPLIT_K_COOP };
 /// On the shader cores (a 64 × 64 tile of 256 invocations: the f32 and integer-dot
 /// kernels browsers run). The target was timed on an H200 at 1 (no split), 256, 512 and
 /// 1,024 (bench/results/browser-prefill-h200.md): 1,024 was best or within 1% of it on
