@@ -339,19 +339,6 @@ fn matmul_split_sum(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
     put(i / p.rows, i % p.rows, spans_sum(i));
 }
 
-// A matmul over several weights at once (p.multi: w, then w2, then w3, side by side as
-// p.rows output columns): the weight of output column c (0, 1, 2) and its row there.
-fn multi_row(c: u32) -> vec2<u32> {
-    let first = p.rows - p.rows2 - p.rows3;
-    if (c < first) {
-        return vec2<u32>(0u, c);
-    }
-    if (c < first + p.rows2) {
-        return vec2<u32>(1u, c - first);
-    }
-    return vec2<u32>(2u, c - first - p.rows2);
-}
-
 // matmul_split_sum of a matmul over several weights (p.multi: a layer's q, k and v,
 // every tile's sums in out2, split or not): each column's sum into its weight's output,
 // out (w's rows, p.out_stride a row), res (w2's, rows2 a row: not a residual stream

@@ -25,7 +25,9 @@
 //
 // Params: MatmulParams (not gated: that is the cooperative-matrix kernel's). Split as
 // matmul_tiled.wgsl is: p.splits spans of p.k_span values (a multiple of the 64 of a
-// step), the spans' sums into out2 for matmul_split_sum.
+// step), the spans' sums into out2 for matmul_split_sum. Over several weights (p.multi,
+// as matmul_coop.wgsl's), every tile's sums go to out2 and matmul_split_sum_multi routes
+// them.
 // Prepended by the host: QD, TM and TN, the weight type's unit snippet.
 @group(0) @binding(0) var<uniform> p: Params;
 // Binding 1 holds the activations x: [n, x_stride] f32, read here as quantize_runs
@@ -40,6 +42,27 @@
 // qx: [n, k / 16, QD + 1] vec4s, x's runs quantized: QD digit vectors, then (scale, Σx)
 // as f32 bits.
 @group(0) @binding(5) var<storage, read> qx: array<vec4<u32>>;
+// Over several weights side by side (p.multi, in the MULTI variant: a layer's q, k and
+// v): the second (w's type, read through unit_2) and the third (its own type, rows of
+// p.row_words3, unit_3); elsewhere the weight part again.
+@group(0) @binding(9) var<storage, read> w2: array<WEIGHT_WORD_2>;
+@group(0) @binding(7) var<storage, read> w3: array<WEIGHT_WORD_3>;
+
+// Unit u of the weight row that gives output column c: of w, or over several weights of
+// the one whose column it is (multi_row, matmul_out.wgsl).
+fn unit_of(c: u32, u: u32) -> Unit {
+    if (MULTI && p.multi != 0u) {
+        let at = multi_row(c);
+        if (at.x == 1u) {
+            return unit_2(at.y, u);
+        }
+        if (at.x == 2u) {
+            return unit_3(at.y, u);
+        }
+        return unit(at.y, u);
+    }
+    return unit(c, u);
+}
 
 // Runs of 16 values per step: two units of every weight row.
 const RUNS: u32 = 4u;
@@ -92,7 +115,7 @@ fn stage(s: u32, lid: u32, m0: u32, n0: u32) {
         var t = Unit(vec4<u32>(), vec4<u32>(), vec2<u32>(4u * s + 2u * (lid & 1u), 4u * s + 2u * (lid & 1u) + 1u),
                      vec2<f32>(), vec2<f32>());
         if (n0 + c < p.rows && u < p.k / 32u) {
-            t = unit(n0 + c, u);
+            t = unit_of(n0 + c, u);
         }
         let r0 = t.r.x - 4u * s;
         let r1 = t.r.y - 4u * s;

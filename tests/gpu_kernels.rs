@@ -953,13 +953,16 @@ fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
     use GgmlType::{F16, Q4K, Q4_1, Q5_0, Q6K, Q8_0};
     // (types and rows of the weights, split weights (rows per part), decode dispatches)
     // A third weight of another type joins too (v in Q6_K beside q and k in Q4_K, as
-    // Q4_K_M files have it); a second one does not. On cooperative matrices the batches
-    // (9 and 130 rows) join the same way, as one matmul_tiled over the weights side by
-    // side (whose tiles here hold rows of two or three weights) and the sums routed to
-    // the three outputs; weights split across buffers do not.
+    // Q4_K_M files have it); a second one does not. The batches (9 and 130 rows) join
+    // the same way on cooperative matrices and on integer dot products, as one
+    // matmul_tiled over the weights side by side (whose tiles here hold rows of two or
+    // three weights) and the sums routed to the outputs; weights split across buffers do
+    // not. Where the third does not take the kernel (Q6_K beside Q4_K on integer dot
+    // products) the first two join and it runs alone.
     #[allow(clippy::type_complexity)]
-    let cases: [(&[(GgmlType, usize)], Option<usize>, u64); 9] = [
+    let cases: [(&[(GgmlType, usize)], Option<usize>, u64); 10] = [
         (&[(Q4_1, 131), (Q4_1, 37), (Q4_1, 37)], None, 1),
+        (&[(Q4K, 131), (Q4K, 37), (Q4K, 37)], None, 1),
         (&[(Q5_0, 131), (Q5_0, 37), (Q8_0, 37)], None, 1),
         (&[(Q4K, 131), (Q4K, 37), (Q6K, 37)], None, 1),
         (&[(Q4K, 37), (Q6K, 37), (Q4K, 37)], None, 3),
@@ -988,9 +991,13 @@ fn qkv_projections_join_one_decode_dispatch_and_match_cpu() {
             // Split weights are not joined: as many dispatches as in a batch of 2 rows.
             assert_eq!(got[0].1, got[1].1, "case {i}: split weights");
         }
-        let joins = spec[1].0 == spec[0].0 && part.is_none();
+        // Batches join on cooperative matrices, and on integer dot products where each
+        // weight takes them (with f32's accuracy, three digits: Q4_K, tuning::int_batch_pays).
+        let f = b.shader_features();
+        let int = |t: GgmlType| f.int_batch == 3 && t == Q4K;
+        let joins = spec[1].0 == spec[0].0 && part.is_none() && (f.coop_matrix || int(spec[0].0));
         let batches = QKV_BATCHES.iter().filter(|&&n| n > MATVEC_MAX_ROWS).count() as u64;
-        let want_multi = if b.shader_features().coop_matrix && joins { batches } else { 0 };
+        let want_multi = if joins { batches } else { 0 };
         assert_eq!(b.stats().multi_batch_matmuls, want_multi, "case {i}: batch matmuls over several weights");
         let mut worst = 0.0f32;
         for (n, ((wv, _), (gv, _))) in QKV_BATCHES.iter().zip(want.iter().zip(&got)) {

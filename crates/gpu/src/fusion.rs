@@ -1,7 +1,8 @@
 //! Fusion of op sequences the forward passes always emit, inside the backend: an op
 //! is held back one step (`Pending`) so that the next op can join its dispatch —
 //! a matmul and the residual add of its output, q/k/v matvecs (v may be of another
-//! type; a batch's q/k/v on cooperative matrices too), the gate/up matvecs with their gated activation, and the q/k preparation
+//! type; a batch's q/k/v on cooperative matrices or integer dot products too), the
+//! gate/up matvecs with their gated activation, and the q/k preparation
 //! with the KV-cache store of the attention after it (in decode, with the whole
 //! attention: `attention_rope`), and a split batch matmul's sums into the residual
 //! stream with the RMS norm of that stream after them. Anything else that arrives
@@ -52,7 +53,8 @@ pub(crate) enum Pending {
     /// every weight is one part; two of the same part layout followed by a gated
     /// activation of their outputs (a feed-forward's gate and up) are one
     /// `matvec_gated` dispatch per part. A batch's two or three on cooperative
-    /// matrices (`multi_batch_fits`): one matmul_tiled over the weights side by side
+    /// matrices or integer dot products (`multi_batch_fits`): one matmul_tiled over the
+    /// weights side by side
     /// and one matmul_split_sum_multi (`record_batch_multi`), unless the pair is a
     /// gate and up that the gated activation after them takes (`record_matmul_gated`).
     Group(Vec<PendingMatmul>),
@@ -332,15 +334,21 @@ impl GpuBackend {
     }
 
     /// Whether a batch's matmuls over one input (two or three held as a group: a
-    /// layer's q, k and v) can be one cooperative-matrix dispatch over their weights side
-    /// by side (`record_batch_multi`): one part each, of one width, the first two of one
-    /// type (the third's may differ: v beside q and k), none that would run as
-    /// dequantized panels. One dispatch for the 1.5B's q, k and v took 77.5 µs against
-    /// 116.9 for the three (bench/results/split-sum-norm-h200.md, call 9): k and v alone
-    /// are 16 tiles of 128 × 128 over 512 rows, which leave most of an H200 idle.
+    /// layer's q, k and v) can be one dispatch over their weights side by side
+    /// (`record_batch_multi`): one part each, of one width, the first two of one type
+    /// (the third's may differ: v beside q and k), none that would run as dequantized
+    /// panels; on cooperative matrices, or on integer dot products where each weight's
+    /// type takes that kernel (`batch_key`; the f32 kernel has no such form). On an H200
+    /// the 1.5B's q, k and v with their sums took 119 µs a layer as three and 65 as one
+    /// (bench/results/qkv-submit-h200.md): k and v alone are 16 tiles of 128 × 128 over
+    /// 512 rows, which leave most of the GPU idle.
     pub(crate) fn multi_batch_fits(&self, ms: &[&PendingMatmul]) -> bool {
         let (Some(first), true) = (ms.first(), (2..=3).contains(&ms.len())) else { return false };
         let x_stride = self.act(first.x).cols as u32;
+        let int = |m: &&PendingMatmul| {
+            let key = self.batch_key(KernelKey::new(Op::MatmulTiled, Some(m.ty)), m.cols, x_stride);
+            key.with_features(self.shader_features).features.int_batch > 0
+        };
         let fits = |m: &&PendingMatmul| {
             m.n == first.n
                 && m.n > MATVEC_MAX_ROWS
@@ -350,23 +358,26 @@ impl GpuBackend {
                 && m.norm.is_none()
                 && !self.wide_pays(m.n, m.parts[0].rows, m.cols, x_stride, false)
         };
-        self.shader_features.coop_matrix
+        (self.shader_features.coop_matrix || ms.iter().all(int))
             && ms.iter().all(fits)
             && ms[1].ty == first.ty
             && ms[1].row_words == first.row_words
     }
 
     /// Records a batch's matmuls over one input (`multi_batch_fits`) as one
-    /// cooperative-matrix matmul_tiled over their weights side by side, every tile's
-    /// sums into the partial sums (split where the tiles are few), then
-    /// matmul_split_sum_multi, which writes each column into its weight's output.
+    /// matmul_tiled over their weights side by side, every tile's sums into the partial
+    /// sums (split where the tiles are few), then matmul_split_sum_multi, which writes
+    /// each column into its weight's output.
     fn record_batch_multi(&mut self, g: Vec<PendingMatmul>) {
         let (first, third) = (&g[0], g.get(2));
         let rows: Vec<usize> = g.iter().map(|m| m.parts[0].rows).collect();
         let total: usize = rows.iter().sum();
         let (n, k) = (first.n, first.cols);
-        let (gx, gy, _) = self.batch_grid(total, n, k, false);
-        let splits = if self.allow_split_k { split_k(gx * gy, k, SPLIT_K_COOP_MULTI) } else { 1 };
+        let (gx, gy, splits) = self.batch_grid(total, n, k, false);
+        let splits = match self.shader_features.coop_matrix {
+            true if self.allow_split_k => split_k(gx * gy, k, SPLIT_K_COOP_MULTI),
+            _ => splits,
+        };
         let p = MatmulParams {
             n: n as u32,
             k: k as u32,
@@ -392,12 +403,21 @@ impl GpuBackend {
         };
         let key =
             KernelKey::new(Op::MatmulTiled, Some(first.ty)).over_several_weights(third.map_or(first.ty, |m| m.ty));
-        // x, w, out (unwritten: the sums go to their kernel), no residual, the sums, w2, w3.
-        let bufs = [xb, first.parts[0].buf, ob, self.dummy, sums, w2, w3];
+        let key = self.batch_key(key, k, p.x_stride);
+        let digits = key.with_features(self.shader_features).features.int_batch;
+        // x, w, out (unwritten: the sums go to their kernel), no residual, the sums, w2
+        // (over integer dot products: the quantized input, w2 in the last slot), w3.
+        let mut bufs = [xb, first.parts[0].buf, ob, self.dummy, sums, w2, w3, w2];
+        if digits > 0 {
+            let Some(qx) = self.batch_input_quantized(xb, &p, digits) else { return };
+            bufs[5] = qx;
+        }
         self.record_grid(key, &bufs, &p, None, gx as u32, (gy * splits) as u32);
         self.stats.multi_batch_matmuls += 1;
         let kb = self.act(g[1].out).buf;
         self.record(Op::MatmulSplitSumMulti, Some(first.ty), &[ob, kb, sums, vb], &p, None, item_groups(n * total));
+        // (Its outputs are never x: `beside` in matmul().)
+        self.keep_batch_input_quantized(xb, &p, digits, [ob, self.dummy]);
     }
 
     /// Records a batch's gate and up and `out = act(gate) * up` as one
@@ -564,47 +584,65 @@ impl GpuBackend {
         p.k_span = k.div_ceil(splits).next_multiple_of(SPLIT_K_ALIGN) as u32;
         p.m_tiles = gy as u32;
         let sums = self.split_sums_buffer(splits, n * rows)?;
-        // Not gated: the weight again (read only) in up's slot; and in the third weight's.
-        let mut bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb), wb];
-        let mut key = KernelKey::new(Op::MatmulTiled, Some(ty));
-        // On integer dot products where the device runs that kernel (never gated: that is
-        // on cooperative matrices) and it is the faster kernel for this type
-        // (quantize_runs reads the activations as vec4s: x_stride a multiple of 4).
-        let pays = self.int_batch_every_type || tuning::int_batch_pays(ty, self.shader_features.int_batch);
-        if p.x_stride.is_multiple_of(4) && pays {
-            key = key.with_int_batch(k);
-        }
+        // Not gated: the weight again (read only) in up's slot; and in the slots of the
+        // second and third of several weights.
+        let mut bufs = [xb, wb, ob, rb, sums, up.unwrap_or(wb), wb, wb];
+        let key = self.batch_key(KernelKey::new(Op::MatmulTiled, Some(ty)), k, p.x_stride);
         let digits = key.with_features(self.shader_features).features.int_batch;
-        let input = (xb, p.n, p.k, p.x_stride, digits);
         if digits > 0 {
-            // The integer-dot kernel reads its input quantized once (quantize_runs), in
-            // up's slot, not quantized again by every tile across the weight; once for
-            // q, k and v. A held op recorded now could write x: first it, then the test.
-            self.stats.int_batch_matmuls += 1;
-            self.flush_pending();
-            if self.batch_qx_of != Some(input) {
-                let need = (n * k / 16 * (digits as usize + 1) * 16) as u64;
-                let qx = match self.scratch_buffer(self.batch_qx, "matmul quantized input", need) {
-                    Ok(q) => q,
-                    Err(e) => {
-                        self.defer(e);
-                        return None;
-                    }
-                };
-                self.batch_qx = Some(qx);
-                let qp = QuantParams { n: n as u32, k: k as u32, x_stride: p.x_stride, digits };
-                self.record(Op::QuantizeRuns, None, &[xb, qx.0], &qp, None, item_groups(n * k / 16));
-                self.stats.batch_inputs_quantized += 1;
-            }
-            bufs[5] = self.batch_qx.map_or(wb, |q| q.0);
+            // The quantized input, in up's slot.
+            bufs[5] = self.batch_input_quantized(xb, &p, digits)?;
         }
         self.record_grid(key, &bufs, &p, None, gx as u32, (gy * splits) as u32);
         let held = if splits > 1 { self.split_sum(p, ty, [ob, rb, sums]) } else { None };
-        // The next matmul may read the same quantized input, unless this one wrote x.
-        if digits > 0 && ob != xb && (p.res_add == 0 || rb != xb) {
-            self.batch_qx_of = Some(input);
-        }
+        self.keep_batch_input_quantized(xb, &p, digits, [ob, rb]);
         held
+    }
+
+    /// `key` (a matmul_tiled's) on integer dot products where the device runs that kernel
+    /// (never gated: that is on cooperative matrices) and it is the faster kernel for the
+    /// weight type(s) (quantize_runs reads the activations as vec4s: `x_stride` a multiple
+    /// of 4).
+    fn batch_key(&self, key: KernelKey, k: usize, x_stride: u32) -> KernelKey {
+        let pays = |t: GgmlType| self.int_batch_every_type || tuning::int_batch_pays(t, self.shader_features.int_batch);
+        match x_stride.is_multiple_of(4) && key.ty.is_some_and(pays) && key.ty3.is_none_or(pays) {
+            true => key.with_int_batch(k),
+            false => key,
+        }
+    }
+
+    /// The integer-dot kernel's input `xb` (as `p` reads it) quantized in `digits` digits
+    /// (quantize_runs), recorded now unless the last batch matmul left it so: once for
+    /// q, k and v, not again by every tile across the weight. None after deferring an
+    /// error.
+    fn batch_input_quantized(&mut self, xb: BufId, p: &MatmulParams, digits: u32) -> Option<BufId> {
+        let (n, k) = (p.n as usize, p.k as usize);
+        self.stats.int_batch_matmuls += 1;
+        // A held op recorded now could write x: first it, then the test.
+        self.flush_pending();
+        if self.batch_qx_of != Some((xb, p.n, p.k, p.x_stride, digits)) {
+            let need = (n * k / 16 * (digits as usize + 1) * 16) as u64;
+            let qx = match self.scratch_buffer(self.batch_qx, "matmul quantized input", need) {
+                Ok(q) => q,
+                Err(e) => {
+                    self.defer(e);
+                    return None;
+                }
+            };
+            self.batch_qx = Some(qx);
+            let qp = QuantParams { n: n as u32, k: k as u32, x_stride: p.x_stride, digits };
+            self.record(Op::QuantizeRuns, None, &[xb, qx.0], &qp, None, item_groups(n * k / 16));
+            self.stats.batch_inputs_quantized += 1;
+        }
+        self.batch_qx.map(|q| q.0)
+    }
+
+    /// After an integer-dot batch matmul over `xb` wrote `[out, res]`: the next matmul
+    /// may read the same quantized input, unless this one wrote x.
+    fn keep_batch_input_quantized(&mut self, xb: BufId, p: &MatmulParams, digits: u32, [ob, rb]: [BufId; 2]) {
+        if digits > 0 && ob != xb && (p.res_add == 0 || rb != xb) {
+            self.batch_qx_of = Some((xb, p.n, p.k, p.x_stride, digits));
+        }
     }
 
     /// The blob offset of the (cos, sin) table of batch rows `row0..row0 + rows` (each

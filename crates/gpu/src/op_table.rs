@@ -363,8 +363,19 @@ pub const OPS: [OpSpec; 38] = [
         // x, weight part, out, residual (or a dummy), split partial sums (or a dummy),
         // the up weight where gated or the second weight of several (over integer dot
         // products, the quantized x runs; else the weight part again), the third weight
-        // of several (else the weight part again)
-        bindings: &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (6, Write), (5, Read), (7, Read)],
+        // of several, the second of several over integer dot products (each else the
+        // weight part again)
+        bindings: &[
+            (0, Params),
+            (1, Read),
+            (2, Read),
+            (3, Write),
+            (4, Write),
+            (6, Write),
+            (5, Read),
+            (7, Read),
+            (9, Read),
+        ],
         shares_layout_of: None,
         reads_weight: true,
         module: Module::Shared,

@@ -136,10 +136,7 @@ fn assemble_int(key: KernelKey) -> String {
     let ty = key.ty.expect("a matvec reads a weight");
     let first = int_snippet(ty);
     // The third weight's rows are p.row_words3 wide (matvec_multi's v may be of another type).
-    let third: String = int_snippet(key.ty3.unwrap_or(ty))
-        .lines()
-        .map(|l| rename_word(l, "row_words", "row_words3", None) + "\n")
-        .collect();
+    let third = rows_of_third(&int_snippet(key.ty3.unwrap_or(ty)));
     let norm = if key.op.normed() { NORM_INT } else { INT_NORM_OFF };
     let f = key.features;
     let runs = format!("const QX_RUNS: u32 = {}u;\nconst INPUT_STAGED: bool = {};", f.int_runs, f.int_input_staged);
@@ -166,9 +163,26 @@ fn assemble_int(key: KernelKey) -> String {
 fn assemble_int_batch(key: KernelKey) -> String {
     let ty = key.ty.expect("matmul_tiled reads a weight");
     let qd = key.features.int_batch;
-    let digits = format!("const QD: u32 = {qd}u;");
+    let digits = format!("const QD: u32 = {qd}u;\n{}", multi_const(key));
     let sizes = shader_consts(&["TM", "TN", "STEP_WRITTEN_OUT"]);
-    [MatmulParams::WGSL, &sizes, &digits, PRELUDE, UNIT_INT, &int_snippet(ty), MATMUL_INT, MATMUL_OUT].join("\n")
+    let first = int_snippet(ty);
+    // Over several weights: the second of the first's type, the third of its own.
+    let third = rows_of_third(&int_snippet(key.ty3.unwrap_or(ty)));
+    let (second, third) = (other_weight(&first, "2"), other_weight(&third, "3"));
+    [MatmulParams::WGSL, &sizes, &digits, PRELUDE, UNIT_INT, &first, &second, &third, MATMUL_INT, MATMUL_OUT].join("\n")
+}
+
+/// `MULTI`: whether a matmul module's matmul_tiled may be given several weights side by
+/// side (`MatmulParams::multi`), which only a key with a third weight type compiles in
+/// (`KernelKey::over_several_weights`): the routing compiled into every matmul_tiled
+/// made o and down 10% slower on cooperative matrices (bench/results/qkv-submit-h200.md).
+fn multi_const(key: KernelKey) -> String {
+    format!("const MULTI: bool = {};\n", key.ty3.is_some())
+}
+
+/// A unit snippet read as the third weight's: its rows are p.row_words3 wide.
+fn rows_of_third(snippet: &str) -> String {
+    snippet.lines().map(|l| rename_word(l, "row_words", "row_words3", None) + "\n").collect()
 }
 
 /// The row and workgroup sums of the matmul family's decode kernels: through workgroup
@@ -233,14 +247,12 @@ pub fn assemble(key: KernelKey) -> String {
     let coop_matmuls = format!("{MATMUL_COOP}\n{MATMUL_WIDE_COOP}\n{DEQUANT_ROWS}");
     let (enables, batch_sizes, batch) = match (family, key.features.coop_matrix) {
         (Family::Matmul, false) => {
-            ("", shader_consts(&["TM", "TN", "WM", "WN", "WK", "STEP_WRITTEN_OUT"]), shader_core_matmuls.as_str())
+            let sizes = shader_consts(&["TM", "TN", "WM", "WN", "WK", "STEP_WRITTEN_OUT"]) + &multi_const(key);
+            ("", sizes, shader_core_matmuls.as_str())
         }
         (Family::Matmul, true) => {
-            // matmul_tiled over several weights (a key with a third weight's type:
-            // `KernelKey::over_several_weights`) is its own variant, so that the others
-            // are compiled without its routing (which cost down's kernel 1.7%).
-            let multi = format!("const MULTI: bool = {};\n", key.ty3.is_some());
-            (COOP_ENABLES, shader_consts(&["CM", "CN", "CK", "WM", "WN", "WCK"]) + &multi, coop_matmuls.as_str())
+            let sizes = shader_consts(&["CM", "CN", "CK", "WM", "WN", "WCK"]) + &multi_const(key);
+            (COOP_ENABLES, sizes, coop_matmuls.as_str())
         }
         (Family::Attention, false) => ("", shader_consts(&["TQ"]), ATTENTION_TILED),
         (Family::Attention, true) => (

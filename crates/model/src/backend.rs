@@ -27,8 +27,9 @@
 //!   - `rms_norm(x → h)` of whole rows, then the decode matmuls reading `h`: the norm
 //!     is taken into them (below 16,384 weight rows: not a vocabulary);
 //!   - `matmul(h → q)`, `matmul(h → k)`, `matmul(h → v)` over one input with weights of
-//!     one width (q and k of one type; v may differ): one decode dispatch, and on
-//!     cooperative matrices one batch matmul and one dispatch routing its sums;
+//!     one width (q and k of one type; v may differ): one decode dispatch, and in a
+//!     batch (cooperative matrices, or integer dot products where each weight takes
+//!     them) one matmul and one dispatch routing its sums;
 //!   - `matmul(h → gate)`, `matmul(h → up)` (one type), then
 //!     `gated_activation(gate, up → act)`: one decode dispatch (with the norm above);
 //!   - `rope_qk(q, k, v)` then `attention(q, k, v, ..)` over the same activations: the

@@ -10,7 +10,7 @@ use kindling_gpu::{GpuBackend, GpuOptions, GpuStats};
 use kindling_model::{Backend, EvalOutput, Evaluated, Model, ModelOptions};
 use wasm_bindgen_test::wasm_bindgen_test;
 
-use crate::support::{fetch_bytes, log, webgpu_available, TINY_GEMMA3, TINY_LLAMA};
+use crate::support::{fetch_bytes, log, webgpu_available, TINY_GEMMA3, TINY_LLAMA, TINY_LLAMA3};
 
 const LOGIT_TOLERANCE: f32 = 2e-3;
 
@@ -91,6 +91,20 @@ async fn tiny_gemma3_matches_cpu() {
         return;
     }
     compare(TINY_GEMMA3, GpuOptions::default()).await;
+}
+
+/// tiny-llama3's first layer has q and k in Q4_K (v in Q6_K): where the browser runs the
+/// batch matmul on integer dot products, the prefill's q and k are one matmul over both
+/// weights and its sums are routed to the two outputs (matmul_split_sum_multi).
+#[wasm_bindgen_test]
+async fn tiny_llama3_prefill_joins_q_and_k_and_matches_cpu() {
+    if !webgpu_available().await {
+        return;
+    }
+    let stats = compare_tokens(TINY_LLAMA3, GpuOptions::default(), 24, 16).await;
+    if stats.int_batch_matmuls > 0 {
+        assert!(stats.multi_batch_matmuls > 0, "{stats:?}");
+    }
 }
 
 /// A prefill of 256 rows in one batch (tiny-llama's whole context, WIDE_MIN_ROWS) takes

@@ -10,6 +10,7 @@ pub const GEMMA3: &str = ".cache/models/gemma-3-270m-q4_k_m.gguf";
 pub const QWEN05: &str = ".cache/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 pub const TINY_LLAMA: &str = ".cache/synthetic/tiny-llama.gguf";
 pub const TINY_GEMMA3: &str = ".cache/synthetic/tiny-gemma3.gguf";
+pub const TINY_LLAMA3: &str = ".cache/synthetic/tiny-llama3.gguf";
 
 pub fn server() -> &'static str {
     option_env!("KINDLING_MODEL_SERVER").unwrap_or("http://127.0.0.1:8631")
