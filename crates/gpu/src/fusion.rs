@@ -53,10 +53,10 @@ pub(crate) enum Pending {
     /// every weight is one part; two of the same part layout followed by a gated
     /// activation of their outputs (a feed-forward's gate and up) are one
     /// `matvec_gated` dispatch per part. A batch's two or three on cooperative
-    /// matrices or integer dot products (`multi_batch_fits`): one matmul_tiled over the
-    /// weights side by side
-    /// and one matmul_split_sum_multi (`record_batch_multi`), unless the pair is a
-    /// gate and up that the gated activation after them takes (`record_matmul_gated`).
+    /// matrices or integer dot products (`multi_batch_fits`: q, k and v): one
+    /// matmul_tiled over the weights side by side and one matmul_split_sum_multi
+    /// (`record_batch_multi`); a batch's gate and up, held for the gated activation
+    /// after them (`record_matmul_gated`), each on its own if it does not take them.
     Group(Vec<PendingMatmul>),
     /// An RMS norm of whole rows: the decode matvecs reading its output may take it in
     /// (`NormIn`), or a residual add of its output may join it (`rms_norm_add`).
@@ -198,9 +198,12 @@ impl GpuBackend {
     /// Records matvecs held as a group: one `matvec_multi` dispatch when every weight
     /// is one part, else each on its own.
     pub(crate) fn record_group(&mut self, mut g: Vec<PendingMatmul>) {
-        // A batch's group: one dispatch over the weights where it fits (a pair held for
-        // record_matmul_gated that no gated activation took may, too).
-        if g.first().is_some_and(|m| m.n > MATVEC_MAX_ROWS) && self.multi_batch_fits(&g.iter().collect::<Vec<_>>()) {
+        // A batch's group: one dispatch over the weights where it fits. Not a pair of one
+        // shape: a feed-forward's gate and up that no gated activation took stay apart
+        // (SPLIT_K_COOP_MULTI was timed on q, k and v, not on them).
+        let gate_up = g.len() == 2 && same_parts(&g[0], &g[1]);
+        let batch = g.first().is_some_and(|m| m.n > MATVEC_MAX_ROWS);
+        if batch && !gate_up && self.multi_batch_fits(&g.iter().collect::<Vec<_>>()) {
             return self.record_batch_multi(g);
         }
         if g.len() < 2 || g.len() > 3 || g.iter().any(|m| m.parts.len() != 1 || m.n > 1) {

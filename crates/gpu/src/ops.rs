@@ -300,8 +300,8 @@ impl Backend for GpuBackend {
         // A batch's two matmuls over one input, of one type and shape: held as a pair, as
         // a feed-forward's gate and up, which the gated activation after them may take
         // into one cooperative-matrix dispatch (record_matmul_gated). And a batch's two
-        // or three over one input that one cooperative-matrix dispatch takes
-        // (multi_batch_fits: q, k and v), held as a group.
+        // or three over one input that one dispatch takes (multi_batch_fits: q, k and v),
+        // held as a group.
         let batch_group = match &self.pending {
             Some(Pending::Matmul(a)) => {
                 a.n == n && beside(a) && (self.gated_batch_fits(a, &pm) || self.multi_batch_fits(&[a, &pm]))
