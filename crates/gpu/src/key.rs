@@ -93,8 +93,7 @@ impl KernelKey {
 
     /// matmul_tiled over several weights side by side (`MatmulParams::multi`: a layer's
     /// q, k and v), the third of type `t`: its own variant even where `t` is the first's
-    /// type, as only it has the routing compiled in (`MULTI` in
-    /// shaders/matmul_coop.wgsl).
+    /// type, as only it has the routing compiled in (`MULTI`, shaders.rs `multi_const`).
     pub fn over_several_weights(mut self, t: GgmlType) -> Self {
         self.ty3 = Some(t);
         self
