@@ -128,7 +128,7 @@ fn emit_piece(sg: u32, lane: u32, r0: u32, c0: u32, split: u32) {
                 if (gated) {
                     v = gated_act(v, cs[(sg + CN / 64u) * 256u + at], p.act);
                 }
-                if (p.splits > 1u || (MULTI && p.multi != 0u)) {
+                if (to_partials()) {
                     out2[(split * p.n + r) * p.rows + c] = v;
                 } else {
                     put(r, c, v);

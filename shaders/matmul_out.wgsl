@@ -25,11 +25,17 @@ fn multi_row(c: u32) -> vec2<u32> {
     return vec2<u32>(2u, c - first - p.rows2);
 }
 
-// out[r, c] = v where c is within this part's rows (split, or over several weights in the
-// MULTI variant: span `split`'s partial sums, out2[split][r][c]).
+// Whether matmul_tiled's sums go to the partial sums (out2[split][r][c]) for a second
+// dispatch: split into spans, or over several weights in the MULTI variant.
+fn to_partials() -> bool {
+    return p.splits > 1u || (MULTI && p.multi != 0u);
+}
+
+// out[r, c] = v where c is within this part's rows (to_partials: span `split`'s partial
+// sums, out2[split][r][c]).
 fn store1(r: u32, c: u32, v: f32, split: u32) {
     if (c < p.rows) {
-        if (p.splits > 1u || (MULTI && p.multi != 0u)) {
+        if (to_partials()) {
             out2[(split * p.n + r) * p.rows + c] = v;
         } else {
             put(r, c, v);

@@ -347,24 +347,22 @@ impl GpuBackend {
     /// 512 rows, which leave most of the GPU idle.
     pub(crate) fn multi_batch_fits(&self, ms: &[&PendingMatmul]) -> bool {
         let (Some(first), true) = (ms.first(), (2..=3).contains(&ms.len())) else { return false };
+        // Asked at every matmul held beside another, decode's matvecs included: the
+        // plain comparisons first, so a decode step stops at the first.
+        let shaped = |m: &&PendingMatmul| {
+            m.n == first.n && m.n > MATVEC_MAX_ROWS && m.x == first.x && m.cols == first.cols && m.parts.len() == 1
+        };
+        if !ms.iter().all(shaped) || ms[1].ty != first.ty || ms[1].row_words != first.row_words {
+            return false;
+        }
         let x_stride = self.act(first.x).cols as u32;
         let int = |m: &&PendingMatmul| {
             let key = self.batch_key(KernelKey::new(Op::MatmulTiled, Some(m.ty)), m.cols, x_stride);
             key.with_features(self.shader_features).features.int_batch > 0
         };
-        let fits = |m: &&PendingMatmul| {
-            m.n == first.n
-                && m.n > MATVEC_MAX_ROWS
-                && m.x == first.x
-                && m.cols == first.cols
-                && m.parts.len() == 1
-                && m.norm.is_none()
-                && !self.wide_pays(m.n, m.parts[0].rows, m.cols, x_stride, false)
-        };
-        (self.shader_features.coop_matrix || ms.iter().all(int))
-            && ms.iter().all(fits)
-            && ms[1].ty == first.ty
-            && ms[1].row_words == first.row_words
+        let tiled =
+            |m: &&PendingMatmul| m.norm.is_none() && !self.wide_pays(m.n, m.parts[0].rows, m.cols, x_stride, false);
+        ms.iter().all(tiled) && (self.shader_features.coop_matrix || ms.iter().all(int))
     }
 
     /// Records a batch's matmuls over one input (`multi_batch_fits`) as one
@@ -537,20 +535,10 @@ impl GpuBackend {
     /// several weights writes its sums there even unsplit).
     fn partial_sums_buffer(&mut self, values: usize) -> Option<BufId> {
         let bytes = (values * 4) as u64;
-        match self.scratch_buffer(
-            self.split_sums,
-            "matmul split sums",
-            bytes.next_power_of_two().min(self.max_part_bytes).max(bytes),
-        ) {
-            Ok(s) => {
-                self.split_sums = Some(s);
-                Some(s.0)
-            }
-            Err(e) => {
-                self.defer(e);
-                None
-            }
-        }
+        let grown = bytes.next_power_of_two().min(self.max_part_bytes).max(bytes);
+        let s = self.scratch_or_defer(self.split_sums, "matmul split sums", grown)?;
+        self.split_sums = Some(s);
+        Some(s.0)
     }
 
     /// The grid of a batch matmul over `rows` weight rows and `n` activation rows of `k`
@@ -625,13 +613,7 @@ impl GpuBackend {
         self.flush_pending();
         if self.batch_qx_of != Some((xb, p.n, p.k, p.x_stride, digits)) {
             let need = (n * k / 16 * (digits as usize + 1) * 16) as u64;
-            let qx = match self.scratch_buffer(self.batch_qx, "matmul quantized input", need) {
-                Ok(q) => q,
-                Err(e) => {
-                    self.defer(e);
-                    return None;
-                }
-            };
+            let qx = self.scratch_or_defer(self.batch_qx, "matmul quantized input", need)?;
             self.batch_qx = Some(qx);
             let qp = QuantParams { n: n as u32, k: k as u32, x_stride: p.x_stride, digits };
             self.record(Op::QuantizeRuns, None, &[xb, qx.0], &qp, None, item_groups(n * k / 16));

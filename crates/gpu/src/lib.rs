@@ -480,6 +480,11 @@ impl GpuBackend {
         }
     }
 
+    /// `scratch_buffer`, its error deferred to the next read (None then).
+    fn scratch_or_defer(&mut self, have: Option<(BufId, u64)>, label: &str, bytes: u64) -> Option<(BufId, u64)> {
+        self.scratch_buffer(have, label, bytes).map_err(|e| self.defer(e)).ok()
+    }
+
     /// Makes the staging buffer hold `bytes`.
     fn grow_staging(&mut self, bytes: u64) {
         let have = self.staging.as_ref().map_or(0, |b| b.size());

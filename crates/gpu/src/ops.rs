@@ -456,9 +456,8 @@ impl Backend for GpuBackend {
         // call (the prefill), so nothing is created in the token loop; a longer prompt's
         // splits may grow it.
         let need = ((MAX_SPLIT_ROWS * MAX_SPLITS).max(n * splits) * params.head_count * (hd + 2) * 4) as u64;
-        let (scratch, size) = match self.scratch_buffer(self.attn_scratch, "attention split scratch", need) {
-            Ok(s) => s,
-            Err(e) => return self.defer(e),
+        let Some((scratch, size)) = self.scratch_or_defer(self.attn_scratch, "attention split scratch", need) else {
+            return;
         };
         if self.attn_scratch != Some((scratch, size)) {
             self.attn_scratch = Some((scratch, size));

@@ -68,13 +68,7 @@ impl GpuBackend {
         };
         let panel_rows = panel_rows.min(rows);
         let need = wide_panel_bytes(rows, k, self.max_part_bytes, up.is_some()).unwrap_or(0);
-        let panel = match self.scratch_buffer(self.wide_panel, "matmul dequantized panel", need) {
-            Ok(s) => s,
-            Err(e) => {
-                self.defer(e);
-                return None;
-            }
-        };
+        let panel = self.scratch_or_defer(self.wide_panel, "matmul dequantized panel", need)?;
         self.wide_panel = Some(panel);
         self.stats.wide_batch_matmuls += 1;
         let f32_key = KernelKey::new(Op::MatmulWide, Some(GgmlType::F32));
