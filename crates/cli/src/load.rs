@@ -102,8 +102,9 @@ pub trait ModelTask: Sized {
 }
 
 /// Opens the chosen backend, loads the model onto it and runs `task`. `options`: the
-/// model's settings, or `None` for the generation policy's for that backend (the
-/// browser package's).
+/// model's settings, or `None` for the generation policy's for that backend (on a GPU
+/// the native batch rows, `policy::NATIVE_GPU_OPTIONS`, as far as the device's storage
+/// bindings hold them).
 pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask) -> Result<(), Error> {
     let options = options.into();
     let ModelArgs { file, backend, kv_f16, no_coop_matrix, no_int_dot, no_subgroups, no_f16, checked_shaders, threads } =
@@ -120,14 +121,20 @@ pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask
         checked_shaders,
         ..Default::default()
     };
-    let cpu_options = options.unwrap_or(policy::CPU_OPTIONS);
-    let gpu_options = options.unwrap_or(policy::GPU_OPTIONS);
+    let cpu_options = Rows::Given(options.unwrap_or(policy::CPU_OPTIONS));
+    let on_gpu = |gpu: GpuBackend| {
+        let rows = match options {
+            Some(given) => Rows::Given(given),
+            None => Rows::Fitted(policy::NATIVE_GPU_OPTIONS, gpu.adapter().max_storage_buffer_binding_size),
+        };
+        load_onto(path, gpu, rows)
+    };
     match backend {
         BackendChoice::Cpu => task.run(load_onto(path, CpuBackend::new(), cpu_options)?),
-        BackendChoice::Gpu => task.run(load_onto(path, open_gpu(gpu)?, gpu_options)?),
+        BackendChoice::Gpu => task.run(on_gpu(open_gpu(gpu)?)?),
         // A CPU "GPU" (lavapipe, SwiftShader) is far slower than the CPU backend.
         BackendChoice::Auto => match open_gpu(gpu) {
-            Ok(gpu) if gpu.adapter().device_type != "Cpu" => task.run(load_onto(path, gpu, gpu_options)?),
+            Ok(gpu) if gpu.adapter().device_type != "Cpu" => task.run(on_gpu(gpu)?),
             Ok(gpu) => {
                 eprintln!("note: the only GPU is a software one ({}); running on the CPU backend", gpu.adapter().name);
                 task.run(load_onto(path, CpuBackend::new(), cpu_options)?)
@@ -144,7 +151,16 @@ fn open_gpu(options: GpuOptions) -> Result<GpuBackend, Error> {
     Ok(pollster::block_on(GpuBackend::new(options))?)
 }
 
-fn load_onto<B: Backend>(path: &Path, mut backend: B, options: ModelOptions) -> Result<Loaded<B>, Error> {
+/// A model's batch rows: as the command gave them, or the policy's lowered to what one
+/// storage binding of this many bytes holds (`policy::fit_batch_to_binding`; the model's
+/// shapes are known once its header is read).
+#[derive(Clone, Copy)]
+enum Rows {
+    Given(ModelOptions),
+    Fitted(ModelOptions, u64),
+}
+
+fn load_onto<B: Backend>(path: &Path, mut backend: B, rows: Rows) -> Result<Loaded<B>, Error> {
     let start = Instant::now();
     let files = shard_paths(path);
     let mut loader = Loader::new(None);
@@ -164,7 +180,12 @@ fn load_onto<B: Backend>(path: &Path, mut backend: B, options: ModelOptions) -> 
             loader.feed(&mut backend, &buf[..n])?;
         }
     }
-    let model = Model::new(backend, loader.finish()?, options)?;
+    let loaded = loader.finish()?;
+    let options = match rows {
+        Rows::Given(options) => options,
+        Rows::Fitted(options, max_binding) => policy::fit_batch_to_binding(&loaded.config, options, max_binding),
+    };
+    let model = Model::new(backend, loaded, options)?;
     Ok(Loaded { model, load_ms: start.elapsed().as_secs_f64() * 1e3 })
 }
 

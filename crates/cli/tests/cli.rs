@@ -236,6 +236,7 @@ fn bench_json_reports_speeds() {
         assert!(v[k].as_f64().unwrap() >= 0.0, "{k}: {v}");
     }
     assert!(v["decode_tok_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["batch"], 8, "the rows asked for: {v}");
 }
 
 /// `bench` on an encoder measures embeddings: the inputs it was asked for, each exactly
@@ -306,6 +307,8 @@ fn bench_profile_times_every_dispatch_on_the_device() {
     // 20 prompt tokens in one batch: the batch matmul.
     let prefill = v["profile"]["prefill"].as_array().unwrap();
     assert!(prefill.iter().any(|k| k["kernel"].as_str().unwrap().starts_with("MatmulTiled")), "{v}");
+    // No --batch: the native policy's rows (the tiny model's workspace fits any binding).
+    assert_eq!(v["batch"], 2048, "{v}");
 }
 
 /// A new file in a per-process temp folder holding `text`, its name ending in `name`.

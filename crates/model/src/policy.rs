@@ -8,9 +8,11 @@ use serde_json::{Map, Value};
 use kindling_tokenizer::{ChatTemplate, Tokenizer};
 
 use crate::backend::Backend;
+use crate::config::ModelConfig;
 use crate::constraint::ConstraintSpec;
 use crate::engine::{Model, ModelOptions};
 use crate::error::{ModelError, Result};
+use crate::forward::workspace_buffers;
 use crate::generate::{FinishReason, GenerateOptions};
 use crate::sampler::SamplerConfig;
 use crate::tools::{self, Tool, ToolCallGrammar, ToolChoice};
@@ -29,9 +31,29 @@ pub const MAX_TOKENS: usize = 256;
 /// 78% of it). The activations of 512 rows take 12–22 MB of GPU memory for the models
 /// we test.
 pub const GPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 512 };
+/// Natively (the CLI), 2,048 rows: a long prompt's matmuls then have four times the
+/// tiles per dispatch (fewer partial waves and split-K spans), a feed-forward's f16 panel
+/// is dequantized a quarter as often, and attention runs fewer, fuller chunks. On an H200
+/// the 1.5B's 4,096-token prefill went 19,360 → 23,077 tok/s against 512-row batches, the
+/// 0.5B's 38,554 → 49,031; 4,096 rows were no faster for the 1.5B
+/// (bench/results/prefill-batch-h200.md). The browser keeps 512: its workspace would take
+/// four times the memory (287 MB for the 1.5B), on devices that have far less of it.
+pub const NATIVE_GPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 2048 };
 /// On the CPU, 64 rows: the browser's wasm memory holds their activations, and larger
 /// batches gain nothing there.
 pub const CPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 64 };
+
+/// `options` with its batch rows halved until every buffer of the model's workspace fits
+/// one storage binding of `max_binding` bytes (a device's limit: 128 MiB on some, and a
+/// 7B's feed-forward activations over 2,048 rows are 155 MB), down to 64 rows at least.
+pub fn fit_batch_to_binding(cfg: &ModelConfig, options: ModelOptions, max_binding: u64) -> ModelOptions {
+    let fits = |rows| workspace_buffers(cfg, rows).iter().all(|b| b.bytes() <= max_binding);
+    let mut rows = options.max_batch.max(1);
+    while rows > 64 && !fits(rows) {
+        rows = (rows / 2).max(64);
+    }
+    ModelOptions { max_batch: rows }
+}
 
 /// The sampler with the defaults above and `seed`.
 pub fn default_sampler(seed: u64) -> SamplerConfig {
@@ -342,9 +364,40 @@ fn template_messages(messages: &Value) -> Result<Value> {
 
 #[cfg(test)]
 mod tests {
+    use kindling_gguf::{Metadata, Value as GgufValue};
     use serde_json::json;
 
     use super::*;
+
+    /// Qwen2.5-7B's shapes: the widest activation is its feed-forward's 18,944 columns.
+    fn qwen_7b() -> ModelConfig {
+        let mut md = Metadata::new();
+        let mut put = |k: &str, v: u32| assert!(md.insert(format!("qwen2.{k}"), GgufValue::U32(v)));
+        put("embedding_length", 3584);
+        put("block_count", 28);
+        put("feed_forward_length", 18944);
+        put("attention.head_count", 28);
+        put("attention.head_count_kv", 4);
+        put("context_length", 32768);
+        put("vocab_size", 152064);
+        md.insert("general.architecture".into(), GgufValue::String("qwen2".into()));
+        md.insert("qwen2.attention.layer_norm_rms_epsilon".into(), GgufValue::F32(1e-6));
+        ModelConfig::from_metadata(&md).expect("config")
+    }
+
+    #[test]
+    fn batch_rows_halve_until_the_workspace_fits_one_binding() {
+        let cfg = qwen_7b();
+        let rows = |binding: u64| fit_batch_to_binding(&cfg, NATIVE_GPU_OPTIONS, binding).max_batch;
+        // 2,048 rows of the feed-forward are 155 MB: past a 128 MiB binding, 1,024 fit.
+        assert_eq!(rows(128 << 20), 1024);
+        assert!(workspace_buffers(&cfg, 1024).iter().all(|b| b.bytes() <= 128 << 20));
+        assert_eq!(rows(4 << 30), 2048);
+        // Never below 64 rows (the allocation then says what does not fit).
+        assert_eq!(rows(1 << 20), 64);
+        // Rows given below the floor stay as given.
+        assert_eq!(fit_batch_to_binding(&cfg, ModelOptions { max_batch: 8 }, 1 << 20).max_batch, 8);
+    }
 
     #[test]
     fn reads_an_openai_request() {

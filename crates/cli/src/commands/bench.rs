@@ -34,9 +34,11 @@ pub struct Args {
     /// Tokens generated (greedily) for the decode measurement.
     #[arg(long, default_value_t = 128)]
     gen_tokens: usize,
-    /// Positions evaluated per batch during prefill.
-    #[arg(long, default_value_t = 512)]
-    batch: usize,
+    /// Positions evaluated per batch during prefill [default: the policy's for the
+    /// backend, as every other command runs: 2,048 on a GPU where its storage bindings
+    /// hold them, 64 on the CPU].
+    #[arg(long)]
+    batch: Option<usize>,
     /// Timed repetitions (the median is reported).
     #[arg(long, default_value_t = 3)]
     repeat: usize,
@@ -65,7 +67,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
-    with_model(ModelOptions { max_batch: args.batch }, args)
+    with_model(args.batch.map(|max_batch| ModelOptions { max_batch }), args)
 }
 
 impl ModelTask for Args {
@@ -98,7 +100,7 @@ impl ModelTask for Args {
             let mut out = serde_json::json!({
                 "file": file, "model": name, "backend": backend,
                 "load_ms": load_ms,
-                "prompt_tokens": args.prompt_tokens, "prefill_tok_s": r.prefill_tok_s,
+                "prompt_tokens": args.prompt_tokens, "batch": model.max_batch(), "prefill_tok_s": r.prefill_tok_s,
                 "gen_tokens": args.gen_tokens, "decode_tok_s": r.decode_tok_s,
                 "dispatches_per_token": r.dispatches_per_token, "submits_per_token": r.submits_per_token,
                 "bytes_read_per_token": r.bytes_read_per_token, "wait_ms_per_token": r.wait_ms_per_token,
@@ -120,7 +122,12 @@ impl ModelTask for Args {
             println!("model:     {name} ({file})");
             println!("backend:   {backend}");
             println!("load:      {load_ms:.0} ms");
-            println!("prefill:   {:.1} tok/s ({} tokens)", r.prefill_tok_s, args.prompt_tokens);
+            println!(
+                "prefill:   {:.1} tok/s ({} tokens, batches of {} rows)",
+                r.prefill_tok_s,
+                args.prompt_tokens,
+                model.max_batch()
+            );
             println!("decode:    {:.1} tok/s ({} tokens)", r.decode_tok_s, args.gen_tokens);
             println!(
                 "per token: {:.0} dispatches, {:.2} submits, {:.0} bytes read back",
