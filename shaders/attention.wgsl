@@ -187,6 +187,19 @@ fn block_end(r0: u32, rows: u32) -> u32 {
     return row_end(min(r0 + rows, p.n) - 1u);
 }
 
+// The first row of the block of `rows` rows that workgroup `id` of a batch kernel takes,
+// `per_block` workgroups a block (heads × splits): the last block first. Under a causal
+// mask a block's positions grow with its rows, and the device starts workgroups roughly
+// in order of their index: the longest then start first and the short ones fill in
+// behind them, instead of the longest running last and ending the dispatch alone. A
+// workgroup past the last block (a folded grid) gets the first block's row (it does no
+// work).
+fn block_row0(id: u32, per_block: u32, rows: u32) -> u32 {
+    let blocks = (p.n + rows - 1u) / rows;
+    let b = min(id / per_block, blocks - 1u);
+    return (blocks - 1u - b) * rows;
+}
+
 // The split-th of p.splits shares of positions lo..end (exclusive): first..end of the
 // share (may be empty). The batch kernels share a block's positions this way too.
 fn split_share(lo: u32, end: u32, split: u32) -> vec2<u32> {

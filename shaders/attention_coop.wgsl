@@ -207,7 +207,7 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let dead = id >= ((p.n + g.rows - 1u) / g.rows) * p.heads * p.splits;
     let split = id % p.splits;
     let h = (id / p.splits) % p.heads;
-    let r0 = (id / (p.splits * p.heads)) * g.rows;
+    let r0 = block_row0(id, p.splits * p.heads, g.rows);
     let kvb = (h / (p.heads / p.kv_heads)) * hd;
     // This subgroup's 16 rows (from rb) and which of their partners it is (pt). Its
     // scores: the tile's 16 positions from sp0 over qw values of head_dim from qd0

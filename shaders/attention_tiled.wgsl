@@ -79,7 +79,7 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     }
     let split = id % p.splits;
     let h = (id / p.splits) % p.heads;
-    let r0 = (id / (p.splits * p.heads)) * TQ;
+    let r0 = block_row0(id, p.splits * p.heads, TQ);
     let hd = p.head_dim;
     let hd4 = hd / 4u;
     let ks = hd4 + KV_PAD;
