@@ -632,8 +632,8 @@ impl GpuBackend {
 
     /// The blob offset of the (cos, sin) table of batch rows `row0..row0 + rows` (each
     /// at its `position`: in a packed batch, within its sequence), written on its first
-    /// use in this submission (every layer shares it; a new batch starts a new list).
-    /// None after deferring an error.
+    /// use in this submission (every layer shares it; a new batch starts a new list),
+    /// its values computed on its first use in the batch. None after deferring an error.
     fn rope_table_at(
         &mut self,
         rope: &RopeConfig,
@@ -652,9 +652,17 @@ impl GpuBackend {
         if let Some(o) = cached.filter(|_| self.rope_tables.iter().any(|(k, _)| *k == key)) {
             return Some(o);
         }
-        let mut table = Vec::new();
-        rope_table(rope, ff.map(|f| &f.1[..]), (row0..row0 + rows).map(|r| self.position(r)), &mut table);
-        let o = self.push_blob(bytemuck::cast_slice(&table));
+        let values = match self.rope_values.iter().find(|(k, _)| *k == key) {
+            Some((_, values)) => values.clone(),
+            None => {
+                let mut table = Vec::new();
+                rope_table(rope, ff.map(|f| &f.1[..]), (row0..row0 + rows).map(|r| self.position(r)), &mut table);
+                let values: Arc<[f32]> = table.into();
+                self.rope_values.push((key, values.clone()));
+                values
+            }
+        };
+        let o = self.push_blob(bytemuck::cast_slice(&values));
         self.rope_tables.push((key, o));
         Some(o)
     }

@@ -149,6 +149,11 @@ pub struct GpuBackend {
     blob: Vec<u8>,
     /// RoPE tables already in this submission's blob, and their offsets.
     rope_tables: Vec<(RopeTableKey, u32)>,
+    /// The values of the batch's RoPE tables, kept across its submissions: a prompt
+    /// chunk submitted in parts needs each table in every part's blob, and a 2,048-row
+    /// table is 131,072 angles in f64 (5.5–8 ms of host time on the H200's host, once per
+    /// part before this: bench/results/prefill-batch-h200.md, call 5).
+    rope_values: Vec<(RopeTableKey, Arc<[f32]>)>,
     encoder: Option<wgpu::CommandEncoder>,
     pass: Option<wgpu::ComputePass<'static>>,
     /// Token ids of the batch (`[max rows]` u32), argmax results (`[max rows]` u32).
@@ -271,6 +276,7 @@ impl GpuBackend {
             params: BufId(0),
             blob: Vec::with_capacity(BLOB_BYTES as usize),
             rope_tables: Vec::new(),
+            rope_values: Vec::new(),
             encoder: None,
             pass: None,
             tokens: BufId(0),
@@ -904,9 +910,11 @@ fn rope_table(
     out: &mut Vec<f32>,
 ) {
     out.clear();
+    let pairs: Vec<(f64, Option<f32>)> =
+        (0..rope.n_rot / 2).map(|i| (rope.pair_frequency(i), freq_factors.and_then(|f| f.get(i).copied()))).collect();
     for pos in positions {
-        for i in 0..rope.n_rot / 2 {
-            let (cos, sin) = rope.cos_sin(pos, i, freq_factors.and_then(|f| f.get(i).copied()));
+        for &(frequency, factor) in &pairs {
+            let (cos, sin) = rope.cos_sin_at(pos, frequency, factor);
             out.extend([cos, sin]);
         }
     }

@@ -177,8 +177,9 @@ impl Backend for GpuBackend {
         self.start_pos = start_pos;
         self.packed.clear();
         // Tables are keyed by their rows' first position, which a packed batch does not
-        // give: each batch starts its own list.
+        // give: each batch starts its own lists.
         self.rope_tables.clear();
+        self.rope_values.clear();
         Ok(())
     }
 

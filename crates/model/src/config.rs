@@ -46,8 +46,19 @@ impl RopeConfig {
     /// model's frequency factors). Angles in f64, so long positions stay exact; every
     /// backend takes its rotations from here.
     pub fn cos_sin(&self, pos: usize, i: usize, factor: Option<f32>) -> (f32, f32) {
-        let mut theta =
-            pos as f64 * self.freq_scale as f64 * (self.base as f64).powf(-2.0 * i as f64 / self.n_rot as f64);
+        self.cos_sin_at(pos, self.pair_frequency(i), factor)
+    }
+
+    /// Pair `i`'s frequency before scaling and factors: `base^(−2i / n_rot)`.
+    pub fn pair_frequency(&self, i: usize) -> f64 {
+        (self.base as f64).powf(-2.0 * i as f64 / self.n_rot as f64)
+    }
+
+    /// `cos_sin` with the pair's `pair_frequency` given: a table over many positions
+    /// takes each pair's power once (the same operations in the same order, so the same
+    /// values).
+    pub fn cos_sin_at(&self, pos: usize, frequency: f64, factor: Option<f32>) -> (f32, f32) {
+        let mut theta = pos as f64 * self.freq_scale as f64 * frequency;
         if let Some(f) = factor {
             theta /= f as f64;
         }
