@@ -655,9 +655,8 @@ impl GpuBackend {
         let values = match self.rope_values.iter().find(|(k, _)| *k == key) {
             Some((_, values)) => values.clone(),
             None => {
-                let mut table = Vec::new();
-                rope_table(rope, ff.map(|f| &f.1[..]), (row0..row0 + rows).map(|r| self.position(r)), &mut table);
-                let values: Arc<[f32]> = table.into();
+                let positions: Vec<usize> = (row0..row0 + rows).map(|r| self.position(r)).collect();
+                let values: Arc<[f32]> = rope_table(rope, ff.map(|f| &f.1[..]), &positions).into();
                 self.rope_values.push((key, values.clone()));
                 values
             }

@@ -33,6 +33,7 @@ mod params;
 mod pipelines;
 mod profile;
 mod readback;
+mod rope_table;
 mod shaders;
 mod tuning;
 mod weights;
@@ -68,6 +69,7 @@ use params::{
     ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, QuantParams, RopeParams, TopKParams,
 };
 use pipelines::{BufId, Cache};
+use rope_table::rope_table;
 use tuning::*;
 
 /// A RoPE table: (config, frequency-factor buffer, first position (of a packed batch:
@@ -898,24 +900,5 @@ impl GpuBackend {
 
     fn elementwise(&mut self, op: Op, bufs: &[BufId], p: EwParams, count: usize) {
         self.record(op, None, bufs, &p, None, item_groups(count));
-    }
-}
-
-/// (cos, sin) of every pair of rows at `positions`, exactly as the CPU backend computes
-/// them (`RopeConfig::cos_sin`).
-fn rope_table(
-    rope: &RopeConfig,
-    freq_factors: Option<&[f32]>,
-    positions: impl Iterator<Item = usize>,
-    out: &mut Vec<f32>,
-) {
-    out.clear();
-    let pairs: Vec<(f64, Option<f32>)> =
-        (0..rope.n_rot / 2).map(|i| (rope.pair_frequency(i), freq_factors.and_then(|f| f.get(i).copied()))).collect();
-    for pos in positions {
-        for &(frequency, factor) in &pairs {
-            let (cos, sin) = rope.cos_sin_at(pos, frequency, factor);
-            out.extend([cos, sin]);
-        }
     }
 }

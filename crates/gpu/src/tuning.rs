@@ -24,6 +24,10 @@ pub const UPLOAD_FLUSH_BYTES: u64 = 64 << 20;
 /// Decode steps stay one submission each (chain.rs).
 pub const PREFILL_FIRST_SUBMIT: u32 = 16;
 pub const PREFILL_SUBMIT_MAX: u32 = 256;
+/// Natively, the fewest batch rows each thread computing a RoPE table takes (a thread
+/// costs tens of µs to start; 256 rows of 64 pairs are ~0.4 ms of angles).
+#[cfg(not(target_arch = "wasm32"))]
+pub const ROPE_ROWS_PER_THREAD: usize = 256;
 
 // ---- one invocation per item ----------------------------------------------------------
 
@@ -282,8 +286,8 @@ const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(WIDE_COOP_STEP));
 /// takes 45 µs, its GEMM over 512 rows 475; at 256 rows gate took 330 µs against 345 on
 /// integer dots, down 371 against 370: even, bench/results/f32-gemm-h200.md, call 5).
 /// On cooperative matrices (gate and up as one f16 panel) the same bound, taken over
-/// unmeasured: prompts are prefilled in 512-row chunks, where it gains
-/// (bench/results/coop-panels-h200.md).
+/// unmeasured: prompts are prefilled in chunks of 512 rows (the browser) or 2,048 (native),
+/// where it gains (bench/results/coop-panels-h200.md).
 pub const WIDE_MIN_ROWS: usize = 256;
 /// Which weights it takes: 512 rows or more (on a 256-row weight, the 1.5B's k and v, its
 /// 128-row tiles leave the GPU idle even split: 46 µs against 30 for 64 × 64 tiles in the
