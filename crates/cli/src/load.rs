@@ -102,9 +102,9 @@ pub trait ModelTask: Sized {
 }
 
 /// Opens the chosen backend, loads the model onto it and runs `task`. `options`: the
-/// model's settings, or `None` for the generation policy's for that backend (on a GPU
-/// the native batch rows, `policy::NATIVE_GPU_OPTIONS`, as far as the device's storage
-/// bindings hold them).
+/// model's settings, or `None` for the generation policy's native batch rows for that
+/// backend (`policy::NATIVE_CPU_OPTIONS`; on a GPU `policy::NATIVE_GPU_OPTIONS`, as far
+/// as the device's storage bindings hold them).
 pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask) -> Result<(), Error> {
     let options = options.into();
     let ModelArgs { file, backend, kv_f16, no_coop_matrix, no_int_dot, no_subgroups, no_f16, checked_shaders, threads } =
@@ -121,7 +121,7 @@ pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask
         checked_shaders,
         ..Default::default()
     };
-    let cpu_options = Rows::Given(options.unwrap_or(policy::CPU_OPTIONS));
+    let cpu_options = Rows::Given(options.unwrap_or(policy::NATIVE_CPU_OPTIONS));
     let on_gpu = |gpu: GpuBackend| {
         let rows = match options {
             Some(given) => Rows::Given(given),

@@ -237,6 +237,11 @@ fn bench_json_reports_speeds() {
     }
     assert!(v["decode_tok_s"].as_f64().unwrap() > 0.0);
     assert_eq!(v["batch"], 8, "the rows asked for: {v}");
+    // No --batch: the native policy's rows for the backend.
+    let tiny = tiny.to_string_lossy();
+    let args =
+        ["bench", &tiny, "--backend", "cpu", "--prompt-tokens", "4", "--gen-tokens", "1", "--repeat", "1", "--json"];
+    assert_eq!(json(&kindling(&args))["batch"], 512);
 }
 
 /// `bench` on an encoder measures embeddings: the inputs it was asked for, each exactly

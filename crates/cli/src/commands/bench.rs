@@ -36,7 +36,7 @@ pub struct Args {
     gen_tokens: usize,
     /// Positions evaluated per batch during prefill [default: the policy's for the
     /// backend, as every other command runs: 2,048 on a GPU where its storage bindings
-    /// hold them, 64 on the CPU].
+    /// hold them, 512 on the CPU].
     #[arg(long)]
     batch: Option<usize>,
     /// Timed repetitions (the median is reported).
