@@ -632,8 +632,8 @@ impl GpuBackend {
 
     /// The blob offset of the (cos, sin) table of batch rows `row0..row0 + rows` (each
     /// at its `position`: in a packed batch, within its sequence), written on its first
-    /// use in this submission (every layer shares it; a new batch starts a new list),
-    /// its values computed on its first use in the batch. None after deferring an error.
+    /// use in this submission (every layer shares it), its values computed on its first
+    /// use in the batch. None after deferring an error.
     fn rope_table_at(
         &mut self,
         rope: &RopeConfig,
@@ -643,26 +643,26 @@ impl GpuBackend {
     ) -> Option<u32> {
         let key = (*rope, ff.map(|f| f.0), self.start_pos + row0, rows);
         let table_bytes = (rows * rope.n_rot / 2) as u64 * 8;
-        let cached = self.rope_tables.iter().find(|(k, _)| *k == key).map(|e| e.1);
+        // (Before the lookup: making room may submit, which forgets every offset.)
         if !self.ensure_room(table_bytes.next_multiple_of(PARAMS_SLOT) + PARAMS_SLOT) {
             self.defer(err("rope: table does not fit the parameter buffer"));
             return None;
         }
-        // ensure_room may have submitted: the cached offset is only valid if the key is still there.
-        if let Some(o) = cached.filter(|_| self.rope_tables.iter().any(|(k, _)| *k == key)) {
-            return Some(o);
-        }
-        let values = match self.rope_values.iter().find(|(k, _)| *k == key) {
-            Some((_, values)) => values.clone(),
+        let i = match self.rope_tables.iter().position(|t| t.key == key) {
+            Some(i) => i,
             None => {
                 let positions: Vec<usize> = (row0..row0 + rows).map(|r| self.position(r)).collect();
-                let values: Arc<[f32]> = rope_table(rope, ff.map(|f| &f.1[..]), &positions).into();
-                self.rope_values.push((key, values.clone()));
-                values
+                let values = rope_table(rope, ff.map(|f| &f.1[..]), &positions).into();
+                self.rope_tables.push(BatchRopeTable { key, values, offset: None });
+                self.rope_tables.len() - 1
             }
         };
+        if let Some(o) = self.rope_tables[i].offset {
+            return Some(o);
+        }
+        let values = self.rope_tables[i].values.clone();
         let o = self.push_blob(bytemuck::cast_slice(&values));
-        self.rope_tables.push((key, o));
+        self.rope_tables[i].offset = Some(o);
         Some(o)
     }
 

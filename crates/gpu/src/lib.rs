@@ -69,12 +69,8 @@ use params::{
     ArgmaxParams, AttnParams, EmbedParams, EwParams, MatmulParams, NormParams, QuantParams, RopeParams, TopKParams,
 };
 use pipelines::{BufId, Cache};
-use rope_table::rope_table;
+use rope_table::{rope_table, BatchRopeTable};
 use tuning::*;
-
-/// A RoPE table: (config, frequency-factor buffer, first position (of a packed batch:
-/// first row), rows).
-type RopeTableKey = (RopeConfig, Option<BufId>, usize, usize);
 
 /// What the backend has done, for tests and benchmarks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -149,13 +145,8 @@ pub struct GpuBackend {
     /// The parameter blob's buffer (uniform + storage), and its host copy.
     params: BufId,
     blob: Vec<u8>,
-    /// RoPE tables already in this submission's blob, and their offsets.
-    rope_tables: Vec<(RopeTableKey, u32)>,
-    /// The values of the batch's RoPE tables, kept across its submissions: a prompt
-    /// chunk submitted in parts needs each table in every part's blob, and a 2,048-row
-    /// table is 131,072 angles in f64 (5.5–8 ms of host time on the H200's host, once per
-    /// part before this: bench/results/prefill-batch-h200.md, call 5).
-    rope_values: Vec<(RopeTableKey, Arc<[f32]>)>,
+    /// The batch's RoPE tables, each with its offset in this submission's blob.
+    rope_tables: Vec<BatchRopeTable>,
     encoder: Option<wgpu::CommandEncoder>,
     pass: Option<wgpu::ComputePass<'static>>,
     /// Token ids of the batch (`[max rows]` u32), argmax results (`[max rows]` u32).
@@ -278,7 +269,6 @@ impl GpuBackend {
             params: BufId(0),
             blob: Vec::with_capacity(BLOB_BYTES as usize),
             rope_tables: Vec::new(),
-            rope_values: Vec::new(),
             encoder: None,
             pass: None,
             tokens: BufId(0),
@@ -488,6 +478,13 @@ impl GpuBackend {
         }
     }
 
+    /// A new submission's blob holds none of the batch's RoPE tables yet.
+    fn forget_rope_offsets(&mut self) {
+        for t in &mut self.rope_tables {
+            t.offset = None;
+        }
+    }
+
     /// `scratch_buffer`, its error deferred to the next read (None then).
     fn scratch_or_defer(&mut self, have: Option<(BufId, u64)>, label: &str, bytes: u64) -> Option<(BufId, u64)> {
         self.scratch_buffer(have, label, bytes).map_err(|e| self.defer(e)).ok()
@@ -669,7 +666,7 @@ impl GpuBackend {
             self.gpu.queue.write_buffer(&self.buffers[self.params.0 as usize], 0, &self.blob);
             self.blob.clear();
         }
-        self.rope_tables.clear();
+        self.forget_rope_offsets();
         if let Some(p) = &self.profiler {
             p.resolve(&mut encoder);
         }
@@ -716,7 +713,7 @@ impl GpuBackend {
         self.pass = None;
         self.encoder = None;
         self.blob.clear();
-        self.rope_tables.clear();
+        self.forget_rope_offsets();
     }
 
     /// Runs everything recorded, copies `bytes` of `src` back and returns them.

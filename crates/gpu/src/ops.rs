@@ -177,9 +177,8 @@ impl Backend for GpuBackend {
         self.start_pos = start_pos;
         self.packed.clear();
         // Tables are keyed by their rows' first position, which a packed batch does not
-        // give: each batch starts its own lists.
+        // give: each batch starts its own list.
         self.rope_tables.clear();
-        self.rope_values.clear();
         Ok(())
     }
 

@@ -1,9 +1,27 @@
 //! The (cos, sin) tables a batch's RoPE dispatches read from the parameter blob.
 
+use std::sync::Arc;
+
 use kindling_model::RopeConfig;
 
+use crate::pipelines::BufId;
 #[cfg(not(target_arch = "wasm32"))]
 use crate::tuning::ROPE_ROWS_PER_THREAD;
+
+/// A RoPE table: (config, frequency-factor buffer, first position (of a packed batch:
+/// first row), rows).
+pub(crate) type RopeTableKey = (RopeConfig, Option<BufId>, usize, usize);
+
+/// One of a batch's RoPE tables. Its values are kept across the batch's submissions: a
+/// prompt chunk submitted in parts needs the table in every part's parameter blob, and a
+/// 2,048-row table is 131,072 angles in f64 (recomputed per part, 5.5–8 ms of host time
+/// each on the H200's host: bench/results/prefill-batch-h200.md, call 5).
+pub(crate) struct BatchRopeTable {
+    pub key: RopeTableKey,
+    pub values: Arc<[f32]>,
+    /// Where the current submission's blob holds it; None until it is written there.
+    pub offset: Option<u32>,
+}
 
 /// (cos, sin) of every pair of rows at `positions`, exactly as the CPU backend computes
 /// them (`RopeConfig::cos_sin`). Natively a long batch's rows are shared among threads:
@@ -24,8 +42,9 @@ pub(crate) fn rope_table(rope: &RopeConfig, freq_factors: Option<&[f32]>, positi
     let mut out = vec![0.0; positions.len() * row_len];
     #[cfg(not(target_arch = "wasm32"))]
     {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let threads = cores.min(positions.len() / ROPE_ROWS_PER_THREAD);
+        // (A decode step's one row asks nothing of the system.)
+        let most = positions.len() / ROPE_ROWS_PER_THREAD;
+        let threads = if most > 1 { std::thread::available_parallelism().map_or(1, |n| n.get()).min(most) } else { 1 };
         if threads > 1 && row_len > 0 {
             let per = positions.len().div_ceil(threads);
             std::thread::scope(|scope| {
