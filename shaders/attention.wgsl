@@ -35,8 +35,10 @@
 // k, v: [n, k_stride] / [n, v_stride] this batch's keys and values (kv_store).
 @group(0) @binding(5) var<storage, read> k: array<f32>;
 @group(0) @binding(6) var<storage, read> v: array<f32>;
-// scratch: [n, heads, splits, head_dim + 2] per split of a row's positions: its running
-// max, its sum, then its unnormalised weighted sum of V (attention when splits > 1,
+// scratch: [n, heads, splits, SPLIT_HEAD + head_dim] per split of a row's positions: its
+// running max, its sum, two unused values (so that the rest starts on a vec4, as the o
+// projection's matvec reads it where it takes the merge in: matvec_int.wgsl's
+// INPUT_MERGED), then its unnormalised weighted sum of V (attention when splits > 1,
 // read by attn_combine).
 @group(0) @binding(11) var<storage, read_write> scratch: array<f32>;
 // attention_rope: qn, kn the q and k norm weights [head_dim] (norm == 1), or the q and
@@ -480,14 +482,14 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
                 }
             }
         } else {
-            let sb = id * (hd + 2u);
+            let sb = id * (SPLIT_HEAD + hd);
             if (lid == 0u) {
                 scratch[sb] = m;
                 scratch[sb + 1u] = l;
             }
             for (var c = 0u; c < 4u; c++) {
                 if (d + c < hd) {
-                    scratch[sb + 2u + d + c] = o[c];
+                    scratch[sb + SPLIT_HEAD + d + c] = o[c];
                 }
             }
         }
@@ -509,7 +511,7 @@ fn attn_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let r = rh / p.heads;
     let h = rh % p.heads;
     let hd = p.head_dim;
-    let e = hd + 2u;
+    let e = SPLIT_HEAD + hd;
     let base = rh * p.splits * e;
     if (lid < p.splits) {
         red[lid] = scratch[base + lid * e];
@@ -533,7 +535,7 @@ fn attn_combine(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     for (var d = lid; d < hd; d += COMBINE_WG) {
         var o = 0.0;
         for (var s = 0u; s < p.splits; s++) {
-            o += red[s] * scratch[base + s * e + 2u + d];
+            o += red[s] * scratch[base + s * e + SPLIT_HEAD + d];
         }
         out[qb + d] = o / l;
     }

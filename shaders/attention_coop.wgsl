@@ -184,7 +184,7 @@ fn coop_emit(live: bool, orow: u32, at: u32, d0: u32, w: u32, osb: u32, oqb: u32
         if (j < w && d < p.head_dim) {
             let o = ss[at + j];
             if (p.splits > 1u) {
-                scratch[osb + 2u + d] = o;
+                scratch[osb + SPLIT_HEAD + d] = o;
             } else {
                 out[oqb + d] = o * f;
             }
@@ -401,7 +401,7 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     // With splits, this share's max and sum for attn_combine (as attention_tiled.wgsl
     // leaves them).
     if (live && p.splits > 1u && part == 0u) {
-        let sb = ((r * p.heads + h) * p.splits + split) * (hd + 2u);
+        let sb = ((r * p.heads + h) * p.splits + split) * (SPLIT_HEAD + hd);
         scratch[sb] = m;
         scratch[sb + 1u] = lr;
     }
@@ -409,7 +409,7 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     // with splits unnormalised into the scratch.
     let orow = rb + srow;
     let olive = !dead && r0 + orow < p.n;
-    let osb = (((r0 + orow) * p.heads + h) * p.splits + split) * (hd + 2u);
+    let osb = (((r0 + orow) * p.heads + h) * p.splits + split) * (SPLIT_HEAD + hd);
     let oqb = (r0 + orow) * p.q_cols + h * hd;
     let at = oa + srow * OLD;
     workgroupBarrier();

@@ -241,7 +241,7 @@ fn value(vb: u32, g: u32, hd4: u32) -> vec4<f32> {
 // them for attn_combine.
 fn finish_row(acc: Acc, r: u32, i: u32, h: u32, split: u32, sub: u32, hd4: u32) {
     let hd = p.head_dim;
-    let sb = ((r * p.heads + h) * p.splits + split) * (hd + 2u);
+    let sb = ((r * p.heads + h) * p.splits + split) * (SPLIT_HEAD + hd);
     var at = r * p.q_cols + h * hd;
     var f = select(0.0, 1.0 / rowf[i], rowf[i] > 0.0);
     if (p.splits > 1u) {
@@ -249,7 +249,7 @@ fn finish_row(acc: Acc, r: u32, i: u32, h: u32, split: u32, sub: u32, hd4: u32) 
             scratch[sb] = acc.m;
             scratch[sb + 1u] = rowf[i];
         }
-        at = sb + 2u;
+        at = sb + SPLIT_HEAD;
         f = 1.0;
     }
     put_row4(at, sub, hd4, acc.a0 * f);

@@ -16,11 +16,15 @@
 // measured 2.5e-3 on Qwen2.5-0.5B's decode logits against the CPU; one byte is what
 // llama.cpp's integer kernels take.)
 // Weight rows are read as vec4<u32> where the type's blocks are whole vec4s.
+// Where INPUT_MERGED (matvec_merged: the o projection after a decode attention split over
+// its context) the input binding is the attention's split scratch, and each run is merged
+// from its head's splits as it is staged (merged_run), which saves attn_combine's
+// dispatch; workgroup 0 also writes the merged row to out2 (the attention's output).
 //
 // Params: MatmulParams (n = 1).
 @group(0) @binding(0) var<uniform> p: Params;
 // x: the input row as f32 bits, or where INPUT_STAGED its runs as the gate/up kernel
-// before left them (qx below).
+// before left them (qx below), or where INPUT_MERGED the attention's split scratch.
 @group(0) @binding(1) var<storage, read> x: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> w: array<WEIGHT_WORD>;
 @group(0) @binding(3) var<storage, read_write> out: array<f32>;
@@ -110,15 +114,65 @@ fn quantize_run(v: array<vec4<f32>, 4>) -> Run {
     return run;
 }
 
-// Quantizes run r of the input (values times the norm weight where normed, in_run) into
-// the staging; returns the run's Σ x² for the norm.
-fn stage_run(r: u32) -> f32 {
+// Run r of the attention's output (INPUT_MERGED), merged from the records its head's
+// p.merge_splits splits left in the scratch (x): SPLIT_HEAD values (max m_s, sum l_s),
+// then the unnormalised weighted sum acc_s of head_dim values, each record starting on a
+// vec4. As attn_combine: Σ_s e^(m_s − M) acc_s / Σ_s e^(m_s − M) l_s, M the largest m_s.
+// The host merges only heads of whole runs (head_dim a multiple of 16). The loops over
+// splits count to a constant, so a browser's compiler sees they end.
+fn merged_run(r: u32) -> array<vec4<f32>, 4> {
+    let hd = p.merge_head_dim;
+    let record = (SPLIT_HEAD + hd) / 4u;
+    let first = (16u * r / hd) * p.merge_splits * record;
+    let d = (SPLIT_HEAD + 16u * r % hd) / 4u;
+    var mx = NEG_BIG;
+    for (var s = 0u; s < MAX_SPLITS; s++) {
+        if (s >= p.merge_splits) {
+            break;
+        }
+        mx = max(mx, bitcast<f32>(x[first + s * record].x));
+    }
+    var l = 0.0;
+    var v: array<vec4<f32>, 4>;
+    for (var s = 0u; s < MAX_SPLITS; s++) {
+        if (s >= p.merge_splits) {
+            break;
+        }
+        let at = first + s * record;
+        let ml = bitcast<vec2<f32>>(x[at].xy);
+        let e = exp(ml.x - mx);
+        l += e * ml.y;
+        for (var i = 0u; i < 4u; i++) {
+            v[i] += e * bitcast<vec4<f32>>(x[at + d + i]);
+        }
+    }
+    for (var i = 0u; i < 4u; i++) {
+        v[i] /= l;
+    }
+    return v;
+}
+
+// Quantizes run r of the input (values times the norm weight where normed, in_run; or
+// merged from the attention's splits, INPUT_MERGED, the first workgroup writing them out:
+// put_merged, shaders.rs) into the staging; returns the run's Σ x² for the norm.
+fn stage_run(r: u32, first: bool) -> f32 {
     var v: array<vec4<f32>, 4>;
     var ss = 0.0;
-    for (var i = 0u; i < 4u; i++) {
-        let raw = bitcast<vec4<f32>>(x[4u * r + i]);
-        ss += dot(raw, raw);
-        v[i] = in_run(raw, 4u * r + i);
+    if (INPUT_MERGED) {
+        v = merged_run(r);
+        if (first) {
+            for (var i = 0u; i < 4u; i++) {
+                for (var c = 0u; c < 4u; c++) {
+                    put_merged(16u * r + 4u * i + c, v[i][c]);
+                }
+            }
+        }
+    } else {
+        for (var i = 0u; i < 4u; i++) {
+            let raw = bitcast<vec4<f32>>(x[4u * r + i]);
+            ss += dot(raw, raw);
+            v[i] = in_run(raw, 4u * r + i);
+        }
     }
     let run = quantize_run(v);
     qx_hi[r] = run.hi;
@@ -138,7 +192,7 @@ fn stage_input(lid: u32, first: bool) -> f32 {
     }
     var ss = 0.0;
     for (var r = lid; r < p.k / 16u; r += MV_WG) {
-        ss += stage_run(r);
+        ss += stage_run(r, first);
     }
     return in_finish(lid, first, ss);
 }

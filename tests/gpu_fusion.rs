@@ -23,7 +23,10 @@
 //! the real models; the tiny ones mix types, see below):
 //!   1 matvec_multi_normed  attention norm + q/k/v projections
 //!   1 attention_rope       q/k biases or norms, rotation, KV store and attention
-//!                          (+1 attn_combine past SPLIT_MIN_SPAN positions: not here)
+//!                          (past SPLIT_MIN_SPAN positions it splits, and the o
+//!                          projection's matvec merges the splits, matvec_merged; +1
+//!                          attn_combine where it cannot: not here, see
+//!                          tests/gpu_kernels.rs)
 //!   1 matvec + add         output projection with its residual add
 //!   1 matvec_gated_normed  FFN norm + gate/up + activation
 //!   1 matvec + add         down projection with its residual add

@@ -5,8 +5,9 @@
 //! gate/up matvecs with their gated activation, and the q/k preparation
 //! with the KV-cache store of the attention after it (in decode, with the whole
 //! attention: `attention_rope`), and a split batch matmul's sums into the residual
-//! stream with the RMS norm of that stream after them. Anything else that arrives
-//! first records the held op on its own (`flush_pending`).
+//! stream with the RMS norm of that stream after them, and a decode attention's merge of
+//! its splits with the o projection's matvec after it (`matvec_merged`). Anything else
+//! that arrives first records the held op on its own (`flush_pending`).
 
 use super::*;
 
@@ -23,6 +24,21 @@ pub(crate) struct PendingMatmul {
     pub(crate) parts: Arc<[Part]>,
     /// The RMS norm that produced `x`, fused into this (decode) matvec.
     pub(crate) norm: Option<NormIn>,
+    /// The merge of the attention splits that produce `x`, taken into this (decode)
+    /// matvec (`matvec_merged`; never beside `norm`).
+    pub(crate) merge: Option<PendingMerge>,
+}
+
+/// A decode attention's merge of its splits (attn_combine) held back (see
+/// `Pending::Merge`).
+#[derive(Clone, Copy)]
+pub(crate) struct PendingMerge {
+    /// The attention's output, which the merge writes.
+    pub(crate) out: GpuActivation,
+    /// The attention's split scratch.
+    pub(crate) scratch: BufId,
+    /// The attention's parameters (one row; heads, head_dim, splits).
+    pub(crate) p: AttnParams,
 }
 
 /// An RMS norm of whole rows fused into the matvec that reads its output: the norm's
@@ -68,6 +84,10 @@ pub(crate) enum Pending {
     /// an RMS norm of the stream's whole rows may join them (`matmul_split_sum_norm`:
     /// a prefill's norm after its o and down projections).
     SplitSum(PendingSplitSum),
+    /// The merge of a decode attention's splits: the integer-dot matvec that reads its
+    /// output next (the o projection) may merge them itself as it stages its input
+    /// (`matvec_merged`), one dispatch a layer fewer.
+    Merge(PendingMerge),
 }
 
 /// A split batch matmul's `matmul_split_sum` held back (see `Pending::SplitSum`).
@@ -128,7 +148,39 @@ impl GpuBackend {
             Some(Pending::QkRope(r)) => self.record_qk_rope(r, None),
             Some(Pending::Norm(n)) => self.record_norm(&n, None),
             Some(Pending::SplitSum(ss)) => self.record_split_sum(&ss),
+            Some(Pending::Merge(m)) => self.record_merge(&m),
         }
+    }
+
+    /// The merge of an attention's splits after it: recorded now (a batch), or held for
+    /// the decode matvec that reads its output (`Pending::Merge`).
+    pub(crate) fn merge_splits(&mut self, m: PendingMerge) {
+        self.flush_pending();
+        match m.p.n {
+            1 => self.pending = Some(Pending::Merge(m)),
+            _ => self.record_merge(&m),
+        }
+    }
+
+    /// Records the merge of an attention's splits on its own (attn_combine).
+    fn record_merge(&mut self, m: &PendingMerge) {
+        let bufs = [self.act(m.out).buf, m.scratch];
+        self.record(Op::AttnCombine, None, &bufs, &m.p, None, m.p.n * m.p.heads);
+    }
+
+    /// The merged matvec's kernel for a weight of type `ty` and rows of `cols` values,
+    /// where `m` can be taken into it: a decode row whose every run is one head's
+    /// (head_dim a multiple of 16), the attention's output as wide as the weight's rows,
+    /// and the integer-dot kernel on this device.
+    pub(crate) fn merged_matvec(&self, m: &PendingMerge, ty: GgmlType, cols: usize) -> Option<KernelKey> {
+        let hd = m.p.head_dim as usize;
+        let fits = m.p.n == 1
+            && hd.is_multiple_of(16)
+            && m.p.heads as usize * hd == cols
+            && self.act(m.out).cols == cols
+            && m.p.splits as usize <= MAX_SPLITS;
+        let key = KernelKey::new(Op::MatvecMerged, Some(ty)).with_int_runs(cols);
+        (fits && self.is_int(key)).then_some(key)
     }
 
     /// The sums of a split batch matmul's spans (`p.splits` > 1) into `out` (and, with
@@ -459,6 +511,14 @@ impl GpuBackend {
         if res.is_some() {
             self.unfuse_norm(&mut pm);
         }
+        // The attention splits' merge taken in (`matvec_merged`), or recorded first.
+        let merge = pm.merge.take().and_then(|m| match self.merged_matvec(&m, pm.ty, pm.cols) {
+            Some(key) => Some((m, key)),
+            None => {
+                self.record_merge(&m);
+                None
+            }
+        });
         let (xa, oa) = (self.act(pm.x), self.act(pm.out));
         let (hb, ob, x_stride, out_stride) = (xa.buf, oa.buf, xa.cols as u32, oa.cols as u32);
         let xb = match pm.norm {
@@ -499,7 +559,12 @@ impl GpuBackend {
             };
             let (rows, tall_rows) = (matvec_rows(p.lanes), matvec_tall_rows(p.lanes));
             let bufs = [xb, part.buf, ob, rb];
-            if let Some(nm) = pm.norm {
+            if let Some((m, key)) = merge {
+                let p = MatmulParams { merge_splits: m.p.splits, merge_head_dim: m.p.head_dim, ..p };
+                let bufs = [m.scratch, part.buf, ob, rb, xb];
+                self.record_keyed(key, &bufs, &p, None, part.rows.div_ceil(rows) as u32);
+                self.stats.merged_matvecs += 1;
+            } else if let Some(nm) = pm.norm {
                 let bufs = [xb, part.buf, ob, rb, nm.w, hb];
                 self.record_keyed(int_key(Op::MatvecNormed), &bufs, &p, None, part.rows.div_ceil(rows) as u32);
             } else if n == 1 && part.rows >= TALL_MIN_ROWS && !int_matvec {
@@ -716,8 +781,8 @@ impl GpuBackend {
 
     /// Records a decode step's attention with the held `rope_qk` taken in
     /// (`attention_rope`: biases, q/k norms, rotation and the KV store in the attention
-    /// dispatch), then the merge of its splits if it has any. `p`: the attention's
-    /// parameters, completed here with the rope's.
+    /// dispatch), then the merge of its splits if it has any (held: `merge_splits`).
+    /// `p`: the attention's parameters, completed here with the rope's.
     pub(crate) fn record_attention_rope(&mut self, r: PendingQkRope, mut p: AttnParams, b: AttentionRopeBuffers<'_>) {
         let Some(table) = self.rope_table_at(&r.rope, r.ff.as_ref(), 0, 1) else { return };
         let (qn, kn, vbias, eps) = self.prep_buffers(&r);
@@ -728,10 +793,9 @@ impl GpuBackend {
         p.bias = r.bias.is_some() as u32;
         let [qb, ob, kb, vb] = [b.q, b.out, b.k, b.v].map(|a| self.act(a).buf);
         let bufs = [qb, ob, kb, vb, qn, kn, b.cache.k, b.cache.v, b.scratch, vbias];
-        let heads = p.heads;
-        self.record(Op::AttentionRope, None, &bufs, &p, Some(table), heads * p.splits);
+        self.record(Op::AttentionRope, None, &bufs, &p, Some(table), p.heads * p.splits);
         if p.splits > 1 {
-            self.record(Op::AttnCombine, None, &[ob, b.scratch], &p, None, heads);
+            self.merge_splits(PendingMerge { out: b.out, scratch: b.scratch, p });
         }
     }
 

@@ -227,6 +227,10 @@ impl KernelKey {
             let int = int.filter(|k| k.features.int_runs > 0);
             let batch = mine.map(|k| k.with_int_batch(256)).filter(|k| k.features.int_batch > 0);
             let int: Vec<KernelKey> = int.chain(batch).collect();
+            // An op with only its integer-dot form keeps no plain variant.
+            if op.spec().forms.int_only {
+                keys.retain(|k| k.op != op);
+            }
             keys.extend(int);
         }
         keys

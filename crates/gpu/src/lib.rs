@@ -61,8 +61,8 @@ pub use weights::{stored_row_bytes, GpuWeight, Part};
 
 use device::Gpu;
 use fusion::{
-    same_parts, AttentionRopeBuffers, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingNorm, PendingQkRope,
-    ATTENTION_ROPE_STORAGE_BUFFERS,
+    same_parts, AttentionRopeBuffers, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingMerge, PendingNorm,
+    PendingQkRope, ATTENTION_ROPE_STORAGE_BUFFERS,
 };
 use op_table::{PARAMS_SLOT, TABLE_BYTES};
 use params::{
@@ -94,6 +94,9 @@ pub struct GpuStats {
     /// Decode matvecs that read their input as the gate/up kernel before them left it,
     /// quantized (`MatmulParams::qx_runs`), instead of staging it themselves.
     pub input_staged_matvecs: u64,
+    /// Decode matvecs (the o projection) that merged the attention's splits themselves
+    /// as they staged their input, in place of an attn_combine dispatch before them.
+    pub merged_matvecs: u64,
     /// Batch matmuls (prefill) recorded on integer dot products (shaders/matmul_int.wgsl).
     pub int_batch_matmuls: u64,
     /// Batch matmuls over two or three weights at once (a layer's q, k and v:
@@ -203,7 +206,7 @@ pub struct GpuBackend {
     top_k_out: Option<(BufId, u64)>,
     /// Constrained decoding's allowed-token bitmask (`chain_submit_masked`) and its bytes.
     token_mask: Option<(BufId, u64)>,
-    /// Attention's split scratch (`[rows, heads, splits, head_dim + 2]` f32) and its bytes.
+    /// Attention's split scratch (`[rows, heads, splits, SPLIT_HEAD + head_dim]` f32) and its bytes.
     attn_scratch: Option<(BufId, u64)>,
     /// The batch matmul's partial sums of split dot products (`[splits, rows, weight
     /// rows]` f32) and its bytes (grown on first need).

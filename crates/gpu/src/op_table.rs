@@ -49,9 +49,11 @@ impl Family {
                 &["ITEMS_WG", "MV_WG", "MV_MAX_B", "TALL_ITERS", "SUM_STEP", "SUM_COLS"],
             ),
             Family::Rope => (shaders::ROPE, RopeParams::WGSL, &["ITEMS_WG", "MAX_HD"]),
-            Family::Attention => {
-                (shaders::ATTENTION, AttnParams::WGSL, &["ITEMS_WG", "MAX_HD", "COMBINE_WG", "ROW_TABLE_VEC4S"])
-            }
+            Family::Attention => (
+                shaders::ATTENTION,
+                AttnParams::WGSL,
+                &["ITEMS_WG", "MAX_HD", "COMBINE_WG", "ROW_TABLE_VEC4S", "SPLIT_HEAD"],
+            ),
             Family::Elementwise => (shaders::ELEMENTWISE, EwParams::WGSL, &["ITEMS_WG"]),
             Family::Argmax => (shaders::ARGMAX, ArgmaxParams::WGSL, &[]),
             Family::TopK => (shaders::TOP_K, TopKParams::WGSL, &[]),
@@ -76,6 +78,10 @@ pub enum Op {
     MatvecNormed,
     MatvecGatedNormed,
     MatvecMultiNormed,
+    /// The o projection's decode matvec with the merge of the attention's splits before
+    /// it taken in: its input is the split scratch, merged as it is staged
+    /// (shaders/matvec_int.wgsl's INPUT_MERGED), one attn_combine dispatch fewer a layer.
+    MatvecMerged,
     MatmulTiled,
     /// Sums matmul_tiled's partial results over the spans of a split dot product.
     MatmulSplitSum,
@@ -167,6 +173,9 @@ pub enum Module {
     /// Attention that writes the KV cache and reads it back: through the writable
     /// bindings only (one dispatch cannot bind a buffer both read-only and writable).
     CacheReadWrite,
+    /// The integer-dot matvec whose input is attention's split scratch, merged as it is
+    /// staged (`INPUT_MERGED`).
+    MergedIn,
 }
 
 /// The variants an op has besides its plain kernel (see `KernelKey`).
@@ -188,6 +197,9 @@ pub struct Forms {
     pub subgroups: bool,
     /// An f16 KV cache (the families that read or write it).
     pub kv_f16: bool,
+    /// Only the integer-dot form exists (no f32 kernel is written for it): the op has
+    /// no plain variant, and the host records it only where `int_dot`'s runs.
+    pub int_only: bool,
 }
 
 /// Everything about one op.
@@ -219,6 +231,7 @@ const NO_FORMS: Forms = Forms {
     int_batch: false,
     subgroups: false,
     kv_f16: false,
+    int_only: false,
 };
 /// The matmul family's decode matvecs: integer-dot forms and subgroup sums.
 const DECODE: Forms = Forms { int_dot: true, subgroups: true, ..NO_FORMS };
@@ -227,7 +240,7 @@ const MATMUL: Forms = Forms { subgroups: true, ..NO_FORMS };
 const KV: Forms = Forms { kv_f16: true, ..NO_FORMS };
 
 /// Every op, in `Op` order (`Op::spec` indexes it; a test checks the order).
-pub const OPS: [OpSpec; 38] = [
+pub const OPS: [OpSpec; 39] = [
     OpSpec {
         op: Op::Embed,
         name: "embed",
@@ -353,6 +366,20 @@ pub const OPS: [OpSpec; 38] = [
         reads_weight: true,
         module: Module::NormIn { staged: false },
         forms: MULTI,
+        tuning: Tuning::MatvecLanes,
+    },
+    OpSpec {
+        op: Op::MatvecMerged,
+        name: "matvec_merged",
+        entry_point: "matvec",
+        family: Family::Matmul,
+        // The attention's split scratch, weight part, out, residual (or a dummy), the
+        // attention's output (the merged row, which workgroup 0 writes).
+        bindings: &[(0, Params), (1, Read), (2, Read), (3, Write), (4, Write), (6, Write)],
+        shares_layout_of: None,
+        reads_weight: true,
+        module: Module::MergedIn,
+        forms: Forms { int_only: true, ..DECODE },
         tuning: Tuning::MatvecLanes,
     },
     OpSpec {

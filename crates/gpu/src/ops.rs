@@ -285,6 +285,7 @@ impl Backend for GpuBackend {
             row_words: weight.row_words,
             parts: weight.parts.clone(),
             norm,
+            merge: None,
         };
         // Another decode matvec over the same input and a weight of the same width:
         // held with the others (see `Pending::Group`). The first two are of one type
@@ -292,7 +293,9 @@ impl Backend for GpuBackend {
         // and k: matvec_multi reads it in its own type).
         // (Over the same input, of the same width, into another output, neither output
         // being the input.)
-        let beside = |a: &PendingMatmul| a.x == x && a.cols == pm.cols && a.out != out && a.out != x && out != x;
+        let beside = |a: &PendingMatmul| {
+            a.x == x && a.cols == pm.cols && a.out != out && a.out != x && out != x && a.merge.is_none()
+        };
         let joins = |a: &PendingMatmul| {
             n == 1 && a.n == 1 && beside(a) && (a.parts.len() == 1 && pm.parts.len() == 1 || same_parts(a, &pm))
         };
@@ -325,6 +328,20 @@ impl Backend for GpuBackend {
             self.pending = Some(Pending::Group(g));
             return;
         }
+        // A decode matvec reading the output of the attention just recorded takes the
+        // merge of its splits in (`matvec_merged`; not where it writes its own input).
+        let mut pm = pm;
+        pm.merge = match self.pending.take() {
+            Some(Pending::Merge(m))
+                if m.out == x && out != x && n == 1 && self.merged_matvec(&m, pm.ty, pm.cols).is_some() =>
+            {
+                Some(m)
+            }
+            other => {
+                self.pending = other;
+                None
+            }
+        };
         self.flush_pending();
         self.pending = Some(Pending::Matmul(pm));
     }
@@ -455,7 +472,7 @@ impl Backend for GpuBackend {
         // The scratch is sized for the most decode rows and splits once, at the first
         // call (the prefill), so nothing is created in the token loop; a longer prompt's
         // splits may grow it.
-        let need = ((MAX_SPLIT_ROWS * MAX_SPLITS).max(n * splits) * params.head_count * (hd + 2) * 4) as u64;
+        let need = ((MAX_SPLIT_ROWS * MAX_SPLITS).max(n * splits) * params.head_count * (SPLIT_HEAD + hd) * 4) as u64;
         let Some((scratch, size)) = self.scratch_or_defer(self.attn_scratch, "attention split scratch", need) else {
             return;
         };
@@ -528,7 +545,7 @@ impl Backend for GpuBackend {
             self.record(Op::Attention, None, &bufs, &p, None, (rh * splits) as u32);
         }
         if splits > 1 {
-            self.record(Op::AttnCombine, None, &[ob, scratch], &p, None, rh as u32);
+            self.merge_splits(PendingMerge { out, scratch, p });
         }
     }
 

@@ -118,6 +118,11 @@ params!(
         /// do (also unsplit), and matmul_split_sum_multi writes each column into its
         /// weight's output.
         multi: u32,
+        /// matvec_merged: the attention's splits per head and its head_dim, whose split
+        /// scratch (`SPLIT_HEAD + head_dim` values a split, shaders/attention.wgsl) is the
+        /// input, merged as attn_combine would into the row the matvec reads.
+        merge_splits: u32,
+        merge_head_dim: u32,
     }
 );
 

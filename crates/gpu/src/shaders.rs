@@ -139,8 +139,18 @@ fn assemble_int(key: KernelKey) -> String {
     let third = rows_of_third(&int_snippet(key.ty3.unwrap_or(ty)));
     let norm = if key.op.normed() { NORM_INT } else { INT_NORM_OFF };
     let f = key.features;
-    let runs = format!("const QX_RUNS: u32 = {}u;\nconst INPUT_STAGED: bool = {};", f.int_runs, f.int_input_staged);
-    let sizes = shader_consts(&["MV_WG"]);
+    let merged = key.op.spec().module == Module::MergedIn;
+    let runs = format!(
+        "const QX_RUNS: u32 = {}u;\nconst INPUT_STAGED: bool = {};\nconst INPUT_MERGED: bool = {merged};",
+        f.int_runs, f.int_input_staged
+    );
+    // The merged row goes to out2, which only matvec_merged binds (a module that wrote
+    // it anywhere, even behind a false constant, would need the binding in every layout).
+    let put_merged = match merged {
+        true => "fn put_merged(i: u32, v: f32) { out2[i] = v; }",
+        false => "fn put_merged(i: u32, v: f32) {}",
+    };
+    let sizes = shader_consts(&["MV_WG", "SPLIT_HEAD", "MAX_SPLITS"]);
     [
         MatmulParams::WGSL,
         &sizes,
@@ -152,6 +162,7 @@ fn assemble_int(key: KernelKey) -> String {
         norm,
         &reduce_snippet(f),
         &runs,
+        put_merged,
         MATVEC_INT,
     ]
     .join("\n")

@@ -405,6 +405,10 @@ pub const ATTN_COOP_TARGET_GROUPS: usize = 512;
 
 /// Most workgroups one (row, head) of attention is spread over (decode, long contexts).
 pub const MAX_SPLITS: usize = 32;
+/// Values before a split's partial result in attention's split scratch: its max, its sum
+/// and two unused, so that the result starts on a vec4 (the o projection's matvec reads
+/// it as vec4s where it merges the splits itself: matvec_int.wgsl's INPUT_MERGED).
+pub const SPLIT_HEAD: usize = 4;
 /// Invocations of attn_combine, which loads the splits' sums with one invocation each
 /// (`COMBINE_WG`).
 pub const COMBINE_WG: usize = 64;
@@ -457,6 +461,8 @@ pub fn shader_size(name: &str) -> u64 {
         "COOP_ATTN_NARROW_HD" => ATTN_COOP_NARROW_HEAD_DIM as u64,
         "COOP_ATTN_WG" => ATTN_COOP_WG as u64,
         "COMBINE_WG" => COMBINE_WG as u64,
+        "SPLIT_HEAD" => SPLIT_HEAD as u64,
+        "MAX_SPLITS" => MAX_SPLITS as u64,
         "ROW_TABLE_VEC4S" => crate::op_table::ROW_TABLE_BYTES / 16,
         _ => unreachable!("no shader size named {name}"),
     }
