@@ -19,6 +19,8 @@
 //! - add_position_embedding: 1e-6 × |value| + 1e-7 (as embed, plus one addition)
 //! - argmax: exact
 
+#[path = "shared/attention_o.rs"]
+mod attention_o;
 #[path = "gpu_common.rs"]
 mod gpu_common;
 
@@ -1665,96 +1667,29 @@ fn attention_matches_cpu_gqa_windows_and_long_histories() {
 /// must be rescaled each time (on a device with cooperative matrices; elsewhere the f32
 /// kernels' online softmax meets the same scores). Values are small (|v| ≤ 0.3) so the
 /// f16 rounding of keys up to ~9 stays within the coop tolerance.
-/// A prompt of `history` rows, then one decode step: its attention (split over the
-/// context past SPLIT_MIN_SPAN positions), the o projection `o = W · attention` and its
-/// residual add `res += o`. Returns the decode row's [attention, o, res].
-#[allow(clippy::too_many_arguments)]
-fn attention_o_script<B: Backend>(
-    b: &mut B,
-    p: &AttentionParams,
-    history: usize,
-    data: &[(Vec<f32>, Vec<f32>, Vec<f32>)],
-    (ty, rows): (GgmlType, usize),
-    w: &[u8],
-    r: &[f32],
-) -> [Vec<f32>; 3] {
-    let q_cols = p.head_count * p.head_dim;
-    let width = p.head_count_kv * p.head_dim;
-    let mut cache = b.alloc_kv_cache(KvSpec { capacity: history + 1, width }).expect("cache");
-    let (q, k, v) = (
-        b.alloc_activation(history, q_cols).expect("alloc"),
-        b.alloc_activation(history, width).expect("alloc"),
-        b.alloc_activation(history, width).expect("alloc"),
-    );
-    let out = b.alloc_activation(history, q_cols).expect("alloc");
-    let (o, res) = (b.alloc_activation(1, rows).expect("alloc"), b.alloc_activation(1, rows).expect("alloc"));
-    let wt = weight(b, "o", ty, rows, q_cols, w);
-    let rt = table(b, r, rows);
-    for (&(start, n), (qd, kd, vd)) in [(0, history), (history, 1)].iter().zip(data) {
-        let (qt, kt, vt) = (table(b, qd, q_cols), table(b, kd, width), table(b, vd, width));
-        b.begin_batch(&ids(n), start).expect("batch");
-        b.embed(&qt, 1.0, q);
-        b.embed(&kt, 1.0, k);
-        b.embed(&vt, 1.0, v);
-        // (The residual first: any op between the attention and the matmul records the
-        // merge on its own.)
-        if n == 1 {
-            b.embed(&rt, 1.0, res);
-        }
-        b.attention(q, k, v, &mut cache, p, out);
-        if n == 1 {
-            b.matmul(out, &wt, o);
-            b.add(res, o);
-        }
-    }
-    [read(b, out, 1), read(b, o, 1), read(b, res, 1)]
-}
-
 #[test]
 fn decode_attention_splits_merge_in_the_o_projection_and_match_cpu() {
-    // A decode step 300 positions in: its attention splits, and the o projection's
-    // integer-dot matvec merges the splits as it stages its input (matvec_merged, no
-    // attn_combine) where every run of its input is one head's (head_dim a multiple of
-    // 16); elsewhere, or for a weight type without integer-dot units, attn_combine runs
+    // A decode step 300 positions in: its attention splits, and with
+    // merge_splits_in_matvec (a browser's default) the o projection's integer-dot matvec
+    // merges the splits as it stages its input (matvec_merged, no attn_combine) where
+    // every run of its input is one head's (head_dim a multiple of 16); elsewhere, for a
+    // weight type without integer-dot units, or with the option off, attn_combine runs
     // first. Either way the attention's output (which the merged matvec's workgroup 0
-    // writes), o and res match the CPU.
-    let history = 300;
-    let mut b = gpu();
-    // (o's type, heads, kv heads, head_dim, merged)
-    let cases = [
-        (GgmlType::Q8_0, 4, 2, 64, true),
-        (GgmlType::Q4K, 2, 1, 128, true),
-        (GgmlType::Q6K, 16, 2, 16, true),
-        (GgmlType::Q8_0, 4, 2, 40, false),
-        (GgmlType::F16, 4, 2, 64, false),
-    ];
-    for (i, (ty, heads, kv, hd, merged)) in cases.into_iter().enumerate() {
-        let mut rng = Rng(900 + i as u64);
-        let p = head_shape_params(heads, kv, hd, true);
-        let (rows, cols) = (40, heads * hd);
-        let data = random_qkv(&mut rng, &p, &[(0, history), (history, 1)]);
-        let w = random_weight(&mut rng, ty, rows, cols);
-        let r = rng.vec(rows, -2.0, 2.0);
-        let want = attention_o_script(&mut CpuBackend::new(), &p, history, &data, (ty, rows), &w, &r);
-        let before = b.stats().merged_matvecs;
-        let got = attention_o_script(&mut b, &p, history, &data, (ty, rows), &w, &r);
-        let what = format!("{ty:?} o after attention heads {heads}/{kv} × {hd}");
-        let took = b.stats().merged_matvecs - before;
-        assert_eq!(took, merged as u64, "{what}: matvecs that merged the splits");
-        let (da, ia) = max_abs_diff(&got[0], &want[0]);
-        let ta = attention_tol(&b, 1, hd);
-        assert!(da <= ta, "{what}: attention max |Δ| {da} at {ia}");
-        // The matvec's tolerance of its Σ|w·x|, and the attention's over the row's |w|.
-        let wf = dequant(ty, &w, rows * cols);
-        for j in 0..rows {
-            let row = &wf[j * cols..(j + 1) * cols];
-            let scale: f32 = row.iter().zip(&want[0]).map(|(w, x)| (w * x).abs()).sum();
-            let tol = matmul_rel_tol(&b, 1) * scale + ta * row.iter().map(|w| w.abs()).sum::<f32>() + 1e-5;
-            for (name, g, c) in [("o", &got[1], &want[1]), ("res", &got[2], &want[2])] {
-                assert!((g[j] - c[j]).abs() <= tol, "{what}: {name}[{j}] gpu {} cpu {} (tolerance {tol})", g[j], c[j]);
-            }
+    // writes), o and res match the CPU. (The browser tests run the same script.)
+    for on in [false, true] {
+        let mut b = gpu_with(GpuOptions { merge_splits_in_matvec: on, ..GpuOptions::default() });
+        for (i, case) in attention_o::CASES.iter().enumerate() {
+            let &(ty, heads, kv, hd, merges) = case;
+            let x = attention_o::inputs(case, 900 + i as u64);
+            let want = pollster::block_on(attention_o::run(&mut CpuBackend::new(), ty, &x));
+            let before = b.stats().merged_matvecs;
+            let got = pollster::block_on(attention_o::run(&mut b, ty, &x));
+            let what = format!("{ty:?} o after attention heads {heads}/{kv} × {hd} (merge option {on})");
+            assert_eq!(b.stats().merged_matvecs - before, (on && merges) as u64, "{what}: matvecs that merged");
+            let wf = dequant(ty, &x.w, attention_o::O_ROWS * heads * hd);
+            let da = attention_o::check(&what, &got, &want, &wf, attention_tol(&b, 1, hd), matmul_rel_tol(&b, 1));
+            eprintln!("{what}: attention max |Δ| {da:.2e}, merged: {}", on && merges);
         }
-        eprintln!("{what}: attention max |Δ| {da:.2e}, merged in the matvec: {merged}");
     }
 }
 

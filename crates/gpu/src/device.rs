@@ -62,6 +62,14 @@ pub struct GpuOptions {
     /// recorded the whole chunk. Off: one submission per batch. On by default natively
     /// only: through Dawn the parts measured no faster (bench/results/qkv-submit-h200.md).
     pub submit_parts: bool,
+    /// Let the decode matvec that reads a split attention's output (the o projection)
+    /// merge the splits itself as it stages its input (`matvec_merged`), instead of an
+    /// attn_combine dispatch before it: one dispatch a layer fewer past SPLIT_MIN_SPAN
+    /// positions, but each of the matvec's workgroups merges the whole row. On by default
+    /// in a browser only, where a dispatch costs the host most (Qwen2.5 decode through
+    /// Dawn, the two builds in one process: 1.12-1.15x after 512 tokens, 1.00-1.06x after
+    /// 4,096); natively it measured 0.99x and 0.89x (bench/results/merge-splits-h200.md).
+    pub merge_splits_in_matvec: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).
     pub max_part_bytes: Option<u64>,
@@ -103,6 +111,7 @@ impl Default for GpuOptions {
             allow_wide_batch: true,
             wide_every_weight: false,
             submit_parts: !cfg!(target_arch = "wasm32"),
+            merge_splits_in_matvec: cfg!(target_arch = "wasm32"),
             max_part_bytes: None,
             kv_f16: false,
             profile: false,

@@ -169,12 +169,13 @@ impl GpuBackend {
     }
 
     /// The merged matvec's kernel for a weight of type `ty` and rows of `cols` values,
-    /// where `m` can be taken into it: a decode row whose every run is one head's
-    /// (head_dim a multiple of 16), the attention's output as wide as the weight's rows,
-    /// and the integer-dot kernel on this device.
+    /// where `m` can be taken into it (`GpuOptions::merge_splits_in_matvec`): a decode
+    /// row whose every run is one head's (head_dim a multiple of 16), the attention's
+    /// output as wide as the weight's rows, and the integer-dot kernel on this device.
     pub(crate) fn merged_matvec(&self, m: &PendingMerge, ty: GgmlType, cols: usize) -> Option<KernelKey> {
         let hd = m.p.head_dim as usize;
-        let fits = m.p.n == 1
+        let fits = self.merge_splits_in_matvec
+            && m.p.n == 1
             && hd.is_multiple_of(16)
             && m.p.heads as usize * hd == cols
             && self.act(m.out).cols == cols

@@ -227,6 +227,8 @@ pub struct GpuBackend {
     submit_after: u32,
     /// `GpuOptions::submit_parts`.
     submit_parts: bool,
+    /// `GpuOptions::merge_splits_in_matvec`.
+    merge_splits_in_matvec: bool,
     /// An op that could not be recorded; returned by the next read.
     deferred: Option<ModelError>,
     stats: GpuStats,
@@ -309,6 +311,7 @@ impl GpuBackend {
             recorded_since_submit: 0,
             submit_after: 0,
             submit_parts: true,
+            merge_splits_in_matvec: false,
             deferred: None,
             stats: GpuStats::default(),
         };
@@ -333,6 +336,7 @@ impl GpuBackend {
         b.allow_wide_batch = options.allow_wide_batch;
         b.wide_every_weight = options.wide_every_weight;
         b.submit_parts = options.submit_parts;
+        b.merge_splits_in_matvec = options.merge_splits_in_matvec;
         let uniform = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
         b.params = b.create_buffer("params", BLOB_BYTES + TABLE_BYTES, uniform)?;
         b.dummy = b.storage_buffer("dummy", 16)?;

@@ -15,6 +15,9 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 #[path = "browser/support.rs"]
 mod support;
+// A backend script shared with the native kernel tests.
+#[path = "../../../tests/shared/attention_o.rs"]
+mod attention_o;
 
 #[path = "browser/abort.rs"]
 mod abort;

@@ -10,6 +10,7 @@ use kindling_gpu::{GpuBackend, GpuOptions, GpuStats};
 use kindling_model::{Backend, EvalOutput, Evaluated, Model, ModelOptions};
 use wasm_bindgen_test::wasm_bindgen_test;
 
+use crate::attention_o;
 use crate::support::{fetch_bytes, log, webgpu_available, TINY_GEMMA3, TINY_LLAMA, TINY_LLAMA3};
 
 const LOGIT_TOLERANCE: f32 = 2e-3;
@@ -119,4 +120,37 @@ async fn tiny_llama_long_prefill_as_dequantized_panels_matches_cpu() {
     let options = GpuOptions { wide_every_weight: true, ..GpuOptions::default() };
     let stats = compare_tokens(TINY_LLAMA, options, 256, 256).await;
     assert!(stats.wide_batch_matmuls >= 14, "{stats:?}");
+}
+
+/// A decode step whose attention splits over its 300-position context (longer than the
+/// tiny models' whole context), then the o projection and its residual add, through the
+/// backend itself (tests/shared/attention_o.rs, as tests/gpu_kernels.rs runs it): the
+/// browser's default merges the splits in the o projection's integer-dot matvec
+/// (matvec_merged) where the device has integer dot products and head_dim is a multiple
+/// of 16, else attn_combine runs; both settings against the CPU.
+#[wasm_bindgen_test]
+async fn decode_attention_splits_merge_in_the_o_projection_and_match_cpu() {
+    if !webgpu_available().await {
+        return;
+    }
+    assert!(GpuOptions::default().merge_splits_in_matvec, "a browser merges in the matvec by default");
+    for on in [false, true] {
+        let options = GpuOptions { merge_splits_in_matvec: on, ..GpuOptions::default() };
+        let mut b = GpuBackend::new(options).await.expect("WebGPU device");
+        let int_dot = b.shader_features().int_runs > 0;
+        for (i, case) in attention_o::CASES.iter().enumerate() {
+            let &(ty, heads, kv, hd, merges) = case;
+            let x = attention_o::inputs(case, 900 + i as u64);
+            let want = attention_o::run(&mut CpuBackend::new(), ty, &x).await;
+            let before = b.stats().merged_matvecs;
+            let got = attention_o::run(&mut b, ty, &x).await;
+            let what = format!("{ty:?} o after attention heads {heads}/{kv} × {hd} (merge option {on})");
+            let merged = on && merges && int_dot;
+            assert_eq!(b.stats().merged_matvecs - before, merged as u64, "{what}: matvecs that merged");
+            let mut wf = vec![0.0; attention_o::O_ROWS * heads * hd];
+            kindling_gguf::dequantize(ty, &x.w, &mut wf).expect("dequantize");
+            let da = attention_o::check(&what, &got, &want, &wf, 2e-5, 1e-5);
+            log(&format!("{what}: attention max |Δ| {da:.2e}, merged: {merged}"));
+        }
+    }
 }
