@@ -117,21 +117,17 @@ fn quantize_run(v: array<vec4<f32>, 4>) -> Run {
 // Run r of the attention's output (INPUT_MERGED), merged from the records its head's
 // p.merge_splits splits left in the scratch (x): SPLIT_HEAD values (max m_s, sum l_s),
 // then the unnormalised weighted sum acc_s of head_dim values, each record starting on a
-// vec4. As attn_combine: Σ_s e^(m_s − M) acc_s / Σ_s e^(m_s − M) l_s, M the largest m_s.
-// The host merges only heads of whole runs (head_dim a multiple of 16). The loops over
-// splits count to a constant, so a browser's compiler sees they end.
+// vec4. As attn_combine: Σ_s e^(m_s − M) acc_s / Σ_s e^(m_s − M) l_s, M the largest m_s,
+// but in one pass with a running max (the sums rescaled as it grows), so that a split's
+// loads wait on no earlier split's: the latency of one pass over the splits, not two.
+// The host merges only heads of whole runs (head_dim a multiple of 16). The loop counts
+// to a constant, so a browser's compiler sees that it ends.
 fn merged_run(r: u32) -> array<vec4<f32>, 4> {
     let hd = p.merge_head_dim;
     let record = (SPLIT_HEAD + hd) / 4u;
     let first = (16u * r / hd) * p.merge_splits * record;
     let d = (SPLIT_HEAD + 16u * r % hd) / 4u;
-    var mx = NEG_BIG;
-    for (var s = 0u; s < MAX_SPLITS; s++) {
-        if (s >= p.merge_splits) {
-            break;
-        }
-        mx = max(mx, bitcast<f32>(x[first + s * record].x));
-    }
+    var m = NEG_BIG;
     var l = 0.0;
     var v: array<vec4<f32>, 4>;
     for (var s = 0u; s < MAX_SPLITS; s++) {
@@ -140,11 +136,14 @@ fn merged_run(r: u32) -> array<vec4<f32>, 4> {
         }
         let at = first + s * record;
         let ml = bitcast<vec2<f32>>(x[at].xy);
-        let e = exp(ml.x - mx);
-        l += e * ml.y;
+        let m_new = max(m, ml.x);
+        let old = exp(m - m_new);
+        let e = exp(ml.x - m_new);
+        l = l * old + e * ml.y;
         for (var i = 0u; i < 4u; i++) {
-            v[i] += e * bitcast<vec4<f32>>(x[at + d + i]);
+            v[i] = v[i] * old + e * bitcast<vec4<f32>>(x[at + d + i]);
         }
+        m = m_new;
     }
     for (var i = 0u; i < 4u; i++) {
         v[i] /= l;

@@ -85,6 +85,11 @@ pub struct ModelArgs {
     /// slower; for ruling the shaders out when chasing a GPU fault.
     #[arg(long)]
     pub checked_shaders: bool,
+    /// Let the o projection's decode matvec merge a long context's attention splits
+    /// itself, as in a browser (GpuOptions::merge_splits_in_matvec): one dispatch a layer
+    /// fewer, more work in the matvec.
+    #[arg(long)]
+    pub merge_splits: bool,
     /// Threads the CPU backend computes on, at most one per core (0: every core).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -107,8 +112,18 @@ pub trait ModelTask: Sized {
 /// as the device's storage bindings hold them).
 pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask) -> Result<(), Error> {
     let options = options.into();
-    let ModelArgs { file, backend, kv_f16, no_coop_matrix, no_int_dot, no_subgroups, no_f16, checked_shaders, threads } =
-        task.model().clone();
+    let ModelArgs {
+        file,
+        backend,
+        kv_f16,
+        no_coop_matrix,
+        no_int_dot,
+        no_subgroups,
+        no_f16,
+        checked_shaders,
+        merge_splits,
+        threads,
+    } = task.model().clone();
     kindling_cpu::set_max_threads(threads);
     let path = file.as_path();
     let gpu = GpuOptions {
@@ -119,6 +134,7 @@ pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask
         allow_f16: !no_f16,
         profile: task.profile(),
         checked_shaders,
+        merge_splits_in_matvec: merge_splits,
         ..Default::default()
     };
     let cpu_options = Rows::Given(options.unwrap_or(policy::NATIVE_CPU_OPTIONS));
