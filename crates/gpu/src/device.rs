@@ -67,8 +67,8 @@ pub struct GpuOptions {
     /// attn_combine dispatch before it: one dispatch a layer fewer past SPLIT_MIN_SPAN
     /// positions, but each of the matvec's workgroups merges the whole row. On by default
     /// in a browser only, where a dispatch costs the host most (Qwen2.5 decode through
-    /// Dawn, the two builds in one process: 1.12-1.15x after 512 tokens, 1.00-1.06x after
-    /// 4,096); natively it measured 0.99x and 0.89x (bench/results/merge-splits-h200.md).
+    /// Dawn, the two builds in one process: 1.12-1.16x after 512 tokens, 1.00-1.12x after
+    /// 4,096); natively it measured 1.01x and 0.93x (bench/results/merge-splits-h200.md).
     pub merge_splits_in_matvec: bool,
     /// Split weights into buffers of at most this many bytes even when the device
     /// allows more (tests exercise splitting on small models with it).

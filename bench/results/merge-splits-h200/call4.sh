@@ -1,0 +1,35 @@
+# Device call 4 (session 32): issue 29's floors with the final build (6b9a790): the npm
+# package's wasm through Dawn beside `kindling bench` natively, alternating, two rounds
+# (bench/dawn.sh), then llama.cpp's Vulkan server beside `kindling bench` (bench/llama_server.sh,
+# two rounds of two), the 1.5B after 8, 512 and 4,096 tokens; then the WebGPU calls the
+# browser build makes per decoded token (bench/dawn.mjs TRACE_API=1). Carried: .ab34, .gl,
+# .dawn, .llama.
+set -u
+R=$OUT; export OUT=/tmp/o; mkdir -p $OUT
+export MODELS=qwen15
+mkdir -p .bench/web; cp .ab34/gguf_stub.py .ab34/qwen15.hdr.json .bench/
+xz -dc .ab34/qwen15.hdr.xz > .bench/qwen15.hdr
+xz -dc .ab34/kindling.xz > .bench/kindling; chmod +x .bench/kindling
+tar -xJf .ab34/web-new.tar.xz -C .bench/web
+PROMPTS="8 512 4096" ROUNDS=2 timeout 300 bash bench/dawn.sh > $OUT/dawn.log 2>&1
+cp $OUT/native.jsonl $OUT/dawn.jsonl $R/ 2>/dev/null; tail -3 $OUT/stderr.txt > $R/dawn-stderr-tail.txt 2>/dev/null
+python3 - $R/native.jsonl $R/dawn.jsonl <<'PY' | tee $R/dawn-table.md
+import json, sys
+native = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
+dawn = [json.loads(l) for l in open(sys.argv[2]) if l.startswith('{')]
+dawn = [d for d in dawn if 'model' in d]
+print("| prompt | native prefill (rounds) | Dawn prefill | native decode | Dawn decode |")
+print("|---:|---|---|---|---|")
+for pt in (8, 512, 4096):
+    n = [r for r in native if r['prompt_tokens'] == pt]
+    d = [r[f'p{pt}'] for r in dawn if f'p{pt}' in r]
+    f = lambda xs, k: ' / '.join(f"{x[k]:,.0f}" for x in xs)
+    print(f"| {pt} | {f(n, 'prefill_tok_s')} | {f(d, 'prefill_tok_s')} | {f(n, 'decode_tok_s')} | {f(d, 'decode_tok_s')} |")
+PY
+ROUNDS=2 REPS=2 GEN=128 PROMPTS=8,512,4096 timeout 230 bash bench/llama_server.sh > $OUT/ls.log 2>&1
+cp $OUT/table.md $R/llama-table.md; cat $OUT/kindling.jsonl $OUT/llama.jsonl > $R/llama-raw.jsonl 2>/dev/null
+tail -5 $OUT/ls.log > $R/llama-tail.txt
+cat $R/llama-table.md
+TRACE_API=1 PROMPTS="8 512" REPS=2 timeout 60 bash .dawn/run.sh .dawn bench/dawn.mjs /tmp/kindling-pkg \
+  qwen15=/tmp/qwen15.gguf > $R/trace_api.jsonl 2>> $R/dawn-stderr-tail.txt
+tail -c 1500 $R/trace_api.jsonl
