@@ -198,7 +198,7 @@ pub struct Forms {
     /// An f16 KV cache (the families that read or write it).
     pub kv_f16: bool,
     /// Only the integer-dot form exists (no f32 kernel is written for it): the op has
-    /// no plain variant, and the host records it only where `int_dot`'s runs.
+    /// no plain variant, and the host records it only where that form runs.
     pub int_only: bool,
 }
 
