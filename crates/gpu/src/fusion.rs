@@ -25,8 +25,9 @@ pub(crate) struct PendingMatmul {
     /// The RMS norm that produced `x`, fused into this (decode) matvec.
     pub(crate) norm: Option<NormIn>,
     /// The merge of the attention splits that produce `x`, taken into this (decode)
-    /// matvec (`matvec_merged`; never beside `norm`).
-    pub(crate) merge: Option<PendingMerge>,
+    /// matvec (`matvec_merged`; never beside `norm`), with the kernel that takes it
+    /// (`merged_matvec`, checked once when the merge is taken in).
+    pub(crate) merge: Option<(PendingMerge, KernelKey)>,
 }
 
 /// A decode attention's merge of its splits (attn_combine) held back (see
@@ -512,14 +513,8 @@ impl GpuBackend {
         if res.is_some() {
             self.unfuse_norm(&mut pm);
         }
-        // The attention splits' merge taken in (`matvec_merged`), or recorded first.
-        let merge = pm.merge.take().and_then(|m| match self.merged_matvec(&m, pm.ty, pm.cols) {
-            Some(key) => Some((m, key)),
-            None => {
-                self.record_merge(&m);
-                None
-            }
-        });
+        // The attention splits' merge taken in (`matvec_merged`).
+        let merge = pm.merge.take();
         let (xa, oa) = (self.act(pm.x), self.act(pm.out));
         let (hb, ob, x_stride, out_stride) = (xa.buf, oa.buf, xa.cols as u32, oa.cols as u32);
         let xb = match pm.norm {

@@ -331,17 +331,14 @@ impl Backend for GpuBackend {
         // A decode matvec reading the output of the attention just recorded takes the
         // merge of its splits in (`matvec_merged`; not where it writes its own input).
         let mut pm = pm;
-        pm.merge = match self.pending.take() {
-            Some(Pending::Merge(m))
-                if m.out == x && out != x && n == 1 && self.merged_matvec(&m, pm.ty, pm.cols).is_some() =>
-            {
-                Some(m)
-            }
-            other => {
-                self.pending = other;
-                None
-            }
+        let key = match &self.pending {
+            Some(Pending::Merge(m)) if m.out == x && out != x && n == 1 => self.merged_matvec(m, pm.ty, pm.cols),
+            _ => None,
         };
+        if let (Some(key), Some(Pending::Merge(m))) = (key, &self.pending) {
+            pm.merge = Some((*m, key));
+            self.pending = None;
+        }
         self.flush_pending();
         self.pending = Some(Pending::Matmul(pm));
     }
