@@ -68,5 +68,5 @@ fi
 LD_LIBRARY_PATH=/tmp/llama${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} /tmp/llama/llama-server --version 2>&1 | tail -2 | tee "$OUT/run.log"
 specs=; for m in $MODELS; do specs="$specs $m=/tmp/$m.gguf"; done
 PYTHONUNBUFFERED=1 python3 bench/llama_server.py --server /tmp/llama/llama-server --kindling .bench/kindling --out "$OUT" \
-  --rounds "${ROUNDS:-3}" --reps "${REPS:-3}" --gen "${GEN:-128}" --backend "${BACKEND:-gpu}" --prompts "${PROMPTS:-8,512,2048,4096}" --kindling-args "${KINDLING_ARGS:-}" --server-args "${SERVER_ARGS:-}" \
+  --rounds "${ROUNDS:-3}" --reps "${REPS:-3}" --gen "${GEN:-128}" --backend "${BACKEND:-gpu}" --prompts "${PROMPTS:-8,512,2048,4096}" --kindling-args="${KINDLING_ARGS:-}" --server-args="${SERVER_ARGS:-}" \
   $specs 2>&1 | tee -a "$OUT/run.log"

@@ -54,6 +54,9 @@ export interface LoadProgress {
  */
 export type CacheMode = 'default' | 'no-validate' | 'off';
 
+/** How a session's keys and values are stored (`LoadOptions.kvCacheType`). */
+export type KvCacheType = 'f32' | 'f16';
+
 export interface LoadOptions {
   /** Default 'auto': WebGPU on a hardware adapter, else the CPU (see info.fallbackReason). */
   backend?: Backend;
@@ -62,6 +65,12 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** KV cache positions (default: the model's, capped to 4096 on WebGPU and 2048 on the CPU). */
   contextLength?: number;
+  /**
+   * How a WebGPU session keeps its KV cache (default 'f32'): 'f16' takes half the memory
+   * and half the bytes attention reads, with keys and values rounded to f16 as llama.cpp
+   * keeps them. The CPU backend's cache is f32 either way (`info.kvCacheType` says).
+   */
+  kvCacheType?: KvCacheType;
   /**
    * CPU models: threads for the kernels (default `navigator.hardwareConcurrency` less one,
    * at most 8). More than one runs the threaded build, which needs a worker
@@ -108,6 +117,8 @@ export interface InspectOptions {
   backend?: Backend;
   /** KV cache positions to size (default: what a load would use). */
   contextLength?: number;
+  /** The KV cache's type to size, as `LoadOptions.kvCacheType` (WebGPU only). */
+  kvCacheType?: KvCacheType;
   limits?: FitLimits;
   signal?: AbortSignal;
   hubUrl?: string;
@@ -144,6 +155,8 @@ export interface ModelInspection {
   backend: 'webgpu' | 'cpu';
   /** The KV cache positions sized. */
   contextLength: number;
+  /** The KV cache's type sized (always 'f32' for the CPU backend). */
+  kvCacheType: KvCacheType;
   memory: { weights: number; kvCache: number; activations: number; other: number; total: number };
   allowed: { maxBufferSize: number | null; maxStorageBufferBindingSize: number | null; wasmMemoryBytes: number };
   /** The largest weight as stored, and the buffers it is split into (by rows, each within the binding limit). */
@@ -213,6 +226,8 @@ export interface ModelInfo {
   eosTokenId: number | null;
   hasChatTemplate: boolean;
   backend: 'webgpu' | 'cpu';
+  /** How the session's KV cache is kept ('f32' on the CPU backend). */
+  kvCacheType: KvCacheType;
   adapter: AdapterInfo | null;
   /** Why 'auto' did not choose WebGPU (null when it did, or when a backend was named). */
   fallbackReason: string | null;

@@ -16,7 +16,7 @@ import {
 import { modelCache } from './cache.js';
 import { RestartLoad } from './download.js';
 import { openSource } from './source.js';
-import { inspectSource } from './inspect.js';
+import { inspectSource, kvCacheTypeOption } from './inspect.js';
 import { GPU_THREADS, cpuEngine, oneThreadReason, threadedMemoryBytes, threadsOption } from './threads.js';
 
 export {
@@ -84,10 +84,10 @@ function feed(loader, bytes) {
 }
 
 /** A new loader of `eng` for `src` (see crates/web/src/loader.rs). */
-function createLoader(eng, backend, src, contextLength) {
+function createLoader(eng, backend, src, contextLength, kvCacheType) {
   return 'shardCount' in src
-    ? eng.createLoader(backend, src.firstTotal ?? undefined, contextLength ?? undefined, src.total ?? undefined)
-    : eng.createLoader(backend, src.total ?? undefined, contextLength ?? undefined);
+    ? eng.createLoader(backend, src.firstTotal ?? undefined, contextLength ?? undefined, src.total ?? undefined, kvCacheType)
+    : eng.createLoader(backend, src.total ?? undefined, contextLength ?? undefined, undefined, kvCacheType);
 }
 
 /**
@@ -129,7 +129,7 @@ async function loadOnce(source, backend, options) {
     throwIfAborted(signal, 'the model load');
     const sharded = 'shardCount' in src;
     const plan = await planLoad(backend, options, signal);
-    creating = createLoader(plan.eng, plan.backend, src, contextLength);
+    creating = createLoader(plan.eng, plan.backend, src, contextLength, kvCacheTypeOption(options));
     loader = await raceAbort(creating, signal, 'the model load');
     fallbackReason = plan.fallbackReason ?? loader.fallbackReason ?? null;
     adapter = plan.adapter;
@@ -268,9 +268,9 @@ export class Model {
   /**
    * What a model is and whether it fits here, from its GGUF header alone (read with
    * Range requests, or from the cache): `{ architecture, parameters, quantization,
-   * fileSize, trainedContextLength, backend, contextLength, memory: { weights, kvCache,
-   * activations, total }, allowed, largestWeight, fits, reasons, ... }`. Options:
-   * `backend` ('auto' | 'webgpu' | 'cpu'), `contextLength`, `limits`, `signal`,
+   * fileSize, trainedContextLength, backend, contextLength, kvCacheType, memory: { weights,
+   * kvCache, activations, total }, allowed, largestWeight, fits, reasons, ... }`. Options:
+   * `backend` ('auto' | 'webgpu' | 'cpu'), `contextLength`, `kvCacheType`, `limits`, `signal`,
    * `hubUrl`, `cacheKey`, `cache: 'off'` (inspect.js).
    */
   static async inspect(source, options = {}) {
@@ -284,14 +284,16 @@ export class Model {
   /**
    * Loads a GGUF model. `source`: URL string | URL | `hf:OWNER/REPO[@REV]/FILE` | Blob/File |
    * ArrayBuffer | Uint8Array | ReadableStream<Uint8Array>. Options: `backend` ('auto' |
-   * 'webgpu' | 'cpu'), `onProgress({phase, loaded, total, ...})`, `signal`, `contextLength`;
+   * 'webgpu' | 'cpu'), `onProgress({phase, loaded, total, ...})`, `signal`, `contextLength`,
+   * `kvCacheType` ('f32' | 'f16': how a WebGPU session keeps its KV cache);
    * for URLs: `cache` ('default' | 'no-validate' | 'off'), `integrity` ('sha256-…'),
    * `retries`, `retryDelayMs`, `hubUrl`, `cacheKey`, `persist` (index.d.ts says what each does).
    */
   static async load(source, options = {}) {
     const backend = options.backend ?? 'auto';
     try {
-      threadsOption(options); // a bad `threads` fails before the download
+      threadsOption(options); // a bad `threads` or `kvCacheType` fails before the download
+      kvCacheTypeOption(options);
       await raceAbort(initEngine(), options.signal, 'the model load');
       const { model, fallbackReason, threads, adapter } = await loadFresh(source, backend, options);
       return new Model(model, fallbackReason, threads, adapter);

@@ -15,6 +15,18 @@ const FIRST_BYTES = 1 << 20;
 /** A header larger than this is not a model this engine would load (the parser caps arrays at 64 Mi elements). */
 const MAX_HEADER_BYTES = 256 << 20;
 const BACKENDS = ['auto', 'webgpu', 'cpu'];
+const KV_CACHE_TYPES = ['f32', 'f16'];
+
+/**
+ * The `kvCacheType` option ('f32' | 'f16', or undefined for the default), checked before
+ * anything is read: how a WebGPU session keeps its KV cache (the CPU backend's is f32).
+ */
+export function kvCacheTypeOption(options) {
+  const t = options?.kvCacheType;
+  if (t === undefined || t === null) return undefined;
+  if (!KV_CACHE_TYPES.includes(t)) throw new TypeError(`kvCacheType must be one of ${KV_CACHE_TYPES.join(', ')}; got ${JSON.stringify(t)}`);
+  return t;
+}
 
 /** `{ start, end, total }` of `Content-Range: bytes A-B/T` (total null for `*`). */
 function contentRange(header) {
@@ -172,14 +184,15 @@ function gpuLimits(caps, limits = {}) {
 /**
  * Inspects `source` (a URL string, URL or `hf:` URL): `{ architecture, name,
  * parameters, tensorCount, quantization, fileType, bytesByType, fileSize, headerBytes,
- * ..., backend, contextLength, memory: { weights, kvCache, activations, other, total },
- * allowed, largestWeight, largestBuffer, fits, reasons, checked, source, bytesRead }`.
+ * ..., backend, contextLength, kvCacheType, memory: { weights, kvCache, activations, other,
+ * total }, allowed, largestWeight, largestBuffer, fits, reasons, checked, source, bytesRead }`.
  * `engine`: the wasm engine's exports (WebInspector, capabilities).
  */
 export async function inspectSource(source, options = {}, engine) {
   const { signal, contextLength, limits = {} } = options;
   const backend = options.backend ?? 'auto';
   if (!BACKENDS.includes(backend)) throw new TypeError(`backend must be one of ${BACKENDS.join(', ')}; got ${JSON.stringify(backend)}`);
+  const kvCacheType = kvCacheTypeOption(options);
   if (!(typeof source === 'string' || source instanceof URL)) {
     throw new TypeError('Model.inspect reads a URL (or hf: URL); for a Blob or buffer, Model.load makes the same check when the header arrives');
   }
@@ -196,7 +209,7 @@ export async function inspectSource(source, options = {}, engine) {
   }
   const { inspector } = read;
   try {
-    const report = (kind, allowed) => inspector.report(kind, contextLength ?? undefined, allowed);
+    const report = (kind, allowed) => inspector.report(kind, contextLength ?? undefined, allowed, kvCacheType);
     const caps = backend === 'cpu' ? null : await engine.capabilities();
     const gpu = gpuLimits(caps, limits);
     const cpuAllowed = { wasmMemoryBytes: limits.wasmMemoryBytes };

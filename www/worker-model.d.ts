@@ -10,7 +10,7 @@ import type {
 export type {
   WorkerLoadOptions, InspectOptions, ModelInspection, FitLimits, LoadOptions, LoadProgress, ModelInfo, ModelSource,
   GenerateOptions, Piece, Completion, ChatMessage, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ModelCache,
-  CacheEntry, Backend, FinishReason, JsonSchema, ResponseFormat, ChatCompletionMessageParam, ChatContentPartText, ChatToolCall,
+  CacheEntry, Backend, KvCacheType, FinishReason, JsonSchema, ResponseFormat, ChatCompletionMessageParam, ChatContentPartText, ChatToolCall,
   ChatToolCallDelta, ChatCompletionTool, ChatCompletionToolChoice, ChatCompletionMessage, ChatCompletionUsage, ChatFinishReason,
   ModelKind, EmbeddingsApi, EmbeddingRequest, EmbeddingRequestOptions, Embedding, EmbeddingResponse,
 } from './index.js';

@@ -33,6 +33,44 @@ impl BackendKind {
     }
 }
 
+/// How a WebGPU session keeps its KV cache, the `kvCacheType` load option: `'f32'` (the
+/// CPU engine's precision) or `'f16'` (half the memory and half the bytes attention reads;
+/// keys and values rounded to 11 significant bits, as llama.cpp keeps them by default).
+/// The CPU backend's cache is f32 whatever is asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KvCacheType {
+    #[default]
+    F32,
+    F16,
+}
+
+impl KvCacheType {
+    /// The option's value; absent: the default.
+    pub fn parse(s: Option<&str>) -> JsResult<KvCacheType> {
+        match s {
+            None => Ok(KvCacheType::default()),
+            Some("f32") => Ok(KvCacheType::F32),
+            Some("f16") => Ok(KvCacheType::F16),
+            Some(other) => Err(WebError::usage(format!("unknown kvCacheType '{other}': use 'f32' or 'f16'"))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KvCacheType::F32 => "f32",
+            KvCacheType::F16 => "f16",
+        }
+    }
+
+    /// Bytes a cached key or value takes.
+    pub fn value_bytes(self) -> u64 {
+        match self {
+            KvCacheType::F32 => 4,
+            KvCacheType::F16 => 2,
+        }
+    }
+}
+
 /// A backend ready to receive weights (both boxed: each is a few hundred bytes of
 /// handles and scratch).
 pub(crate) enum Opened {
@@ -77,7 +115,7 @@ pub(crate) async fn auto_preference() -> Preference {
     Preference { gpu: true, adapter: info, fallback_reason: None }
 }
 
-pub(crate) async fn open_backend(kind: BackendKind) -> JsResult<Choice> {
+pub(crate) async fn open_backend(kind: BackendKind, kv: KvCacheType) -> JsResult<Choice> {
     let cpu = |adapter: JsValue, reason: Option<String>| Choice {
         opened: Opened::Cpu(Box::new(CpuBackend::new())),
         adapter,
@@ -87,7 +125,7 @@ pub(crate) async fn open_backend(kind: BackendKind) -> JsResult<Choice> {
         BackendKind::Cpu => Ok(cpu(JsValue::NULL, None)),
         BackendKind::Webgpu => {
             let adapter = caps::request_adapter().await.map_err(|r| WebError::new(ErrorName::WebGpuUnavailable, r))?;
-            let gpu = open_gpu().await?;
+            let gpu = open_gpu(kv).await?;
             Ok(Choice {
                 opened: Opened::Gpu(Box::new(gpu)),
                 adapter: caps::adapter_info(&adapter),
@@ -99,7 +137,7 @@ pub(crate) async fn open_backend(kind: BackendKind) -> JsResult<Choice> {
             if !pick.gpu {
                 return Ok(cpu(pick.adapter, pick.fallback_reason));
             }
-            match open_gpu().await {
+            match open_gpu(kv).await {
                 Ok(gpu) => {
                     Ok(Choice { opened: Opened::Gpu(Box::new(gpu)), adapter: pick.adapter, fallback_reason: None })
                 }
@@ -109,8 +147,8 @@ pub(crate) async fn open_backend(kind: BackendKind) -> JsResult<Choice> {
     }
 }
 
-async fn open_gpu() -> JsResult<GpuBackend> {
-    GpuBackend::new(GpuOptions::default())
+async fn open_gpu(kv: KvCacheType) -> JsResult<GpuBackend> {
+    GpuBackend::new(GpuOptions { kv_f16: kv == KvCacheType::F16, ..GpuOptions::default() })
         .await
         .map_err(|e| WebError::new(ErrorName::WebGpuUnavailable, format!("cannot open a WebGPU device: {e}")))
 }
@@ -142,6 +180,14 @@ impl Engine {
         match self {
             Engine::Gpu(_) => "webgpu",
             Engine::Cpu(_) => "cpu",
+        }
+    }
+
+    /// How the session's KV cache is kept.
+    pub fn kv_cache_type(&self) -> KvCacheType {
+        match self {
+            Engine::Gpu(l) if l.model.backend().shader_features().kv_f16 => KvCacheType::F16,
+            _ => KvCacheType::F32,
         }
     }
 }

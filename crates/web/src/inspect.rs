@@ -20,6 +20,7 @@ use kindling_gguf::{GgmlType, Header, HeaderParser, Limits, Progress};
 use kindling_model::{weights, workspace_buffers, ModelConfig, ModelError, ModelInfo, WeightSpec, WorkspaceBuffer};
 use wasm_bindgen::prelude::*;
 
+use crate::engine::KvCacheType;
 use crate::error::{ErrorName, JsResult, WebError};
 use crate::memory::{mib, CpuNeed, SLACK};
 use crate::model::{batch_rows, cpu_context, gpu_context, CPU_OPTIONS, GPU_OPTIONS};
@@ -101,7 +102,13 @@ fn activation_buffers(cfg: &ModelConfig, batch: usize) -> Vec<(String, u64)> {
 
 /// What the model of `cfg` with weights `specs` needs on WebGPU for `positions`, and
 /// whether every buffer fits `allowed`.
-pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize, allowed: &Allowed) -> Need {
+pub(crate) fn gpu_need(
+    cfg: &ModelConfig,
+    specs: &[WeightSpec],
+    positions: usize,
+    kv: KvCacheType,
+    allowed: &Allowed,
+) -> Need {
     let max_part = allowed.max_part();
     let mut reasons = Vec::new();
     let mut weights = 0;
@@ -136,8 +143,9 @@ pub(crate) fn gpu_need(cfg: &ModelConfig, specs: &[WeightSpec], positions: usize
             largest = Some(LargestWeight { name: s.name.clone(), bytes, row_bytes, parts });
         }
     }
-    // f32 keys and values (the browser's KV cache), one buffer each per layer.
-    let kv_buffer = positions as u64 * cfg.kv_width() as u64 * 4;
+    // Keys and values, one buffer each per layer, rounded up to whole 16 bytes as
+    // `GpuBackend::alloc_kv_cache` makes them.
+    let kv_buffer = (positions as u64 * cfg.kv_width() as u64 * kv.value_bytes()).next_multiple_of(16);
     let kv_cache = 2 * cfg.block_count as u64 * kv_buffer;
     let acts = CpuNeed::new(cfg, 0, positions, batch).activations;
     let mut buffers = activation_buffers(cfg, batch);
@@ -224,7 +232,13 @@ struct Evaluated {
     need: Need,
 }
 
-fn evaluate(header: &Header, backend: &str, context: Option<usize>, allowed: &Allowed) -> JsResult<Evaluated> {
+fn evaluate(
+    header: &Header,
+    backend: &str,
+    context: Option<usize>,
+    kv: KvCacheType,
+    allowed: &Allowed,
+) -> JsResult<Evaluated> {
     let cfg = ModelConfig::from_metadata(&header.metadata)?;
     let info = ModelInfo::from_header(header, &cfg);
     let shards = shard_count(header);
@@ -233,7 +247,7 @@ fn evaluate(header: &Header, backend: &str, context: Option<usize>, allowed: &Al
     let planned = if shards > 1 { weights::plan_shard(&header.tensors, &cfg)? } else { weights::plan(header, &cfg)? };
     let specs: Vec<WeightSpec> = planned.into_iter().map(|p| p.spec).collect();
     let need = match backend {
-        "webgpu" | "gpu" => gpu_need(&cfg, &specs, gpu_context(&cfg, context), allowed),
+        "webgpu" | "gpu" => gpu_need(&cfg, &specs, gpu_context(&cfg, context), kv, allowed),
         "cpu" => cpu_need(&cfg, &specs, cpu_context(&cfg, context), header.data_offset, allowed),
         other => return Err(WebError::usage(format!("backend must be 'webgpu' or 'cpu', got '{other}'"))),
     };
@@ -267,18 +281,19 @@ pub(crate) struct FitsCheck {
     /// The chunks fed so far, for the model loader.
     held: Vec<Vec<u8>>,
     context: Option<usize>,
+    kv: KvCacheType,
     /// The caller's caps (`limits` option), applied over the device's own.
     caps: Allowed,
 }
 
 impl FitsCheck {
-    pub fn new(file_len: Option<u64>, context: Option<u32>) -> FitsCheck {
+    pub fn new(file_len: Option<u64>, context: Option<u32>, kv: KvCacheType) -> FitsCheck {
         let mut parser = HeaderParser::new(Limits::default());
         if let Some(len) = file_len {
             parser = parser.with_file_len(len);
         }
         let caps = Allowed { max_buffer_size: u64::MAX, max_binding: u64::MAX, wasm_memory: WASM32_MAX };
-        FitsCheck { parser: Some(parser), held: Vec::new(), context: context.map(|c| c as usize), caps }
+        FitsCheck { parser: Some(parser), held: Vec::new(), context: context.map(|c| c as usize), kv, caps }
     }
 
     pub fn set_caps(&mut self, caps: Allowed) {
@@ -333,7 +348,7 @@ impl FitsCheck {
             None => "cpu",
         };
         // A header the engine cannot run is the model loader's to report, in its words.
-        let Ok(e) = evaluate(&header, backend, self.context, &allowed) else { return Ok(()) };
+        let Ok(e) = evaluate(&header, backend, self.context, self.kv, &allowed) else { return Ok(()) };
         if e.need.fits() {
             return Ok(());
         }
@@ -489,16 +504,26 @@ impl WebInspector {
     /// backend, contextLength, memory: { weights, kvCache, activations, other, total },
     /// allowed: {...}, largestWeight, largestBuffer, fits, reasons }` for `backend`
     /// ('webgpu' | 'cpu') and `context_length` positions (default: what a load would
-    /// use), against `limits` (`{ maxBufferSize, maxStorageBufferBindingSize,
+    /// use) with the KV cache as `kv_cache_type` says (`'f32' | 'f16'`, WebGPU only),
+    /// against `limits` (`{ maxBufferSize, maxStorageBufferBindingSize,
     /// wasmMemoryBytes }`, missing ones unlimited).
-    pub fn report(&self, backend: &str, context_length: Option<u32>, limits: JsValue) -> JsResult<JsValue> {
+    pub fn report(
+        &self,
+        backend: &str,
+        context_length: Option<u32>,
+        limits: JsValue,
+        kv_cache_type: Option<String>,
+    ) -> JsResult<JsValue> {
         let header = self
             .header
             .as_ref()
             .ok_or_else(|| WebError::usage("report(): the header is not complete yet; feed more bytes"))?;
         let allowed = allowed_from_js(&limits)?;
+        let kv = KvCacheType::parse(kv_cache_type.as_deref())?;
         let Evaluated { cfg, info, shards, need } =
-            evaluate(header, backend, context_length.map(|c| c as usize), &allowed)?;
+            evaluate(header, backend, context_length.map(|c| c as usize), kv, &allowed)?;
+        // The CPU backend's cache is f32 whatever is asked.
+        let kv = if need.backend == "cpu" { KvCacheType::F32 } else { kv };
 
         let o = Object::new();
         set(&o, "architecture", info.architecture.as_str());
@@ -530,6 +555,7 @@ impl WebInspector {
         set(&o, "embeddingLength", num(cfg.embedding_length as u64));
         set(&o, "backend", need.backend);
         set(&o, "contextLength", num(need.positions as u64));
+        set(&o, "kvCacheType", kv.as_str());
         let memory = Object::new();
         set(&memory, "weights", num(need.weights));
         set(&memory, "kvCache", num(need.kv_cache));
@@ -712,14 +738,14 @@ mod tests {
             (file.len(), Ok(()))
         };
         // Fits: nothing said, and the check is done once the header is in.
-        let mut ok = FitsCheck::new(Some(file.len() as u64), Some(64));
+        let mut ok = FitsCheck::new(Some(file.len() as u64), Some(64), KvCacheType::F32);
         assert!(feed_all(&mut ok, None).1.is_ok());
         assert!(ok.is_done());
         // A need past 4 GiB with no cap is left to memory.rs's reservations (its message).
-        let mut uncapped = FitsCheck::new(Some(file.len() as u64), Some(1 << 24));
+        let mut uncapped = FitsCheck::new(Some(file.len() as u64), Some(1 << 24), KvCacheType::F32);
         assert!(feed_all(&mut uncapped, None).1.is_ok());
         // Lowered wasm memory: refused with the chunk that completes the header.
-        let mut cpu = FitsCheck::new(Some(file.len() as u64), Some(64));
+        let mut cpu = FitsCheck::new(Some(file.len() as u64), Some(64), KvCacheType::F32);
         cpu.set_caps(Allowed { wasm_memory: 1 << 20, ..unlimited() });
         let (at, result) = feed_all(&mut cpu, None);
         let e = result.expect_err("refused");
@@ -733,7 +759,7 @@ mod tests {
             e.message
         );
         // A device whose binding cannot hold the [512, 128] activations.
-        let mut gpu = FitsCheck::new(None, None);
+        let mut gpu = FitsCheck::new(None, None, KvCacheType::F32);
         let e = feed_all(&mut gpu, Some((u64::MAX, 100_000))).1.expect_err("refused");
         assert!(
             e.message.contains("this WebGPU device") && e.message.contains("activation [512, 128]"),
@@ -741,11 +767,11 @@ mod tests {
             e.message
         );
         // The caller's caps apply over the device's limits.
-        let mut capped = FitsCheck::new(None, None);
+        let mut capped = FitsCheck::new(None, None, KvCacheType::F32);
         capped.set_caps(Allowed { max_binding: 100_000, ..unlimited() });
         assert!(feed_all(&mut capped, Some((1 << 30, 1 << 30))).1.is_err());
         // Not a model: left to the loader, which says so in its words.
-        let mut junk = FitsCheck::new(None, None);
+        let mut junk = FitsCheck::new(None, None, KvCacheType::F32);
         assert!(junk.feed(b"PK\x03\x04 not a gguf file", None).is_ok() && junk.is_done());
     }
 
@@ -755,10 +781,14 @@ mod tests {
         // Q8_0 rows of 64 values: 2 blocks of 34 bytes, stored as 2 × 36 = 72 bytes.
         let specs =
             [spec("token_embd.weight", GgmlType::Q8_0, 64, 1000), spec("output_norm.weight", GgmlType::Q8_0, 64, 1)];
-        let need = gpu_need(&cfg, &specs, 200, &unlimited());
+        let need = gpu_need(&cfg, &specs, 200, KvCacheType::F32, &unlimited());
         // The one-row tensor is widened to f32.
         assert_eq!(need.weights, 72 * 1000 + 64 * 4);
         assert_eq!(need.kv_cache, 2 * 2 * 200 * 32 * 4);
+        // An f16 cache takes half, and nothing else changes.
+        let half = gpu_need(&cfg, &specs, 200, KvCacheType::F16, &unlimited());
+        assert_eq!(half.kv_cache, 2 * 2 * 200 * 32 * 2);
+        assert_eq!((half.weights, half.activations, half.other), (need.weights, need.activations, need.other));
         assert_eq!(need.activations, CpuNeed::new(&cfg, 0, 200, GPU_OPTIONS.max_batch).activations);
         let l = need.largest_weight.clone().expect("largest");
         assert_eq!((l.name.as_str(), l.bytes, l.row_bytes, l.parts), ("token_embd.weight", 72_000, 72, 1));
@@ -769,14 +799,14 @@ mod tests {
         assert_eq!(need.other, 0);
         let mut with_ffn = specs.to_vec();
         with_ffn.push(spec("output.weight", GgmlType::Q8_0, 1024, 8192));
-        assert_eq!(gpu_need(&cfg, &with_ffn, 200, &unlimited()).other, 0);
+        assert_eq!(gpu_need(&cfg, &with_ffn, 200, KvCacheType::F32, &unlimited()).other, 0);
         with_ffn.push(spec("blk.0.ffn_up.weight", GgmlType::Q8_0, 1024, 4096));
-        assert_eq!(gpu_need(&cfg, &with_ffn, 200, &unlimited()).other, 16 << 20);
+        assert_eq!(gpu_need(&cfg, &with_ffn, 200, KvCacheType::F32, &unlimited()).other, 16 << 20);
 
         // A binding of 8000 bytes: the embedding is split into buffers of 111 rows, but
         // the 512-row activations [512, 128] (262,144 bytes) do not fit.
         let small = Allowed { max_binding: 8000, ..unlimited() };
-        let split = gpu_need(&cfg, &specs, 200, &small);
+        let split = gpu_need(&cfg, &specs, 200, KvCacheType::F32, &small);
         assert_eq!(split.largest_weight.as_ref().expect("largest").parts, 1000u64.div_ceil(8000 / 72));
         assert!(!split.fits());
         assert!(split.reasons.iter().any(|r| r.contains("activation [512, 128]")), "{:?}", split.reasons);
@@ -784,7 +814,7 @@ mod tests {
 
         // maxBufferSize counts too, and a row larger than a buffer cannot be split.
         let tiny = Allowed { max_buffer_size: 64, ..unlimited() };
-        let refused = gpu_need(&cfg, &specs, 200, &tiny);
+        let refused = gpu_need(&cfg, &specs, 200, KvCacheType::F32, &tiny);
         assert!(
             refused.reasons.iter().any(|r| r.contains("one row of tensor 'token_embd.weight' is 72 bytes")),
             "{:?}",

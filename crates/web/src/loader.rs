@@ -10,7 +10,7 @@ use kindling_gpu::GpuBackend;
 use kindling_model::{Backend, Loader};
 use wasm_bindgen::prelude::*;
 
-use crate::engine::{open_backend, BackendKind, Opened};
+use crate::engine::{open_backend, BackendKind, KvCacheType, Opened};
 use crate::error::{ErrorName, JsResult, WebError};
 use crate::inspect::{allowed_from_js, FitsCheck};
 use crate::memory::{self, CpuNeed};
@@ -54,19 +54,22 @@ pub struct WebLoader {
 /// first shard's and `model_length` all of them together (the CPU backend's first
 /// memory check). `context_length`: the session's positions, when the
 /// caller knows them now; the CPU backend checks that its KV cache fits WebAssembly
-/// memory as soon as the header has arrived (`memory.rs`).
+/// memory as soon as the header has arrived (`memory.rs`). `kv_cache_type`: `'f32' | 'f16'`
+/// (`KvCacheType`; absent: the default).
 #[wasm_bindgen(js_name = createLoader)]
 pub async fn create_loader(
     backend: String,
     file_length: Option<f64>,
     context_length: Option<u32>,
     model_length: Option<f64>,
+    kv_cache_type: Option<String>,
 ) -> JsResult<WebLoader> {
     crate::init();
     let kind = BackendKind::parse(&backend)?;
+    let kv = KvCacheType::parse(kv_cache_type.as_deref())?;
     let file_len = byte_count("fileLength", file_length)?;
     let model_len = byte_count("modelLength", model_length)?.or(file_len);
-    let choice = open_backend(kind).await?;
+    let choice = open_backend(kind, kv).await?;
     let stream = match choice.opened {
         Opened::Gpu(backend) => AnyStream::Gpu(Box::new(Stream { backend: *backend, loader: Loader::new(file_len) })),
         Opened::Cpu(backend) => {
@@ -77,7 +80,7 @@ pub async fn create_loader(
             AnyStream::Cpu(Box::new(Stream { backend: *backend, loader: Loader::new(file_len) }))
         }
     };
-    let fits = Some(FitsCheck::new(file_len, context_length));
+    let fits = Some(FitsCheck::new(file_len, context_length, kv));
     Ok(WebLoader {
         stream: Some(stream),
         adapter: choice.adapter,

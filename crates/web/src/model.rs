@@ -186,6 +186,7 @@ fn info_object(engine: &Engine, adapter: JsValue, fallback_reason: Option<String
         set("hasChatTemplate", e.model.chat_template().is_some().into());
     });
     set("backend", engine.backend_name().into());
+    set("kvCacheType", engine.kv_cache_type().as_str().into());
     set("adapter", adapter);
     set("fallbackReason", fallback_reason.map_or(JsValue::NULL, JsValue::from));
     o.into()

@@ -17,7 +17,7 @@ fn name_of(e: impl Into<JsValue>) -> (String, String) {
 
 #[wasm_bindgen_test]
 async fn not_gguf_is_an_invalid_model_error() {
-    let mut loader = create_loader("cpu".into(), Some(4096.0), None, None).await.expect("loader");
+    let mut loader = create_loader("cpu".into(), Some(4096.0), None, None, None).await.expect("loader");
     let err = loader.feed(&[b'P', b'K', 3, 4, 0, 0, 0, 0]).expect_err("not GGUF");
     let (name, message) = name_of(err);
     log(&format!("not GGUF: {name}: {message}"));
@@ -30,24 +30,29 @@ async fn truncated_file_is_an_invalid_model_error() {
     let bytes = fetch_bytes(TINY_LLAMA).await;
     let cut = bytes.len() * 2 / 3;
     // Without the length the loader only learns at the end that data is missing.
-    let mut loader = create_loader("cpu".into(), None, None, None).await.expect("loader");
+    let mut loader = create_loader("cpu".into(), None, None, None, None).await.expect("loader");
     loader.feed(&bytes[..cut]).expect("the first two thirds are fine");
     assert!(!loader.is_complete());
     let (name, message) = name_of(loader.finish(None).err().expect("truncated"));
     log(&format!("truncated: {name}: {message}"));
     assert_eq!(name, "InvalidModelError");
     // With the length, the header is rejected up front.
-    let mut loader = create_loader("cpu".into(), Some(cut as f64), None, None).await.expect("loader");
+    let mut loader = create_loader("cpu".into(), Some(cut as f64), None, None, None).await.expect("loader");
     let (name, _) = name_of(loader.feed(&bytes[..cut]).expect_err("header names data past the end"));
     assert_eq!(name, "InvalidModelError");
 }
 
 #[wasm_bindgen_test]
-async fn unknown_backend_and_aborted_loader_fail_clearly() {
-    let (name, message) = name_of(create_loader("tpu".into(), None, None, None).await.err().expect("bad backend"));
+async fn unknown_backend_or_kv_type_and_aborted_loader_fail_clearly() {
+    let (name, message) =
+        name_of(create_loader("tpu".into(), None, None, None, None).await.err().expect("bad backend"));
     assert_eq!(name, "Error");
     assert!(message.contains("'auto', 'webgpu' or 'cpu'"), "{message}");
-    let mut loader = create_loader("cpu".into(), None, None, None).await.expect("loader");
+    let bad_kv = create_loader("cpu".into(), None, None, None, Some("q8_0".into())).await.err();
+    let (name, message) = name_of(bad_kv.expect("bad kvCacheType"));
+    assert_eq!(name, "Error");
+    assert!(message.contains("unknown kvCacheType 'q8_0': use 'f32' or 'f16'"), "{message}");
+    let mut loader = create_loader("cpu".into(), None, None, None, None).await.expect("loader");
     loader.abort();
     let (name, _) = name_of(loader.feed(b"GGUF").expect_err("aborted"));
     assert_eq!(name, "AbortError");

@@ -129,6 +129,16 @@ export async function runInspectTests(base, webgpu) {
       `${key}: largest weight ${JSON.stringify(r.largestWeight)}, the gguf reader says ${JSON.stringify(ref.largestTensor)}`);
     const ctx = await Model.inspect(url(p), { backend: 'cpu', contextLength: 256, cache: 'off' });
     check(ctx.contextLength === 256 && ctx.memory.kvCache === 2 * ref.blockCount * 256 * kvWidth * 4, `${key}: contextLength 256 sizes ${ctx.memory.kvCache}`);
+    // kvCacheType: f16 halves a WebGPU session's cache (and nothing else); the CPU's stays f32.
+    const gpu = {};
+    for (const kvCacheType of ['f32', 'f16']) {
+      gpu[kvCacheType] = await Model.inspect(url(p), { backend: 'webgpu', contextLength: 256, kvCacheType, cache: 'off' });
+    }
+    const cpuF16 = await Model.inspect(url(p), { backend: 'cpu', contextLength: 256, kvCacheType: 'f16', cache: 'off' });
+    check(gpu.f32.kvCacheType === 'f32' && gpu.f16.kvCacheType === 'f16' && gpu.f16.memory.kvCache === gpu.f32.memory.kvCache / 2 &&
+      gpu.f32.memory.kvCache === ctx.memory.kvCache && gpu.f16.memory.total === gpu.f32.memory.total - gpu.f16.memory.kvCache,
+      `${key}: WebGPU kvCache f32 ${gpu.f32.memory.kvCache} (${gpu.f32.kvCacheType}), f16 ${gpu.f16.memory.kvCache} (${gpu.f16.kvCacheType})`);
+    check(cpuF16.kvCacheType === 'f32' && cpuF16.memory.kvCache === ctx.memory.kvCache, `${key}: the CPU's cache stays f32: ${cpuF16.kvCacheType}`);
   }
 
   // 2. Lowered limits: WebAssembly memory below the need, on the CPU.
@@ -242,8 +252,13 @@ export async function runInspectTests(base, webgpu) {
     note(`${what}: refused after ${ms.toFixed(0)} ms with ${mb(sent)} sent (${pct(sent, sizes[key])} of the file; header ${mb(header)}; ` +
       `${mb(Math.max(0, sent - header))} past it, buffered by the browser)`);
     // One request (no second read of the header); what the server wrote past the header
-    // before the refusal cancelled the response is what the browser had buffered.
-    check(requests.length === 1 && sent <= header + 16 * MiB, `${what}: ${requests.length} requests, ${mb(sent)} sent before the refusal (header ${mb(header)})`);
+    // before the refusal cancelled the response is what the browser had buffered. How much
+    // that is depends on how busy the machine is (19 MB once, on a loaded 2-core VM, for
+    // the 1.1 GB Qwen): the bound is 16 MiB or 5% of the file, whichever is more, still
+    // far from a download of the weights.
+    const slack = Math.max(16 * MiB, 0.05 * sizes[key]);
+    check(requests.length === 1 && sent <= header + slack,
+      `${what}: ${requests.length} requests, ${mb(sent)} sent before the refusal (header ${mb(header)}, allowed ${mb(header + slack)})`);
     return e;
   };
   // SmolLM2 on the CPU (a CPU load first reserves the file's size of wasm memory: 98 MB

@@ -102,6 +102,25 @@ export async function runApiTests(base, fixtureText) {
     check(auto.info.backend === 'webgpu' && auto.info.fallbackReason === null, 'hardware adapter: auto → webgpu');
   }
 
+  // 3b. kvCacheType: an unknown value fails before the download; the CPU backend keeps an
+  //     f32 cache whatever is asked; on WebGPU 'f16' is what the session gets, and it
+  //     generates (its logits against the CPU: kernels.rs's tiny_llama_f16_kv_cache test;
+  //     WebGPU's default, f32, is checked in worker_api.js).
+  await expectError(Model.load(url(`${TINY}?kv-type`), { kvCacheType: 'q8_0' }), 'TypeError', 'kvCacheType q8_0',
+    (e) => /kvCacheType must be one of f32, f16/.test(e.message));
+  {
+    const cpu = await Model.load(url(TINY), { backend: 'cpu', kvCacheType: 'f16' });
+    check(cpu.info.kvCacheType === 'f32', `CPU with kvCacheType f16: info.kvCacheType ${cpu.info.kvCacheType}`);
+    await cpu.dispose();
+    if (caps.webgpu) {
+      const m = await Model.load(url(TINY), { backend: 'webgpu', kvCacheType: 'f16' });
+      const c = await m.complete('hello', { maxTokens: 3, temperature: 0 });
+      check(m.info.kvCacheType === 'f16' && c.tokenIds.length >= 1,
+        `WebGPU with kvCacheType f16: info.kvCacheType ${m.info.kvCacheType}, ${c.tokenIds.length} tokens`);
+      await m.dispose();
+    }
+  }
+
   // 4. Generation on the tiny model: pieces, break-out, abort mid-generation, complete.
   const pieces = [];
   for await (const p of auto.generate('hello', { maxTokens: 5, temperature: 0 })) pieces.push(p);

@@ -14,6 +14,8 @@ use crate::attention_o;
 use crate::support::{fetch_bytes, log, webgpu_available, TINY_GEMMA3, TINY_LLAMA, TINY_LLAMA3};
 
 const LOGIT_TOLERANCE: f32 = 2e-3;
+/// With the KV cache in f16, as tests/gpu_e2e.rs's KV_F16_TOLERANCE.
+const KV_F16_TOLERANCE: f32 = 0.05;
 
 /// Logits of a prefill of `ids[..prefill]` (every position, which the engine evaluates
 /// in batches of 32; or the last, for a prefill in one batch as long as max_batch) and
@@ -40,6 +42,7 @@ async fn run<B: Backend>(model: &mut Model<B>, ids: &[u32], prefill: usize) -> V
 /// batch; returns the GPU backend's stats.
 async fn compare_tokens(path: &str, options: GpuOptions, tokens: u32, prefill: usize) -> GpuStats {
     let bytes = fetch_bytes(path).await;
+    let tolerance = if options.kv_f16 { KV_F16_TOLERANCE } else { LOGIT_TOLERANCE };
     let gpu = GpuBackend::new(options).await.expect("WebGPU device");
     // The prefill in one batch (the default holds batches to 64 rows).
     let mo = ModelOptions { max_batch: prefill.max(ModelOptions::default().max_batch) };
@@ -54,7 +57,7 @@ async fn compare_tokens(path: &str, options: GpuOptions, tokens: u32, prefill: u
     for (pos, (gr, cr)) in g.iter().zip(&c).enumerate() {
         for (i, (a, b)) in gr.iter().zip(cr).enumerate() {
             let d = (a - b).abs();
-            assert!(d <= LOGIT_TOLERANCE, "{path} pos {pos} id {i}: webgpu {a} cpu {b}");
+            assert!(d <= tolerance, "{path} pos {pos} id {i}: webgpu {a} cpu {b}");
             worst = worst.max(d);
         }
     }
@@ -84,6 +87,16 @@ async fn tiny_llama_split_weights_match_cpu() {
         return;
     }
     compare(TINY_LLAMA, GpuOptions { max_part_bytes: Some(16 << 10), ..GpuOptions::default() }).await;
+}
+
+/// The `kvCacheType: 'f16'` load option's cache: keys and values packed as f16 pairs,
+/// through the prefill's and the decode steps' attention.
+#[wasm_bindgen_test]
+async fn tiny_llama_f16_kv_cache_matches_cpu() {
+    if !webgpu_available().await {
+        return;
+    }
+    compare(TINY_LLAMA, GpuOptions { kv_f16: true, ..GpuOptions::default() }).await;
 }
 
 #[wasm_bindgen_test]

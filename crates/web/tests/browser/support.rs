@@ -79,7 +79,7 @@ pub async fn stream_load(path: &str, backend: &str, context: Option<u32>) -> (We
     let start = now_ms();
     let response = fetch(&url(path)).await;
     let len = response.headers().get("content-length").ok().flatten().and_then(|s| s.parse::<f64>().ok());
-    let mut loader: WebLoader = match create_loader(backend.into(), len, context, None).await {
+    let mut loader: WebLoader = match create_loader(backend.into(), len, context, None, None).await {
         Ok(l) => l,
         Err(e) => panic!("createLoader({backend}): {e:?}"),
     };

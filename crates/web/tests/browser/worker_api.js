@@ -147,7 +147,7 @@ export async function runWorkerTests(base) {
     await main.dispose();
     const gpu = await WorkerModel.load(url(TINY), { backend: 'webgpu' });
     const workerIds = (await gpu.complete(prompt, two)).tokenIds;
-    check(gpu.info.backend === 'webgpu', `worker WebGPU backend: ${gpu.info.backend}`);
+    check(gpu.info.backend === 'webgpu' && gpu.info.kvCacheType === 'f32', `worker WebGPU backend: ${gpu.info.backend}, KV cache ${gpu.info.kvCacheType}`);
     check(same(workerIds, mainIds), `WebGPU in the worker ${JSON.stringify(workerIds)} vs main thread ${JSON.stringify(mainIds)}`);
     await gpu.dispose();
   }
