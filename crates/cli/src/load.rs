@@ -108,7 +108,7 @@ pub trait ModelTask: Sized {
 
 /// Opens the chosen backend, loads the model onto it and runs `task`. `options`: the
 /// model's settings, or `None` for the generation policy's native batch rows for that
-/// backend (`policy::NATIVE_CPU_OPTIONS`; on a GPU `policy::NATIVE_GPU_OPTIONS`, as far
+/// backend (`policy::NATIVE_CPU_OPTIONS`; on a GPU `policy::GPU_OPTIONS`, as far
 /// as the device's storage bindings hold them).
 pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask) -> Result<(), Error> {
     let options = options.into();
@@ -141,7 +141,7 @@ pub fn with_model(options: impl Into<Option<ModelOptions>>, task: impl ModelTask
     let on_gpu = |gpu: GpuBackend| {
         let rows = match options {
             Some(given) => Rows::Given(given),
-            None => Rows::Fitted(policy::NATIVE_GPU_OPTIONS, gpu.adapter().max_storage_buffer_binding_size),
+            None => Rows::Fitted(policy::GPU_OPTIONS, gpu.adapter().max_storage_buffer_binding_size),
         };
         load_onto(path, gpu, rows)
     };

@@ -25,20 +25,19 @@ pub const MIN_P: f32 = 0.05;
 /// Tokens generated when the request gives no limit.
 pub const MAX_TOKENS: usize = 256;
 
-/// Prompt positions per batch on a GPU. A 64-row batch leaves most of the device idle
-/// in the tiled matmul (one row of 64×64 tiles): SmolLM2's 512-token prefill ran at
-/// 4,244 tok/s through Dawn on an H100 in 64-row batches (bench/dawn.mjs, its matmuls
-/// 78% of it). The activations of 512 rows take 12–22 MB of GPU memory for the models
-/// we test.
-pub const GPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 512 };
-/// Natively (the CLI), 2,048 rows: a long prompt's matmuls then have four times the
-/// tiles per dispatch (fewer partial waves and split-K spans), a feed-forward's f16 panel
-/// is dequantized a quarter as often, and attention runs fewer, fuller chunks. On an H200
-/// the 1.5B's 4,096-token prefill went 19,360 → 23,077 tok/s against 512-row batches, the
-/// 0.5B's 38,554 → 49,031; 4,096 rows were no faster for the 1.5B
-/// (bench/results/prefill-batch-h200.md). The browser keeps 512: its workspace would take
-/// four times the memory (287 MB for the 1.5B), on devices that have far less of it.
-pub const NATIVE_GPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 2048 };
+/// Prompt positions per batch on a GPU, natively and in a browser: 2,048 rows, fewer where
+/// the session holds fewer positions or a buffer would pass the device's binding
+/// (`gpu_options`). A long prompt's matmuls then have more tiles per dispatch (fewer
+/// partial waves and split-K spans), a weight's dequantized panel serves more rows, and
+/// attention runs fewer, fuller chunks. On an H200, natively, the 1.5B's 4,096-token prefill
+/// went 19,360 → 23,077 tok/s against 512-row batches, the 0.5B's 38,554 → 49,031; 4,096 rows
+/// were no faster (bench/results/prefill-batch-h200.md). Through Dawn (the browser build):
+/// the 1.5B's 2,048- and 4,096-token prefills 1.13× and 1.11× against 512 rows, the 0.5B's
+/// 1.21× and 1.26× (bench/results/browser-batch-h200.md). The price is the activations'
+/// memory, four times 512 rows' (the 1.5B: 287 MB against 72), which is why a session of
+/// few positions gets fewer rows. (64 rows left most of the device idle: SmolLM2's 512-token
+/// prefill ran at 4,244 tok/s through Dawn on an H100 in 64-row batches.)
+pub const GPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 2048 };
 /// On the CPU, 64 rows: the browser's wasm memory holds their activations, and larger
 /// batches gain nothing there.
 pub const CPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 64 };
@@ -46,6 +45,14 @@ pub const CPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 64 };
 /// eight times the rows. Qwen2.5-Coder-0.5B's 512-token prefill on the 2-core development
 /// VM: 148–154 tok/s in 64-row batches, 192–195 in 512-row ones.
 pub const NATIVE_CPU_OPTIONS: ModelOptions = ModelOptions { max_batch: 512 };
+
+/// The rows a GPU session of `positions` takes: `GPU_OPTIONS`, no more than its positions
+/// (rounded up to a multiple of 64: no batch is longer), halved until its workspace fits
+/// one binding of `max_binding` bytes (`fit_batch_to_binding`).
+pub fn gpu_options(cfg: &ModelConfig, positions: usize, max_binding: u64) -> ModelOptions {
+    let rows = GPU_OPTIONS.max_batch.min(positions.max(1).next_multiple_of(64));
+    fit_batch_to_binding(cfg, ModelOptions { max_batch: rows }, max_binding)
+}
 
 /// `options` with its batch rows halved until every buffer of the model's workspace fits
 /// one storage binding of `max_binding` bytes (a device's limit: 128 MiB on some, and a
@@ -392,7 +399,7 @@ mod tests {
     #[test]
     fn batch_rows_halve_until_the_workspace_fits_one_binding() {
         let cfg = qwen_7b();
-        let rows = |binding: u64| fit_batch_to_binding(&cfg, NATIVE_GPU_OPTIONS, binding).max_batch;
+        let rows = |binding: u64| fit_batch_to_binding(&cfg, GPU_OPTIONS, binding).max_batch;
         // 2,048 rows of the feed-forward are 155 MB: past a 128 MiB binding, 1,024 fit.
         assert_eq!(rows(128 << 20), 1024);
         assert!(workspace_buffers(&cfg, 1024).iter().all(|b| b.bytes() <= 128 << 20));
@@ -401,6 +408,14 @@ mod tests {
         assert_eq!(rows(1 << 20), 64);
         // Rows given below the floor stay as given.
         assert_eq!(fit_batch_to_binding(&cfg, ModelOptions { max_batch: 8 }, 1 << 20).max_batch, 8);
+        // A session takes no more rows than its positions, in whole 64s.
+        let session = |positions: usize, binding: u64| gpu_options(&cfg, positions, binding).max_batch;
+        assert_eq!(session(4096, 4 << 30), 2048);
+        assert_eq!(session(4096, 128 << 20), 1024);
+        assert_eq!(
+            (session(1000, 4 << 30), session(512, 4 << 30), session(100, 4 << 30), session(0, 4 << 30)),
+            (1024, 512, 128, 64)
+        );
     }
 
     #[test]

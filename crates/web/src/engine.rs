@@ -171,7 +171,7 @@ impl Engine {
     /// steps run on the device while JS goes on; a few on the CPU (`CPU_PREFILL_STEP`).
     pub fn prefill_step_tokens(&self) -> usize {
         match self {
-            Engine::Gpu(_) => crate::model::GPU_OPTIONS.max_batch,
+            Engine::Gpu(l) => l.model.max_batch(),
             Engine::Cpu(_) => crate::model::CPU_PREFILL_STEP,
         }
     }

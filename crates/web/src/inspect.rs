@@ -17,13 +17,15 @@
 
 use js_sys::{Object, Reflect};
 use kindling_gguf::{GgmlType, Header, HeaderParser, Limits, Progress};
-use kindling_model::{weights, workspace_buffers, ModelConfig, ModelError, ModelInfo, WeightSpec, WorkspaceBuffer};
+use kindling_model::{
+    policy, weights, workspace_buffers, ModelConfig, ModelError, ModelInfo, WeightSpec, WorkspaceBuffer,
+};
 use wasm_bindgen::prelude::*;
 
 use crate::engine::KvCacheType;
 use crate::error::{ErrorName, JsResult, WebError};
 use crate::memory::{mib, CpuNeed, SLACK};
-use crate::model::{batch_rows, cpu_context, gpu_context, CPU_OPTIONS, GPU_OPTIONS};
+use crate::model::{batch_rows, cpu_context, gpu_context, CPU_OPTIONS};
 
 /// wasm32 addresses 4 GiB at most.
 pub(crate) const WASM32_MAX: u64 = 4 << 30;
@@ -115,7 +117,7 @@ pub(crate) fn gpu_need(
     let mut largest: Option<LargestWeight> = None;
     // Prefill's scratch for the largest weight part it dequantizes into f32 panels
     // (kindling-gpu's wide.rs; browsers have no cooperative matrices): one buffer, reused.
-    let batch = batch_rows(cfg, &GPU_OPTIONS);
+    let batch = batch_rows(cfg, &policy::gpu_options(cfg, positions, max_part));
     let mut panel = 0;
     for s in specs {
         // One-row tensors are widened to f32 at upload (GpuBackend::alloc_weight).
@@ -712,7 +714,7 @@ mod tests {
         use kindling_cpu::CpuBackend;
         use kindling_model::Model;
         let file = tiny_file(true);
-        for options in [CPU_OPTIONS, GPU_OPTIONS] {
+        for options in [CPU_OPTIONS, policy::GPU_OPTIONS] {
             let model = Model::load_from_bytes(CpuBackend::new(), &file, options).expect("load");
             let need = CpuNeed::new(model.config(), 0, 0, options.max_batch);
             assert_eq!(need.activations, model.backend().activation_bytes(), "batch {}", options.max_batch);
@@ -758,17 +760,18 @@ mod tests {
             "{}",
             e.message
         );
-        // A device whose binding cannot hold the [512, 128] activations.
+        // A device whose binding cannot hold the activations even of the smallest batch
+        // (`policy::gpu_options` halves the rows down to 64).
         let mut gpu = FitsCheck::new(None, None, KvCacheType::F32);
-        let e = feed_all(&mut gpu, Some((u64::MAX, 100_000))).1.expect_err("refused");
+        let e = feed_all(&mut gpu, Some((u64::MAX, 20_000))).1.expect_err("refused");
         assert!(
-            e.message.contains("this WebGPU device") && e.message.contains("activation [512, 128]"),
+            e.message.contains("this WebGPU device") && e.message.contains("activation [64, 128]"),
             "{}",
             e.message
         );
         // The caller's caps apply over the device's limits.
         let mut capped = FitsCheck::new(None, None, KvCacheType::F32);
-        capped.set_caps(Allowed { max_binding: 100_000, ..unlimited() });
+        capped.set_caps(Allowed { max_binding: 20_000, ..unlimited() });
         assert!(feed_all(&mut capped, Some((1 << 30, 1 << 30))).1.is_err());
         // Not a model: left to the loader, which says so in its words.
         let mut junk = FitsCheck::new(None, None, KvCacheType::F32);
@@ -789,7 +792,8 @@ mod tests {
         let half = gpu_need(&cfg, &specs, 200, KvCacheType::F16, &unlimited());
         assert_eq!(half.kv_cache, 2 * 2 * 200 * 32 * 2);
         assert_eq!((half.weights, half.activations, half.other), (need.weights, need.activations, need.other));
-        assert_eq!(need.activations, CpuNeed::new(&cfg, 0, 200, GPU_OPTIONS.max_batch).activations);
+        // 200 positions: batches of 256 rows (`policy::gpu_options`).
+        assert_eq!(need.activations, CpuNeed::new(&cfg, 0, 200, 256).activations);
         let l = need.largest_weight.clone().expect("largest");
         assert_eq!((l.name.as_str(), l.bytes, l.row_bytes, l.parts), ("token_embd.weight", 72_000, 72, 1));
         assert!(need.fits(), "{:?}", need.reasons);
@@ -804,12 +808,12 @@ mod tests {
         assert_eq!(gpu_need(&cfg, &with_ffn, 200, KvCacheType::F32, &unlimited()).other, 16 << 20);
 
         // A binding of 8000 bytes: the embedding is split into buffers of 111 rows, but
-        // the 512-row activations [512, 128] (262,144 bytes) do not fit.
+        // the activations do not fit even at the fewest rows, [64, 128] (32,768 bytes).
         let small = Allowed { max_binding: 8000, ..unlimited() };
         let split = gpu_need(&cfg, &specs, 200, KvCacheType::F32, &small);
         assert_eq!(split.largest_weight.as_ref().expect("largest").parts, 1000u64.div_ceil(8000 / 72));
         assert!(!split.fits());
-        assert!(split.reasons.iter().any(|r| r.contains("activation [512, 128]")), "{:?}", split.reasons);
+        assert!(split.reasons.iter().any(|r| r.contains("activation [64, 128]")), "{:?}", split.reasons);
         assert!(split.reasons.iter().all(|r| !r.contains("one row")), "{:?}", split.reasons);
 
         // maxBufferSize counts too, and a row larger than a buffer cannot be split.

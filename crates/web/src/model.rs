@@ -24,9 +24,9 @@ use crate::options;
 const DEFAULT_CONTEXT_GPU: usize = 4096;
 const DEFAULT_CONTEXT_CPU: usize = 2048;
 
-/// Prompt positions evaluated per batch: the generation policy's (kindling-model's
-/// `policy`, the CLI's too).
-pub(crate) const GPU_OPTIONS: ModelOptions = policy::GPU_OPTIONS;
+/// Prompt positions evaluated per batch on the CPU: the generation policy's
+/// (kindling-model's `policy`). On WebGPU they depend on the session and the device
+/// (`policy::gpu_options`: the CLI's 2,048 rows, no more than the session's positions).
 pub(crate) const CPU_OPTIONS: ModelOptions = policy::CPU_OPTIONS;
 
 /// Prompt positions the CPU evaluates per generation step (`Generation::prefill_step`):
@@ -137,7 +137,10 @@ impl WebModel {
         adapter: JsValue,
         fallback_reason: Option<String>,
     ) -> JsResult<WebModel> {
-        let l = build(backend, loaded, context, DEFAULT_CONTEXT_GPU, GPU_OPTIONS)?;
+        let a = backend.adapter();
+        let max_binding = a.max_storage_buffer_binding_size.min(a.max_buffer_size);
+        let options = policy::gpu_options(&loaded.config, gpu_context(&loaded.config, context), max_binding);
+        let l = build(backend, loaded, context, DEFAULT_CONTEXT_GPU, options)?;
         Ok(WebModel::new(Engine::Gpu(Box::new(l)), adapter, fallback_reason))
     }
 
