@@ -59,6 +59,14 @@ pub use tuning::{
 };
 pub use weights::{stored_row_bytes, GpuWeight, Part};
 
+/// Bytes of one layer's k (or v) cache buffer of `capacity` positions × `width` values, as
+/// `alloc_kv_cache` makes it (the browser's fits-check counts it with this): f32 values or
+/// f16 pairs, rounded up to whole 16 bytes, since the kernels read four values a load (a
+/// vec4 of f32, or a pair of words of f16 pairs).
+pub fn kv_cache_buffer_bytes(capacity: usize, width: usize, f16: bool) -> u64 {
+    (capacity as u64 * width as u64 * if f16 { 2 } else { 4 }).next_multiple_of(16)
+}
+
 use device::Gpu;
 use fusion::{
     same_parts, AttentionRopeBuffers, KvStoreTarget, NormIn, Pending, PendingMatmul, PendingMerge, PendingNorm,

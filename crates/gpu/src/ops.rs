@@ -154,8 +154,7 @@ impl Backend for GpuBackend {
         if f16 && !spec.width.is_multiple_of(2) {
             return Err(err(format!("an f16 KV cache needs an even row width, not {}", spec.width)));
         }
-        // Whole vec4s (f32) or pairs of words (f16): the kernels read four values a load.
-        let bytes = (spec.capacity as u64 * spec.width as u64 * if f16 { 2 } else { 4 }).next_multiple_of(16);
+        let bytes = kv_cache_buffer_bytes(spec.capacity, spec.width, f16);
         let k = self.storage_buffer(&format!("k cache [{}, {}]", spec.capacity, spec.width), bytes)?;
         let v = self.storage_buffer(&format!("v cache [{}, {}]", spec.capacity, spec.width), bytes)?;
         Ok(GpuKvCache { k, v, spec })

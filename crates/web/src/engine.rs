@@ -61,14 +61,6 @@ impl KvCacheType {
             KvCacheType::F16 => "f16",
         }
     }
-
-    /// Bytes a cached key or value takes.
-    pub fn value_bytes(self) -> u64 {
-        match self {
-            KvCacheType::F32 => 4,
-            KvCacheType::F16 => 2,
-        }
-    }
 }
 
 /// A backend ready to receive weights (both boxed: each is a few hundred bytes of

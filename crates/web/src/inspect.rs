@@ -145,9 +145,8 @@ pub(crate) fn gpu_need(
             largest = Some(LargestWeight { name: s.name.clone(), bytes, row_bytes, parts });
         }
     }
-    // Keys and values, one buffer each per layer, rounded up to whole 16 bytes as
-    // `GpuBackend::alloc_kv_cache` makes them.
-    let kv_buffer = (positions as u64 * cfg.kv_width() as u64 * kv.value_bytes()).next_multiple_of(16);
+    // Keys and values, one buffer each per layer.
+    let kv_buffer = kindling_gpu::kv_cache_buffer_bytes(positions, cfg.kv_width(), kv == KvCacheType::F16);
     let kv_cache = 2 * cfg.block_count as u64 * kv_buffer;
     let acts = CpuNeed::new(cfg, 0, positions, batch).activations;
     let mut buffers = activation_buffers(cfg, batch);
