@@ -15,6 +15,7 @@
 // natively: `constrained.NAME` = { free, constrained, ratio } (decode tok/s, medians).
 // PROMPTS="" leaves out the plain rows.
 import fs from 'node:fs';
+import module from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -29,6 +30,7 @@ const PROMPTS = (process.env.PROMPTS ?? '8 512 2048 4096').split(/\s+/).filter(B
 const SCHEMAS = (process.env.SCHEMAS ?? '').split(/\s+/).filter(Boolean).map((s) => s.split('='));
 const CONSTRAINED_TOKENS = Number(process.env.CONSTRAINED_TOKENS ?? 256);
 
+if (process.env.DAWN_TOGGLES && !process.env.TRACE_GPU) dawnWith([]);
 const trace = process.env.TRACE_API ? await traceWebGpuCalls() : null;
 const profiler = process.env.TRACE_GPU ? await gpuProfiler() : null;
 const { Model, initEngine } = await import(pathToFileURL(path.resolve(pkgDir, 'index.js')).href);
@@ -121,17 +123,23 @@ async function constrainedRow(model, schemaFile) {
 }
 
 /**
+ * navigator.gpu made again with these Dawn flags, plus DAWN_TOGGLES="a,b" turned on (e.g.
+ * disable_robustness, disable_workgroup_init: what a kernel pays for a browser's safety;
+ * no page can do this). Without TRACE_GPU, the toggles apply to the plain rows too.
+ */
+function dawnWith(flags) {
+  const webgpu = module.createRequire(import.meta.url)(process.env.DAWN_WEBGPU_DIR ?? '/tmp/dawn-node/webgpu');
+  const toggles = process.env.DAWN_TOGGLES ? [`enable-dawn-features=${process.env.DAWN_TOGGLES}`] : [];
+  const gpu = webgpu.create([...flags, ...toggles]);
+  Object.defineProperty(globalThis, 'navigator', { value: { gpu, userAgent: 'dawn.node' }, configurable: true });
+}
+
+/**
  * TRACE_GPU=1: Dawn with exact timestamps and the kernel profiler (bench/dawn_profile.mjs).
  * Dawn rounds timestamps unless told not to, so navigator.gpu is made again with that off.
- * DAWN_TOGGLES="a,b" also turns on those Dawn toggles (e.g. disable_robustness,
- * disable_workgroup_init: what a kernel pays for a browser's safety; no page can do this).
  */
 async function gpuProfiler() {
-  const { createRequire } = await import('node:module');
-  const webgpu = createRequire(import.meta.url)(process.env.DAWN_WEBGPU_DIR ?? '/tmp/dawn-node/webgpu');
-  const toggles = process.env.DAWN_TOGGLES ? [`enable-dawn-features=${process.env.DAWN_TOGGLES}`] : [];
-  const gpu = webgpu.create(['disable-dawn-features=timestamp_quantization', ...toggles]);
-  Object.defineProperty(globalThis, 'navigator', { value: { gpu, userAgent: 'dawn.node' }, configurable: true });
+  dawnWith(['disable-dawn-features=timestamp_quantization']);
   const { installGpuProfiler } = await import('./dawn_profile.mjs');
   return installGpuProfiler();
 }
