@@ -113,8 +113,9 @@ fn fold(lid: u32, v: f32, take_max: bool) -> f32 {
     }
     workgroupBarrier();
     var t = red[0];
-    for (var j = 16u; j < WG; j += 16u) {
-        t = select(t + red[j], max(t, red[j]), take_max);
+    // Counting by one to a constant: a loop a browser's compiler sees bounded.
+    for (var j = 1u; j < WG / 16u; j++) {
+        t = select(t + red[16u * j], max(t, red[16u * j]), take_max);
     }
     return t;
 }
@@ -335,7 +336,7 @@ fn dots4(pos: vec4<u32>, t: u32, kvb: u32) -> vec4<f32> {
     var s = vec4<f32>(0.0);
     if (whole_vec4s()) {
         var d = 4u * t;
-        for (; d + 4u * SHARE < hd; d += 8u * SHARE) {
+        for (; d + 4u * SHARE < hd; d += 8u * SHARE) { // bounded in browsers
             let e = d + 4u * SHARE;
             s += key_dots(kb + vec4<u32>(d), q4(d)) + key_dots(kb + vec4<u32>(e), q4(e));
         }
@@ -346,7 +347,7 @@ fn dots4(pos: vec4<u32>, t: u32, kvb: u32) -> vec4<f32> {
     }
     // Rows not on vec4 boundaries: value by value, and the tail past the last whole
     // vec4 by t == 0.
-    for (var d = 4u * t; d < hd4; d += 4u * SHARE) {
+    for (var d = 4u * t; d < hd4; d += 4u * SHARE) { // bounded in browsers
         let qv = q4(d);
         s += vec4<f32>(dot(k4(kb.x + d), qv), dot(k4(kb.y + d), qv), dot(k4(kb.z + d), qv), dot(k4(kb.w + d), qv));
     }
@@ -374,7 +375,7 @@ fn scores(lid: u32, c0: u32, cnt: u32, kvb: u32) {
     let t = lid % SHARE;
     let g = lid / SHARE;
     let per = WG / SHARE;
-    for (var r0 = 0u; r0 < cnt; r0 += SCORE_ROUND) {
+    for (var r0 = 0u; r0 < cnt; r0 += SCORE_ROUND) { // bounded in browsers
         // Positions past cnt read the round's last one again (no branch around loads).
         let i = min(vec4<u32>(r0 + g) + vec4<u32>(0u, per, 2u * per, 3u * per), vec4<u32>(cnt - 1u));
         // Share-major, so the sums below read consecutive vec4s (invocation-major, each
@@ -414,11 +415,11 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
     var m = NEG_BIG;
     var l = 0.0;
     var acc = vec4<f32>(0.0);
-    for (var c0 = first; c0 < end; c0 += CHUNK) {
+    for (var c0 = first; c0 < end; c0 += CHUNK) { // bounded in browsers
         let cnt = min(CHUNK, end - c0);
         scores(lid, c0, cnt, kvb);
         var lmax = NEG_BIG;
-        for (var i = lid; i < cnt; i += WG) {
+        for (var i = lid; i < cnt; i += WG) { // bounded in browsers
             lmax = max(lmax, sc[i]);
         }
         let m_new = max(m, fold(lid, lmax, true));
@@ -426,7 +427,7 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
         // running max); one reduction at the end.
         let corr = exp(m - m_new);
         l *= corr;
-        for (var i = lid; i < cnt; i += WG) {
+        for (var i = lid; i < cnt; i += WG) { // bounded in browsers
             let e = exp(sc[i] - m_new);
             sc[i] = e;
             l += e;
@@ -440,25 +441,25 @@ fn attend(id: u32, lid: u32, r: u32, h: u32, range: vec2<u32>) {
             // Four positions per step, for loads in flight.
             var i = slice;
             if (whole_vec4s()) {
-                for (; i + 3u * slices < cnt; i += 4u * slices) {
+                for (; i + 3u * slices < cnt; i += 4u * slices) { // bounded in browsers
                     let a0 = v4_at(at + i * p.width);
                     let a1 = v4_at(at + (i + slices) * p.width);
                     let a2 = v4_at(at + (i + 2u * slices) * p.width);
                     let a3 = v4_at(at + (i + 3u * slices) * p.width);
                     acc += sc[i] * a0 + sc[i + slices] * a1 + sc[i + 2u * slices] * a2 + sc[i + 3u * slices] * a3;
                 }
-                for (; i < cnt; i += slices) {
+                for (; i < cnt; i += slices) { // bounded in browsers
                     acc += sc[i] * v4_at(at + i * p.width);
                 }
             } else {
-                for (; i + 3u * slices < cnt; i += 4u * slices) {
+                for (; i + 3u * slices < cnt; i += 4u * slices) { // bounded in browsers
                     let a0 = v4(at + i * p.width, d, hd);
                     let a1 = v4(at + (i + slices) * p.width, d, hd);
                     let a2 = v4(at + (i + 2u * slices) * p.width, d, hd);
                     let a3 = v4(at + (i + 3u * slices) * p.width, d, hd);
                     acc += sc[i] * a0 + sc[i + slices] * a1 + sc[i + 2u * slices] * a2 + sc[i + 3u * slices] * a3;
                 }
-                for (; i < cnt; i += slices) {
+                for (; i < cnt; i += slices) { // bounded in browsers
                     acc += sc[i] * v4(at + i * p.width, d, hd);
                 }
             }

@@ -221,7 +221,7 @@ fn unit_dot_3(row: u32, u: u32) -> f32 {
 // Row `row` of weight 1 · the input, this lane's share: units lane, lane + p.lanes, ...
 fn row_units(row: u32, lane: u32) -> f32 {
     var a = 0.0;
-    for (var u = lane; u < p.k / 32u; u += p.lanes) {
+    for (var u = lane; u < p.k / 32u; u += p.lanes) { // bounded in browsers
         a += unit_dot(row, u);
     }
     return a;
@@ -260,7 +260,7 @@ fn matvec_gated(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     var a = 0.0;
     var c = 0.0;
     if (row < p.rows) {
-        for (var u = lane; u < p.k / 32u; u += p.lanes) {
+        for (var u = lane; u < p.k / 32u; u += p.lanes) { // bounded in browsers
             a += unit_dot(row, u);
             c += unit_dot_2(row, u);
         }
@@ -322,7 +322,7 @@ fn matvec_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     let sc = stage_input(lid, wg_linear(wid, nwg) == 0u);
     var a = 0.0;
     if (row < rows) {
-        for (var u = lane; u < p.k / 32u; u += p.lanes) {
+        for (var u = lane; u < p.k / 32u; u += p.lanes) { // bounded in browsers
             if (s == 0u) {
                 a += unit_dot(row, u);
             } else if (s == 1u) {

@@ -7,7 +7,7 @@ fn row_sum(lid: u32, lane: u32, a: f32) -> f32 {
     workgroupBarrier();
     mv_red[lid] = a;
     workgroupBarrier();
-    for (var s = p.lanes / 2u; s > 0u; s >>= 1u) {
+    for (var s = p.lanes / 2u; s > 0u; s >>= 1u) { // bounded in browsers
         if (lane < s) {
             mv_red[lid] += mv_red[lid + s];
         }
@@ -21,7 +21,7 @@ fn wg_sum(lid: u32, v: f32) -> f32 {
     workgroupBarrier();
     mv_red[lid] = v;
     workgroupBarrier();
-    for (var s = MV_WG / 2u; s > 0u; s >>= 1u) {
+    for (var s = MV_WG / 2u; s > 0u; s >>= 1u) { // bounded in browsers
         if (lid < s) {
             mv_red[lid] += mv_red[lid + s];
         }

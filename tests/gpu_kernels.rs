@@ -2321,13 +2321,20 @@ fn every_kernel_variant_validates_with_naga_and_tint() {
             f.int_input_staged,
             f.int_batch
         ));
-        let source = key.source();
+        // A browser compiles the module with its marked loops bounded (loop_bounds.rs):
+        // that form goes to tint, and to naga beside the native one.
+        let source = if *browser { key.browser_source() } else { key.source() };
         std::fs::write(&path, &source).expect("write shader");
         // The cooperative-matrix variants also go through naga's SPIR-V writer (what wgpu
         // runs natively), which no device here exercises: lavapipe has no cooperative
         // matrices, and the writer has failed on sources its validator accepts.
         if let Err(e) = naga_validate(&source, f.coop_matrix) {
             failures.push(format!("naga {}:\n{e}", path.display()));
+        }
+        if *browser {
+            if let Err(e) = naga_validate(&key.source(), false) {
+                failures.push(format!("naga (native form) {}:\n{e}", path.display()));
+            }
         }
         if *browser && use_tint {
             let out = std::process::Command::new("tint").args(["--format=wgsl", "-o", "/dev/null"]).arg(&path).output();

@@ -152,7 +152,8 @@ export async function gpuTestPage(browser, base, webgpu) {
       // Confirm: the load starts (stopped here; a generation would take minutes).
       await page.selectOption('#model-backend', 'webgpu');
       await page.click('#slow-confirm');
-      await page.waitForFunction(() => !document.getElementById('model-abort').disabled || /^Loaded/.test(document.getElementById('model-status').textContent), null, { timeout: 10_000 });
+      // (60 s: with the WebGPU suite on the other core, SwiftShader's device took over 10.)
+      await page.waitForFunction(() => !document.getElementById('model-abort').disabled || /^Loaded/.test(document.getElementById('model-status').textContent), null, { timeout: 60_000 });
       await page.evaluate(() => document.getElementById('model-abort').click());
       await page.waitForSelector('#model-status.ok, #model-status.bad', { timeout: 120_000 });
       const status = await text(page, '#model-status');

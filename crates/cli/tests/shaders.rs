@@ -44,6 +44,12 @@ fn key_prints_that_variants_wgsl() {
     let first = coop.lines().find(|l| !l.starts_with("//")).unwrap_or_default();
     assert_eq!(first, "enable f16;", "the cooperative-matrix module starts with its enables");
     assert!(wgsl.starts_with("// matvec_gated_normed/q4_k: entry point `matvec_gated`"), "{}", &wgsl[..200]);
+    // The browser's form: the unit loop (`u += p.lanes`) counted to a constant, so Chrome's
+    // compiler adds no counter of its own; natively it stays as written.
+    let browser = stdout(&kindling(&["shaders", "--key", "matvec_gated_normed/q4_k/int128", "--browser"]));
+    assert!(browser.contains("const BOUNDED_LOOP_CAP: u32") && browser.contains("u += p.lanes;"), "no bounded loops");
+    let native = stdout(&kindling(&["shaders", "--key", "matvec_gated_normed/q4_k/int128"]));
+    assert!(native.contains("for (var u = lane; u < p.k / 32u; u += p.lanes)") && !native.contains("BOUNDED_LOOP_CAP"));
 }
 
 #[test]

@@ -198,9 +198,21 @@ impl KernelKey {
         s
     }
 
-    /// The WGSL module source of this kernel.
+    /// The WGSL module source of this kernel as this build compiles it: in a browser
+    /// (the wasm build) with its marked loops counted to a constant (`browser_source`).
     pub fn source(self) -> String {
-        shaders::assemble(self)
+        if cfg!(target_arch = "wasm32") {
+            self.browser_source()
+        } else {
+            shaders::assemble(self)
+        }
+    }
+
+    /// The source a browser compiles: the module with the loops marked `// bounded in
+    /// browsers` rewritten so that Chrome's compiler adds no iteration counters to them
+    /// (loop_bounds.rs says why).
+    pub fn browser_source(self) -> String {
+        crate::loop_bounds::bound_loops(&shaders::assemble(self))
     }
 
     /// Every kernel the backend can build, for the given weight types; of the mixed

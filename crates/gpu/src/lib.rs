@@ -27,6 +27,7 @@ mod chain;
 mod device;
 mod fusion;
 mod key;
+mod loop_bounds;
 mod op_table;
 mod ops;
 mod params;

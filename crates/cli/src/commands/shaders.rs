@@ -13,6 +13,10 @@ pub struct Args {
     /// Print the WGSL module of the named variant (a name from `--list`).
     #[arg(long, value_name = "NAME")]
     key: Option<String>,
+    /// With --key: the form a browser compiles (its hot loops counted to a constant for
+    /// Chrome's compiler, comments dropped), not the native one.
+    #[arg(long, requires = "key")]
+    browser: bool,
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
@@ -34,7 +38,7 @@ pub fn run(args: Args) -> Result<(), Error> {
             let op = v.key.op.spec();
             println!("// {name}: entry point `{}`, family {:?}, {:?} module", op.entry_point, op.family, op.module);
             println!("// workgroups: {}", op.tuning.describe());
-            print!("{}", v.key.source());
+            print!("{}", if args.browser { v.key.browser_source() } else { v.key.source() });
             Ok(())
         }
         Err(close) => {
