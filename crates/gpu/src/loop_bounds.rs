@@ -28,7 +28,7 @@
 const CAP: &str = "BOUNDED_LOOP_CAP";
 
 /// The comment that marks a loop for the rewrite, on its `for` line.
-pub const MARK: &str = "// bounded in browsers";
+const MARK: &str = "// bounded in browsers";
 
 /// `src` (a whole assembled module) with every loop marked by MARK rewritten as the
 /// module's docs say, comments dropped. Panics on a `continue` (a kernel source bug,
