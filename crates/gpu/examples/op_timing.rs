@@ -12,7 +12,8 @@
 //! (with DEVICE=1) prints each kernel's device time under its op. From
 //! WIDE_MIN_ROWS rows, they run as dequantized panels (shaders/matmul_wide.wgsl) unless
 //! `NO_WIDE=1` (on cooperative matrices only a feed-forward's gate and up take panels,
-//! and op_timing times single matmuls: there they stay on matmul_tiled).
+//! and op_timing times single matmuls: there they stay on matmul_tiled); `WIDE_EVERY=1`
+//! takes every weight as panels, not only those `tuning::wide_weight_pays` picks.
 //! With QWEN_ONLY=1: `QWEN_TYPE=F16` (or Q8_0, Q4K, Q6K) times every Qwen shape in that
 //! weight type; `ATTN_STARTS="0 3584"` times prefill attention at each of those first
 //! positions (a long prompt's later chunks attend to everything before them), over random
@@ -132,6 +133,7 @@ fn main() {
         allow_coop_matrix: std::env::var_os("NO_COOP").is_none(),
         allow_int_batch: std::env::var_os("NO_INT_BATCH").is_none(),
         allow_wide_batch: std::env::var_os("NO_WIDE").is_none(),
+        wide_every_weight: std::env::var_os("WIDE_EVERY").is_some(),
         int_batch_digits: std::env::var("INT_DIGITS").ok().map(|s| s.parse().expect("INT_DIGITS: 1, 2 or 3")),
         int_batch_every_type: true,
         profile: std::env::var_os("DEVICE").is_some(),

@@ -289,16 +289,27 @@ const _: () = assert!(SPLIT_K_ALIGN.is_multiple_of(WIDE_COOP_STEP));
 /// unmeasured: prompts are prefilled in chunks of 512 rows (the browser) or 2,048 (native),
 /// where it gains (bench/results/coop-panels-h200.md).
 pub const WIDE_MIN_ROWS: usize = 256;
-/// Which weights it takes: 512 rows or more (on a 256-row weight, the 1.5B's k and v, its
-/// 128-row tiles leave the GPU idle even split: 46 µs against 30 for 64 × 64 tiles in the
-/// probe) and WIDE_MIN_WEIGHT_VALUES values or more: on the 1.5B's 1,536 × 1,536 q and o
-/// the dequantizing and the split sums (26 µs) ate the GEMM's gain (144 µs in all against
-/// 133 on integer dots), while gate/up and down (13.8 M values) gained 12% and 23%
-/// (bench/results/f32-gemm-h200.md, call 4).
-pub fn wide_weight_pays(rows: usize, k: usize) -> bool {
-    rows >= 512 && rows * k >= WIDE_MIN_WEIGHT_VALUES
+/// Which weights a batch of `n` rows takes as panels: 512 rows or more (on a 256-row weight,
+/// the 1.5B's k and v, its 128-row tiles leave the GPU idle even split: 46 µs against 30
+/// for 64 × 64 tiles in the probe), and
+///   - WIDE_MIN_WEIGHT_VALUES values or more: at 512 rows, on the 1.5B's 1,536 × 1,536 q
+///     and o the dequantizing and the split sums (26 µs) ate the GEMM's gain (144 µs in
+///     all against 133 on integer dots), while gate/up and down (13.8 M values) gained
+///     12% and 23% (bench/results/f32-gemm-h200.md, call 4);
+///   - or WIDE_LONG_BATCH_MIN_VALUES or more over WIDE_LONG_BATCH_ROWS rows or more (the
+///     browser's prompts past 1,024 tokens, in batches of 2,048), where the dequantizing is
+///     shared by more rows: the 1.5B's q/o took 218 µs against 239 at 1,024 rows, 366
+///     against 461 at 2,048 (bench/results/wide-qkvo-h200.md).
+pub fn wide_weight_pays(n: usize, rows: usize, k: usize) -> bool {
+    let values = rows * k;
+    let long_batch = n >= WIDE_LONG_BATCH_ROWS && values >= WIDE_LONG_BATCH_MIN_VALUES;
+    rows >= 512 && (values >= WIDE_MIN_WEIGHT_VALUES || long_batch)
 }
 pub const WIDE_MIN_WEIGHT_VALUES: usize = 1 << 22;
+pub const WIDE_LONG_BATCH_ROWS: usize = 1024;
+/// 2 M values: the 1.5B's q and o (2.4 M) and larger, not the 0.5B's 896 × 896 (0.8 M),
+/// whose panels were not measured at these batches.
+pub const WIDE_LONG_BATCH_MIN_VALUES: usize = 1 << 21;
 /// Most bytes of one f32 panel (a weight larger is dequantized and multiplied a panel of
 /// rows at a time): the 1.5B's gate (8,960 × 1,536 × 4 bytes, 55 MB) in one, a 7B's
 /// (14,336 × 4,096) in four. Also at most a weight part's bytes (`max_part_bytes`).
@@ -508,13 +519,18 @@ mod tests {
 
     #[test]
     fn panels_take_large_weights_only() {
-        // Qwen2.5-1.5B: gate/up (8,960 × 1,536) and down (1,536 × 8,960), not q/o (1,536 ×
-        // 1,536) nor k/v (256 × 1,536); a 7B's k/v (1,024 × 4,096) and q (4,096 × 4,096).
-        assert!(wide_weight_pays(8960, 1536) && wide_weight_pays(1536, 8960));
-        assert!(!wide_weight_pays(1536, 1536) && !wide_weight_pays(256, 1536));
-        assert!(wide_weight_pays(1024, 4096) && wide_weight_pays(4096, 4096));
+        // Qwen2.5-1.5B at 512 rows: gate/up (8,960 × 1,536) and down (1,536 × 8,960), not
+        // q/o (1,536 × 1,536) nor k/v (256 × 1,536); a 7B's k/v (1,024 × 4,096) and q
+        // (4,096 × 4,096).
+        assert!(wide_weight_pays(512, 8960, 1536) && wide_weight_pays(512, 1536, 8960));
+        assert!(!wide_weight_pays(512, 1536, 1536) && !wide_weight_pays(512, 256, 1536));
+        assert!(wide_weight_pays(512, 1024, 4096) && wide_weight_pays(512, 4096, 4096));
+        // From 1,024 rows the 1.5B's q/o too, still not k/v nor the 0.5B's q/o (896 × 896).
+        assert!(!wide_weight_pays(1023, 1536, 1536) && wide_weight_pays(1024, 1536, 1536));
+        assert!(wide_weight_pays(2048, 1536, 1536) && !wide_weight_pays(2048, 256, 1536));
+        assert!(!wide_weight_pays(2048, 896, 896));
         // Short of a 128-row tile's worth of rows by much: never, however long the rows.
-        assert!(!wide_weight_pays(256, 1 << 20));
+        assert!(!wide_weight_pays(2048, 256, 1 << 20));
         // Panels of whole tiles within the limit, none where not even one tile fits.
         assert_eq!(wide_panel_rows(1536, 64 << 20), Some(10880));
         assert_eq!(wide_panel_rows(1024, 1 << 20), Some(256));

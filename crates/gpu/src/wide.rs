@@ -29,7 +29,7 @@ impl GpuBackend {
         let weight = match (coop, gated) {
             (true, _) => gated || self.wide_every_weight,
             (false, true) => false,
-            (false, false) => self.wide_every_weight || wide_weight_pays(rows, k),
+            (false, false) => self.wide_every_weight || wide_weight_pays(n, rows, k),
         };
         // The coop kernel loads 8 values a chunk, the f32 one 4.
         self.allow_wide_batch

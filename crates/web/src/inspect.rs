@@ -131,7 +131,10 @@ pub(crate) fn gpu_need(
         // runs over the last rows only (or 32-row batches of every position's logits).
         let vocab_table = s.name == "token_embd.weight" || s.name == "output.weight";
         // (f32 panels: a browser has no cooperative matrices, so nothing is gated.)
-        if !vocab_table && batch >= kindling_gpu::WIDE_MIN_ROWS && kindling_gpu::wide_weight_pays(part_rows, s.cols) {
+        if !vocab_table
+            && batch >= kindling_gpu::WIDE_MIN_ROWS
+            && kindling_gpu::wide_weight_pays(batch, part_rows, s.cols)
+        {
             panel = panel.max(kindling_gpu::wide_panel_bytes(part_rows, s.cols, max_part, false).unwrap_or(0));
         }
         if rows_per_part == 0 {
