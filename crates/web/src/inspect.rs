@@ -130,7 +130,9 @@ pub(crate) fn gpu_need(
         // Not the vocabulary tables: the embedding is looked up, and the output matmul
         // runs over the last rows only (or 32-row batches of every position's logits).
         let vocab_table = s.name == "token_embd.weight" || s.name == "output.weight";
-        // (f32 panels: a browser has no cooperative matrices, so nothing is gated.)
+        // (f32 panels: a browser has no cooperative matrices, so nothing is gated.) Asked
+        // with the session's largest batch: the rule takes more weights as batches grow, so
+        // this counts every panel any of its batches makes.
         if !vocab_table
             && batch >= kindling_gpu::WIDE_MIN_ROWS
             && kindling_gpu::wide_weight_pays(batch, part_rows, s.cols)
