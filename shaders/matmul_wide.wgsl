@@ -10,7 +10,10 @@
 // H200: 30 TFLOP/s, against 22 for matmul_tiled's 4 × 4 blocks; bench/results/
 // f32-gemm-h200.md). Where the tiles are few the dot products split into spans as in
 // matmul_tiled (wid.y: the tile of activation rows and the span; matmul_split_sum adds
-// the spans' sums). Never gated (the host keeps gate and up apart here).
+// the spans' sums). Gated (p.gated: each 128 panel rows are 64 rows of a feed-forward's
+// gate and the same 64 rows of up, as dequant_rows lays them out; from
+// tuning.rs WIDE_GATED_MIN_ROWS rows), a tile writes act(gate) * up into output columns
+// n0 / 2..: one dispatch over both weights, never split.
 
 // The panel's element as dequant_rows writes it.
 alias PanelVec = vec4<f32>;
@@ -146,6 +149,20 @@ fn matmul_wide(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
     }
     let o0 = m0 + 4u * ty;
     let o1 = o0 + 64u;
+    if (p.gated != 0u) {
+        // Gated: the tile's columns 4 tx.. are gate rows and 64 + 4 tx.. the same rows of
+        // up (dequant_rows' layout), so acc[2 i] and acc[2 i + 1] pair up.
+        let g = n0 / 2u + 4u * tx;
+        wide_store_gated(o0, g, acc[0], acc[1]);
+        wide_store_gated(o0 + 1u, g, acc[2], acc[3]);
+        wide_store_gated(o0 + 2u, g, acc[4], acc[5]);
+        wide_store_gated(o0 + 3u, g, acc[6], acc[7]);
+        wide_store_gated(o1, g, acc[8], acc[9]);
+        wide_store_gated(o1 + 1u, g, acc[10], acc[11]);
+        wide_store_gated(o1 + 2u, g, acc[12], acc[13]);
+        wide_store_gated(o1 + 3u, g, acc[14], acc[15]);
+        return;
+    }
     let c0 = n0 + 4u * tx;
     let c1 = c0 + 64u;
     wide_store4(o0, c0, acc[0], split);
@@ -186,6 +203,28 @@ fn wide_products(acc: ptr<function, array<vec4<f32>, 16>>, a0: vec4<f32>, a1: ve
     (*acc)[13] += a1.z * c1;
     (*acc)[14] += a1.w * c0;
     (*acc)[15] += a1.w * c1;
+}
+
+// Gated: act(g) * u into output row r, columns c..c + 3 of this panel's p.rows2 (its
+// gate rows); never split, never added into a residual (record_matmul_gated).
+fn wide_store_gated(r: u32, c: u32, g: vec4<f32>, u: vec4<f32>) {
+    let at = r * p.out_stride + p.out_offset + c;
+    if (r >= p.n || c >= p.rows2) {
+        return;
+    }
+    out[at] = gated_act(g.x, u.x, p.act);
+    if (c + 3u < p.rows2) {
+        out[at + 1u] = gated_act(g.y, u.y, p.act);
+        out[at + 2u] = gated_act(g.z, u.z, p.act);
+        out[at + 3u] = gated_act(g.w, u.w, p.act);
+        return;
+    }
+    if (c + 1u < p.rows2) {
+        out[at + 1u] = gated_act(g.y, u.y, p.act);
+    }
+    if (c + 2u < p.rows2) {
+        out[at + 2u] = gated_act(g.z, u.z, p.act);
+    }
 }
 
 // store4 (matmul_tiled.wgsl) without its tests per value where the 4 columns are

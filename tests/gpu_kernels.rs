@@ -432,14 +432,15 @@ fn gated_batches<B: Backend>(
 
 #[test]
 fn large_batch_gate_and_up_run_as_one_gated_panel_matmul_and_match_cpu() {
-    // On cooperative matrices a large batch's gate and up with their gated activation take
-    // one f16 panel interleaving the two weights' rows (64 of each per 128-row tile) and
-    // one matmul_wide writing act(gate) * up; on the shader cores (lavapipe, browsers)
-    // gate and up are two f32 panel matmuls (here every weight takes panels:
-    // wide_every_weight), then the activation. 4,100 rows: 65 gated tiles, the last
-    // with 4 gate rows (the rest repeat the last row); 512 and 400 activation rows (4
-    // tiles of rows each, so unsplit on cooperative matrices). Once with one panel, once
-    // with max_part_bytes holding 1,536 rows of 256 values (three panels).
+    // A large batch's gate and up with their gated activation take one panel
+    // interleaving the two weights' rows (64 of each per 128-row tile) and one matmul_wide
+    // writing act(gate) * up: f16 on cooperative matrices, f32 on the shader cores
+    // (lavapipe, browsers; there from WIDE_GATED_MIN_ROWS rows, here at any: every weight
+    // takes panels, wide_every_weight). 4,100 rows: 65 gated tiles, the last with 4 gate
+    // rows (the rest repeat the last row); 512 and 400 activation rows (4 tiles of rows
+    // each, so unsplit on cooperative matrices). Once with one panel, once with
+    // max_part_bytes holding 1,536 rows of 256 values: three f16 panels of 1,536 pairs, or
+    // six f32 panels of 768.
     let (rows, cols) = (4100, 256);
     let batches = [512, 400];
     let cases = [(GgmlType::Q4K, Activation::Silu), (GgmlType::Q6K, Activation::GeluTanh)];
@@ -457,8 +458,12 @@ fn large_batch_gate_and_up_run_as_one_gated_panel_matmul_and_match_cpu() {
                 b.stats().wide_batch_matmuls - before.wide_batch_matmuls,
                 b.stats().panels_dequantized - before.panels_dequantized,
             );
-            let panels_each = if max_part_bytes.is_some() { 3 } else { 1 };
-            let (want_wide, want_panels) = if coop { (2, 2 * panels_each) } else { (4, 4 * panels_each) };
+            let panels_each = match (max_part_bytes, coop) {
+                (None, _) => 1,
+                (Some(_), true) => 3,
+                (Some(_), false) => 6,
+            };
+            let (want_wide, want_panels) = (2, 2 * panels_each);
             assert_eq!((wide, panels), (want_wide, want_panels), "{ty:?}: matmuls as panels, panels (coop {coop})");
             let (fg, fu) = (dequant(ty, &wg, rows * cols), dequant(ty, &wu, rows * cols));
             let mut worst = 0.0f32;

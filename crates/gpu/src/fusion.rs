@@ -376,18 +376,23 @@ impl GpuBackend {
     }
 
     /// Whether a batch's gate and up matmuls (`g`, `u`: one part each, same type and
-    /// shape) can be one cooperative-matrix dispatch with the gated activation
-    /// (`record_matmul_gated`): only unsplit, as the activation needs whole sums.
+    /// shape) can be one dispatch with the gated activation (`record_matmul_gated`): on
+    /// cooperative matrices unsplit, as the activation needs whole sums; on the shader
+    /// cores as one gated f32 panel (`wide_pays` gated: matmul_tiled has no gated form
+    /// there).
     pub(crate) fn gated_batch_fits(&self, g: &PendingMatmul, u: &PendingMatmul) -> bool {
         let one_part = |m: &PendingMatmul| m.parts.len() == 1 && m.norm.is_none();
-        self.shader_features.coop_matrix
-            && g.n > MATVEC_MAX_ROWS
+        let kernel_fits = || match self.shader_features.coop_matrix {
+            true => self.batch_grid(g.parts[0].rows, g.n, g.cols, true).2 == 1,
+            false => self.wide_pays(g.n, g.parts[0].rows, g.cols, self.act(g.x).cols as u32, true),
+        };
+        g.n > MATVEC_MAX_ROWS
             && one_part(g)
             && one_part(u)
             && same_parts(g, u)
             && g.ty == u.ty
             && g.row_words == u.row_words
-            && self.batch_grid(g.parts[0].rows, g.n, g.cols, true).2 == 1
+            && kernel_fits()
     }
 
     /// Whether a batch's matmuls over one input (two or three held as a group: a

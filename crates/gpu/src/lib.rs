@@ -55,8 +55,8 @@ pub use device::{adapters_info, AdapterSummary, GpuOptions};
 pub use key::{KernelKey, ShaderFeatures};
 pub use op_table::{Family, Module, Op, OpSpec, Slot, OPS};
 pub use tuning::{
-    int_batch_pays, matvec_lanes, wide_panel_bytes, wide_weight_pays, Tuning, INT_BATCH_DIGITS, MATVEC_MAX_ROWS,
-    WIDE_MIN_ROWS,
+    int_batch_pays, matvec_lanes, wide_gated_pays, wide_panel_bytes, wide_weight_pays, PanelForm, Tuning,
+    INT_BATCH_DIGITS, MATVEC_MAX_ROWS, WIDE_MIN_ROWS,
 };
 pub use weights::{stored_row_bytes, GpuWeight, Part};
 

@@ -221,6 +221,29 @@ pub const SPLIT_K_SHADER: SplitK = SplitK { full_tiles: 1024, target: 1024, min_
 /// (28 tiles) went 156 → 162 µs at 16 (bench/results/wide-splits-h200.md).
 pub const SPLIT_K_WIDE: SplitK = SplitK { full_tiles: 1024, target: 1024, min_span: 256, max_splits: 16 };
 
+/// Workgroups of matmul_wide that run at once on the GPU its spans are measured on: an
+/// H200's 132 multiprocessors, two each (its 119 registers under Tint and naga,
+/// bench/results/tint-stores-h200.md). A browser cannot ask how many fit; on another GPU
+/// the count is a guess whose error costs only part of a wave.
+pub const WIDE_WAVE_GROUPS: usize = 264;
+
+/// Spans matmul_wide splits a matmul of `tiles` output tiles over `k` values into: at most
+/// SPLIT_K_WIDE's (`split_k`), the count whose time is least as waves of WIDE_WAVE_GROUPS
+/// workgroups × a span's values, the last wave counted whole (fewest spans on ties: less
+/// to sum). Under Dawn on an H200 this orders the measured counts as their times do: over
+/// 2,048 rows the 1.5B's q/o and down took 268 and 1,489 µs in 4 spans (768 workgroups,
+/// 2.9 waves) against 300 and 1,599 in SPLIT_K_WIDE's 6 (1,152: 4.4 waves), the 0.5B's
+/// down 474 in 7 against 515 in 10; over 1,024 rows the 1.5B's down 741 in 11 against 765
+/// in 8 and 910 in 6 (bench/results/wide-tail-h200.md).
+pub fn wide_split_k(tiles: usize, k: usize) -> usize {
+    let time_and_spans = |s: usize| {
+        let span = k.div_ceil(s).next_multiple_of(SPLIT_K_ALIGN).max(1);
+        let spans = k.div_ceil(span).max(1);
+        ((tiles * spans).div_ceil(WIDE_WAVE_GROUPS) * span, spans)
+    };
+    (1..=split_k(tiles, k, SPLIT_K_WIDE)).map(time_and_spans).min().map_or(1, |(_, spans)| spans)
+}
+
 /// The split of a batch kernel family: see SplitK.
 pub fn split_k_rule(f: ShaderFeatures) -> SplitK {
     if f.coop_matrix {
@@ -314,6 +337,69 @@ pub const WIDE_LONG_BATCH_MIN_VALUES: usize = 1 << 21;
 /// rows at a time): the 1.5B's gate (8,960 × 1,536 × 4 bytes, 55 MB) in one, a 7B's
 /// (14,336 × 4,096) in four. Also at most a weight part's bytes (`max_part_bytes`).
 pub const WIDE_PANEL_BYTES: u64 = 64 << 20;
+/// Most bytes of one gated f32 panel (`PanelForm::GatedF32`): twice WIDE_PANEL_BYTES, so the
+/// 1.5B's gate and up (110 MB together) are one panel and one dispatch. Split into two
+/// panels they would be two dispatches again, each ending in its own part-empty wave,
+/// which is the time the gated dispatch saves (bench/results/wide-tail-h200.md).
+pub const WIDE_GATED_F32_PANEL_BYTES: u64 = 2 * WIDE_PANEL_BYTES;
+
+/// Fewest activation rows whose batch takes a feed-forward's gate and up as one gated f32
+/// panel (`wide_gated_pays`) on the shader cores. Under Dawn on an H200, one matmul_wide
+/// over the 1.5B's gate and up together (a 17,920-row panel, 2,240 workgroups over 2,048
+/// rows) took 3,036 µs where the two took 1,681 µs each (1,120 workgroups: 4.24 waves of
+/// the 264 that fit at once, the last one a quarter full), and 1,680 against 2 × 851
+/// (each in two spans) over 1,024 rows; the gated activation's own dispatch (109 µs at
+/// 2,048 rows) goes too (bench/results/wide-tail-h200.md). Not measured below 1,024 rows,
+/// where each weight's GEMM splits into more spans than an unsplit gated one would have.
+pub const WIDE_GATED_MIN_ROWS: usize = 1024;
+
+/// Whether a batch of `n` rows takes a feed-forward's gate and up (each `rows` × `k`) as
+/// one gated f32 panel on the shader cores (shaders/matmul_wide.wgsl, gated): from
+/// WIDE_GATED_MIN_ROWS rows, where each weight alone would take panels.
+pub fn wide_gated_pays(n: usize, rows: usize, k: usize) -> bool {
+    n >= WIDE_GATED_MIN_ROWS && wide_weight_pays(n, rows, k)
+}
+
+/// What a panel holds (wide.rs): one weight part's rows as f32 (the shader cores; the
+/// cooperative-matrix kernel's f16 rows are counted as f32), or a feed-forward's gate and
+/// up interleaved (`wide_gated_rows`) as f16 (cooperative matrices) or as f32 (the shader
+/// cores, `wide_gated_pays`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PanelForm {
+    F32,
+    GatedF16,
+    GatedF32,
+}
+
+impl PanelForm {
+    /// The form of a panel on a device with or without cooperative matrices.
+    pub fn of(coop_matrix: bool, gated: bool) -> PanelForm {
+        match (gated, coop_matrix) {
+            (false, _) => PanelForm::F32,
+            (true, true) => PanelForm::GatedF16,
+            (true, false) => PanelForm::GatedF32,
+        }
+    }
+
+    fn is_gated(self) -> bool {
+        self != PanelForm::F32
+    }
+
+    /// Most bytes of one such panel (before `max_part_bytes`).
+    fn limit(self) -> u64 {
+        match self {
+            PanelForm::GatedF32 => WIDE_GATED_F32_PANEL_BYTES,
+            _ => WIDE_PANEL_BYTES,
+        }
+    }
+
+    fn value_bytes(self) -> usize {
+        match self {
+            PanelForm::GatedF16 => 2,
+            _ => 4,
+        }
+    }
+}
 
 /// Weight rows per panel of a `k`-value weight with panels of at most `max_bytes`: a
 /// multiple of the tile's WN rows (None where not even WN rows fit: the weight then
@@ -326,24 +412,32 @@ pub fn wide_panel_rows(k: usize, max_bytes: u64) -> Option<usize> {
     }
 }
 
-/// Rows of a gated panel (matmul_wide_coop.wgsl) that holds `rows` rows of a gate and the
-/// same rows of up: 128-row tiles of 64 gate rows then their 64 up rows.
+/// Weight rows (of a gated pair: gate rows, each with the same row of up) per panel of
+/// `form` over a `k`-value weight, with weight parts of at most `max_part_bytes`: a
+/// multiple of WN rows, or of WN / 2 gate rows (None where not even that fits). An f16
+/// gated panel holds as many pairs as an f32 panel holds rows.
+pub fn wide_form_rows(k: usize, max_part_bytes: u64, form: PanelForm) -> Option<usize> {
+    let rows = wide_panel_rows(k, form.limit().min(max_part_bytes))?;
+    Some(if form == PanelForm::GatedF32 { rows / 2 } else { rows })
+}
+
+/// Rows of a gated panel (matmul_wide_coop.wgsl, matmul_wide.wgsl) that holds `rows` rows
+/// of a gate and the same rows of up: 128-row tiles of 64 gate rows then their 64 up rows.
 pub fn wide_gated_rows(rows: usize) -> usize {
     rows.div_ceil(WIDE_TILE.1 / 2) * WIDE_TILE.1
 }
 
 /// Bytes of the panel scratch a batch matmul over a `rows` × `k` weight part allocates
-/// where it takes panels (wide.rs: whole panels of `wide_panel_rows` rows, rounded up to a
-/// power of two within the limit so a larger weight later rarely needs another), with
-/// weight parts and panels of at most `max_part_bytes`; None where no panel fits. A gated
-/// pair's panel (f16, `wide_gated_rows`) fits in those bytes for every pair that takes
-/// panels (256 rows or more); the max keeps that true for any other.
-pub fn wide_panel_bytes(rows: usize, k: usize, max_part_bytes: u64, gated: bool) -> Option<u64> {
-    let limit = WIDE_PANEL_BYTES.min(max_part_bytes);
-    let panel_rows = wide_panel_rows(k, limit)?.min(rows);
-    let f32_bytes = (panel_rows * k * 4) as u64;
-    let gated_bytes = if gated { (wide_gated_rows(panel_rows) * k * 2) as u64 } else { 0 };
-    Some(f32_bytes.next_power_of_two().min(limit).max(f32_bytes).max(gated_bytes))
+/// where it takes panels of `form` (wide.rs: whole panels of `wide_form_rows` rows,
+/// rounded up to a power of two within the form's limit so a larger weight later rarely
+/// needs another), with weight parts and panels of at most `max_part_bytes`; None where
+/// no panel fits.
+pub fn wide_panel_bytes(rows: usize, k: usize, max_part_bytes: u64, form: PanelForm) -> Option<u64> {
+    let limit = form.limit().min(max_part_bytes);
+    let weight_rows = wide_form_rows(k, max_part_bytes, form)?.min(rows);
+    let panel_rows = if form.is_gated() { wide_gated_rows(weight_rows) } else { weight_rows };
+    let bytes = (panel_rows * k * form.value_bytes()) as u64;
+    Some(bytes.next_power_of_two().min(limit).max(bytes))
 }
 
 /// Workgroup memory the cooperative-matrix kernels need (attention_coop.wgsl's 47,624 bytes;
@@ -515,6 +609,19 @@ mod tests {
         assert_eq!(split_k(280, 1536, wide), 4);
         assert_eq!(split_k(28, 4864, wide), 16);
         assert_eq!(split_k(152, 896, wide), 3);
+        // The spans matmul_wide takes (wide_split_k): at most those, fewer where the
+        // last wave of workgroups would be part-empty. Over 2,048 rows the 1.5B's q/o and
+        // down (192 tiles) and the 0.5B's down (112); over 1,024 the 1.5B's down (96);
+        // over 512 its gate (280) and down (48), the 0.5B's gate (152); never past 1.
+        assert_eq!(wide_split_k(192, 1536), 4);
+        assert_eq!(wide_split_k(192, 8960), 4);
+        assert_eq!(wide_split_k(112, 4864), 7);
+        assert_eq!(wide_split_k(96, 8960), 11);
+        assert_eq!(wide_split_k(280, 1536), 4);
+        assert_eq!(wide_split_k(48, 8960), 11);
+        assert_eq!(wide_split_k(152, 896), 3);
+        assert_eq!(wide_split_k(1120, 1536), 1);
+        assert_eq!(wide_split_k(0, 0), 1);
     }
 
     #[test]
@@ -537,17 +644,29 @@ mod tests {
         assert_eq!(wide_panel_rows(1 << 20, 64 << 20), None);
         // The 1.5B's gate: one panel of 8,960 rows (52.5 MiB, rounded up to the 64 MiB
         // limit); its down (1,536 × 8,960: 52.5 MiB as well).
-        assert_eq!(wide_panel_bytes(8960, 1536, u64::MAX, false), Some(64 << 20));
-        assert_eq!(wide_panel_bytes(1536, 1536, u64::MAX, false), Some(16 << 20));
+        let f32 = PanelForm::F32;
+        assert_eq!(wide_panel_bytes(8960, 1536, u64::MAX, f32), Some(64 << 20));
+        assert_eq!(wide_panel_bytes(1536, 1536, u64::MAX, f32), Some(16 << 20));
         // Panels held to a part's bytes: 256 rows of 1,024 values in 1 MiB.
-        assert_eq!(wide_panel_bytes(650, 1024, 1 << 20, false), Some(1 << 20));
-        assert_eq!(wide_panel_bytes(650, 1 << 20, 64 << 20, false), None);
+        assert_eq!(wide_panel_bytes(650, 1024, 1 << 20, f32), Some(1 << 20));
+        assert_eq!(wide_panel_bytes(650, 1 << 20, 64 << 20, f32), None);
         // Gated: a pair of 300 rows interleaves into 640 rows of f16 (1.6 MB at 1,280
-        // values a row), within the 2 MiB that 300 rows of f32 round up to; the gate's
-        // whole panel holds the pair too.
+        // values a row), rounded up to 2 MiB; the gate's whole panel holds the pair too.
+        let (f16_pair, f32_pair) = (PanelForm::GatedF16, PanelForm::GatedF32);
         assert_eq!(wide_gated_rows(300), 640);
-        assert_eq!(wide_panel_bytes(300, 1280, u64::MAX, true), Some(2 << 20));
-        assert_eq!(wide_panel_bytes(8960, 1536, u64::MAX, true), Some(64 << 20));
+        assert_eq!(wide_panel_bytes(300, 1280, u64::MAX, f16_pair), Some(2 << 20));
+        assert_eq!(wide_panel_bytes(8960, 1536, u64::MAX, f16_pair), Some(64 << 20));
+        // As f32 on the shader cores, the 1.5B's pair in one panel of 17,920 rows (105
+        // MiB, rounded up to the 128 MiB limit); a part's bytes halve the pairs a panel
+        // holds (1 MiB: 128 pairs of 1,024 values).
+        assert_eq!(wide_form_rows(1536, u64::MAX, f32_pair), Some(10880));
+        assert_eq!(wide_panel_bytes(8960, 1536, u64::MAX, f32_pair), Some(128 << 20));
+        assert_eq!(wide_form_rows(1024, 1 << 20, f32_pair), Some(128));
+        assert_eq!(wide_panel_bytes(650, 1024, 1 << 20, f32_pair), Some(1 << 20));
+        assert_eq!(wide_form_rows(1024, 1 << 20, f16_pair), Some(256));
+        // The gated f32 pair from 1,024 rows, on weights that take panels alone.
+        assert!(!wide_gated_pays(1023, 8960, 1536) && wide_gated_pays(1024, 8960, 1536));
+        assert!(wide_gated_pays(2048, 4864, 896) && !wide_gated_pays(2048, 256, 1536));
     }
 }
 
@@ -570,7 +689,7 @@ pub enum Tuning {
     /// cooperative matrices.
     BatchTiles,
     /// A workgroup per WIDE_TILE output tile of a panel (`wide_panel_rows` weight rows),
-    /// times its `split_k` spans (SPLIT_K_WIDE).
+    /// times its `wide_split_k` spans.
     WideTiles,
     /// One workgroup per (row, head) of q and of k.
     PerQkHead,
@@ -597,7 +716,7 @@ impl Tuning {
             Tuning::MatvecLanes => "matvec_lanes lanes a weight row, matvec_rows rows a workgroup",
             Tuning::MatvecTall => "matvec_lanes lanes a weight row, matvec_tall_rows rows a workgroup",
             Tuning::BatchTiles => "one workgroup per batch_tile output tile, times its split_k spans",
-            Tuning::WideTiles => "one workgroup per WIDE_TILE output tile of a panel, times its split_k spans",
+            Tuning::WideTiles => "one workgroup per WIDE_TILE output tile of a panel, times its wide_split_k spans",
             Tuning::PerQkHead => "one workgroup per (row, head) of q and k",
             Tuning::AttentionSplits => "one workgroup per (row, head) times its splits (SPLIT_*)",
             Tuning::AttentionTiles => {

@@ -18,8 +18,9 @@ impl GpuBackend {
     /// (`gated`: a feed-forward's gate beside up, with the gated activation) runs as
     /// dequantized panels: over WIDE_MIN_ROWS or more rows, with vec4-aligned rows of
     /// input, where a panel fits, and
-    ///   - on the shader cores, never gated, on a weight large enough
-    ///     (`wide_weight_pays`, or any with `GpuOptions::wide_every_weight`);
+    ///   - on the shader cores, on a weight large enough (`wide_weight_pays`), gated
+    ///     from WIDE_GATED_MIN_ROWS rows (`wide_gated_pays`: one f32 panel and one
+    ///     dispatch for gate and up), or any with `GpuOptions::wide_every_weight`;
     ///   - on cooperative matrices, gated (or any with `wide_every_weight`): a GEMM
     ///     probe had the f16 panel GEMM 1.25x matmul_tiled's speed on gate's shape, and
     ///     no faster on down's or q's once the dequantizing and split sums are counted
@@ -28,7 +29,7 @@ impl GpuBackend {
         let coop = self.shader_features.coop_matrix;
         let weight = match (coop, gated) {
             (true, _) => gated || self.wide_every_weight,
-            (false, true) => false,
+            (false, true) => self.wide_every_weight || wide_gated_pays(n, rows, k),
             (false, false) => self.wide_every_weight || wide_weight_pays(n, rows, k),
         };
         // The coop kernel loads 8 values a chunk, the f32 one 4.
@@ -37,14 +38,17 @@ impl GpuBackend {
             && n >= WIDE_MIN_ROWS
             && k.is_multiple_of(if coop { 8 } else { 4 })
             && x_stride.is_multiple_of(4)
-            && self.wide_panel_rows(k).is_some()
+            && self.wide_panel_rows(k, gated).is_some()
     }
 
-    /// Weight rows (output columns) per panel of a `k`-value weight: within
-    /// WIDE_PANEL_BYTES and what one buffer may hold, as f32 rows (an f16 gated panel
-    /// holds as many gate rows and as many up rows in the same bytes).
-    fn wide_panel_rows(&self, k: usize) -> Option<usize> {
-        wide_panel_rows(k, WIDE_PANEL_BYTES.min(self.max_part_bytes))
+    /// Weight rows (output columns; gated, gate rows) per panel of a `k`-value weight:
+    /// within the panel form's limit and what one buffer may hold (`wide_form_rows`).
+    fn wide_panel_rows(&self, k: usize, gated: bool) -> Option<usize> {
+        wide_form_rows(k, self.max_part_bytes, self.panel_form(gated))
+    }
+
+    fn panel_form(&self, gated: bool) -> PanelForm {
+        PanelForm::of(self.shader_features.coop_matrix, gated)
     }
 
     /// `out (+)= x · Wᵀ` over one weight part of type `ty` (`p` as record_batch_matmul
@@ -62,12 +66,12 @@ impl GpuBackend {
         up: Option<BufId>,
     ) -> Option<PendingSplitSum> {
         let (n, rows, k) = (p.n as usize, p.rows as usize, p.k as usize);
-        let Some(panel_rows) = self.wide_panel_rows(k) else {
+        let Some(panel_rows) = self.wide_panel_rows(k, up.is_some()) else {
             self.defer(err("matmul_wide: no panel fits this weight's rows"));
             return None;
         };
         let panel_rows = panel_rows.min(rows);
-        let need = wide_panel_bytes(rows, k, self.max_part_bytes, up.is_some()).unwrap_or(0);
+        let need = wide_panel_bytes(rows, k, self.max_part_bytes, self.panel_form(up.is_some())).unwrap_or(0);
         let panel = self.scratch_or_defer(self.wide_panel, "matmul dequantized panel", need)?;
         self.wide_panel = Some(panel);
         self.stats.wide_batch_matmuls += 1;
@@ -93,7 +97,7 @@ impl GpuBackend {
             // activation needs whole sums).
             let room = (self.max_part_bytes / (n * len * 4) as u64).max(1) as usize;
             let splits = match up {
-                None if self.allow_split_k => split_k(gx * gy, k, SPLIT_K_WIDE).min(room),
+                None if self.allow_split_k => wide_split_k(gx * gy, k).min(room),
                 _ => 1,
             };
             let k_span = k.div_ceil(splits).next_multiple_of(SPLIT_K_ALIGN);

@@ -66,7 +66,7 @@ pub(crate) struct Need {
     pub kv_cache: u64,
     pub activations: u64,
     /// CPU: the slack and the parsed header and tokenizer; WebGPU: prefill's dequantized
-    /// weight panel (up to 64 MiB).
+    /// weight panel (up to 64 MiB, or 128 MiB for a gate and up together).
     pub other: u64,
     pub largest_weight: Option<LargestWeight>,
     /// The largest single buffer besides weights: (what, bytes).
@@ -130,14 +130,17 @@ pub(crate) fn gpu_need(
         // Not the vocabulary tables: the embedding is looked up, and the output matmul
         // runs over the last rows only (or 32-row batches of every position's logits).
         let vocab_table = s.name == "token_embd.weight" || s.name == "output.weight";
-        // (f32 panels: a browser has no cooperative matrices, so nothing is gated.) Asked
-        // with the session's largest batch: the rule takes more weights as batches grow, so
-        // this counts every panel any of its batches makes.
+        // (f32 panels: a browser has no cooperative matrices.) Asked with the session's
+        // largest batch: the rules take more weights as batches grow, so this counts every
+        // panel any of its batches makes; a feed-forward's gate, where its batches take it
+        // with up as one gated panel (twice the rows), counts that panel.
         if !vocab_table
             && batch >= kindling_gpu::WIDE_MIN_ROWS
             && kindling_gpu::wide_weight_pays(batch, part_rows, s.cols)
         {
-            panel = panel.max(kindling_gpu::wide_panel_bytes(part_rows, s.cols, max_part, false).unwrap_or(0));
+            let gated = s.name.ends_with("ffn_gate.weight") && kindling_gpu::wide_gated_pays(batch, part_rows, s.cols);
+            let form = kindling_gpu::PanelForm::of(false, gated);
+            panel = panel.max(kindling_gpu::wide_panel_bytes(part_rows, s.cols, max_part, form).unwrap_or(0));
         }
         if rows_per_part == 0 {
             reasons.push(format!(
@@ -810,6 +813,12 @@ mod tests {
         assert_eq!(gpu_need(&cfg, &with_ffn, 200, KvCacheType::F32, &unlimited()).other, 0);
         with_ffn.push(spec("blk.0.ffn_up.weight", GgmlType::Q8_0, 1024, 4096));
         assert_eq!(gpu_need(&cfg, &with_ffn, 200, KvCacheType::F32, &unlimited()).other, 16 << 20);
+        // A feed-forward's gate: in 256-row batches a plain panel; from 1,024 rows
+        // (here 2,048 positions, batches of 2,048) one gated f32 panel with up's rows, twice
+        // the bytes.
+        with_ffn.push(spec("blk.0.ffn_gate.weight", GgmlType::Q8_0, 1024, 4096));
+        assert_eq!(gpu_need(&cfg, &with_ffn, 200, KvCacheType::F32, &unlimited()).other, 16 << 20);
+        assert_eq!(gpu_need(&cfg, &with_ffn, 2048, KvCacheType::F32, &unlimited()).other, 32 << 20);
 
         // A binding of 8000 bytes: the embedding is split into buffers of 111 rows, but
         // the activations do not fit even at the fewest rows, [64, 128] (32,768 bytes).

@@ -123,8 +123,9 @@ async fn tiny_llama3_prefill_joins_q_and_k_and_matches_cpu() {
 
 /// A prefill of 256 rows in one batch (tiny-llama's whole context, WIDE_MIN_ROWS) takes
 /// the large batches' path, every weight dequantized into f32 panels and multiplied by
-/// matmul_wide (`wide_every_weight`: these weights are small); the last position's
-/// logits, which every row's keys and values reach, against the CPU's.
+/// matmul_wide (`wide_every_weight`: these weights are small), each layer's gate and up
+/// as one gated panel: 6 panel matmuls a layer, 2 layers; the last position's logits,
+/// which every row's keys and values reach, against the CPU's.
 #[wasm_bindgen_test]
 async fn tiny_llama_long_prefill_as_dequantized_panels_matches_cpu() {
     if !webgpu_available().await {
@@ -132,7 +133,7 @@ async fn tiny_llama_long_prefill_as_dequantized_panels_matches_cpu() {
     }
     let options = GpuOptions { wide_every_weight: true, ..GpuOptions::default() };
     let stats = compare_tokens(TINY_LLAMA, options, 256, 256).await;
-    assert!(stats.wide_batch_matmuls >= 14, "{stats:?}");
+    assert!(stats.wide_batch_matmuls >= 12, "{stats:?}");
 }
 
 /// A decode step whose attention splits over its 300-position context (longer than the
