@@ -4,35 +4,43 @@
 // `attention_tiled`: a batch's attention (prefill), one workgroup per (block of TQ rows,
 // head). The positions the block's rows attend to pass through workgroup memory a tile
 // of TP at a time, keys then values, each tile read from the cache once for TQ rows (the
-// per-row kernel of attention.wgsl reads it once per row). An invocation serves two rows
-// of the block, i and i + TQ / 2, as one of each row's 8 invocations: for the scores it
-// takes positions sub and sub + 8 of the tile (full q·k dots, q read from the batch),
-// for the weighted sum every 8th vec4 of head_dim from sub. Each key and value it loads
-// serves both rows: per workgroup-memory load, twice the products of one row an
-// invocation. Online softmax per row across tiles: each invocation keeps each row's
-// running max (from the 8 invocations' maxima, through rowmax) and its share of the sum.
-// With splits > 1 each block's positions are shared among `splits` workgroups (a long
-// prompt's last blocks would otherwise walk all of it alone), whose partial results
-// attn_combine merges. Needs head_dim % 4 == 0 and ≤ 128 (the host checks: 4 vec4s a
-// row an invocation). Workgroup memory: kvt, wts, rowmax and rowf, 15.1 KB. TQ: rows per
-// workgroup (tuning.rs writes it).
+// per-row kernel of attention.wgsl reads it once per row). Each invocation has two jobs:
+//   - scores: two rows of the block, i and i + TQ / 2, as one of each row's 8
+//     invocations, positions sub and sub + 8 of the tile (full q·k dots, q read from the
+//     batch); each key it loads serves both rows;
+//   - the weighted sum: four consecutive rows (a row quad, lid / 16) × vec4s pd and
+//     pd + 16 of head_dim (pd = lid % 16), so that per tile position it loads the quad's
+//     four weights as one vec4 and two vec4s of the value for 32 products (the rows-by-
+//     halves layout before this loaded two weights and four value vec4s for as many).
+// Online softmax per row across tiles: each score invocation keeps its rows' running
+// max (from the 8 invocations' maxima, through rowmax) and its share of the sum; the
+// factor that rescales a row's weighted sum reaches the row quad's invocations through
+// `corr`. With splits > 1 each block's positions are shared among `splits` workgroups
+// (a long prompt's last blocks would otherwise walk all of it alone), whose partial
+// results attn_combine merges. Needs head_dim % 4 == 0 and ≤ 128 (the host checks: two
+// vec4s a row an invocation). Workgroup memory: kvt, wts, corr, rowmax and rowf, 15.4 KB.
+// TQ: rows per workgroup (tuning.rs writes it).
 //
-// Both tiles are padded against bank conflicts. For the scores, the 8 invocations of a
+// The tiles are padded against bank conflicts. For the scores, the 8 invocations of a
 // row read 8 positions' keys at the same offset: at a row stride of head_dim / 4 vec4s
 // (a multiple of 32 words at head_dim 128 or 64) all 8 fell on the same four banks, an
 // 8-way conflict on every key read. A stride of one vec4 more (KV_PAD) spreads them over
-// all 32. Likewise a warp's 4 rows read their weights at one tile position: an odd row
-// stride (WTS_STRIDE) puts them in 4 banks.
+// all 32. Likewise a warp's score invocations write weights of 8 positions × 4 rows: a
+// position stride of QUADS + 1 vec4s (WTS_STRIDE) puts them in 32 banks.
 const KV_PAD: u32 = 1u;
 const TP: u32 = 16u;
-const WTS_STRIDE: u32 = TP + 1u;
 // Row pairs per workgroup: invocation i / 8 holds rows i / 8 and i / 8 + HALF.
 const HALF: u32 = TQ / 2u;
+// Row quads per workgroup: invocation i / 16 sums rows 4 (i / 16) ..+3.
+const QUADS: u32 = TQ / 4u;
+const WTS_STRIDE: u32 = QUADS + 1u;
 // A tile of TP cache rows' head slices (keys, then values), head_dim / 4 vec4s each, at a
 // row stride of head_dim / 4 + KV_PAD.
 var<workgroup> kvt: array<vec4<f32>, TP * (32u + KV_PAD)>;
-// The tile's weights exp(score − max): row i's position j at [i * WTS_STRIDE + j].
-var<workgroup> wts: array<f32, TQ * WTS_STRIDE>;
+// The tile's weights exp(score − max): position j of rows 4q..4q+3 at [j * WTS_STRIDE + q].
+var<workgroup> wts: array<vec4<f32>, TP * WTS_STRIDE>;
+// Per row quad: this tile's factors that rescale its rows' weighted sums so far.
+var<workgroup> corr: array<vec4<f32>, QUADS>;
 // Per invocation and row (the first rows, then the second): the max of its scores in a
 // tile, at the end its share of the sum.
 var<workgroup> rowmax: array<f32, 2u * WG>;
@@ -58,16 +66,10 @@ fn load_tile(which: u32, t0: u32, end: u32, kvb: u32, hd4: u32, lid: u32) {
     }
 }
 
-// One row of an invocation's pair: its running max and sum, and its weighted sum's
-// vec4s sub, sub + 8, sub + 16, sub + 24 of head_dim (named, not an array, so they stay
-// in registers).
-struct Acc {
+// One score row of an invocation's pair: its running max and its share of the sum.
+struct RowState {
     m: f32,
     l: f32,
-    a0: vec4<f32>,
-    a1: vec4<f32>,
-    a2: vec4<f32>,
-    a3: vec4<f32>,
 }
 
 @compute @workgroup_size(256)
@@ -85,8 +87,8 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let ks = hd4 + KV_PAD;
     let i = lid / 8u;
     let sub = lid % 8u;
-    // The invocation's two rows (past the batch: masked; their positions taken from
-    // the last row's so that no row data past the batch is read).
+    // The invocation's two score rows (past the batch: masked; their positions taken
+    // from the last row's so that no row data past the batch is read).
     let ra = r0 + i;
     let rb = r0 + i + HALF;
     let live_a = ra < p.n;
@@ -103,7 +105,19 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     let qa = (ra * p.q_cols + h * hd) >> 2u;
     let qb = (rb * p.q_cols + h * hd) >> 2u;
     let kvb = (h / (p.heads / p.kv_heads)) * hd;
-    var a = Acc(NEG_BIG, 0.0, vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0), vec4<f32>(0.0));
+    // The invocation's row quad and vec4s of head_dim in the weighted sum: oc_e holds
+    // row 4 pq + c, vec4 pd + 16 e (named, not an array, so they stay in registers).
+    let pq = lid / 16u;
+    let pd = lid % 16u;
+    var o0_0 = vec4<f32>(0.0);
+    var o0_1 = vec4<f32>(0.0);
+    var o1_0 = vec4<f32>(0.0);
+    var o1_1 = vec4<f32>(0.0);
+    var o2_0 = vec4<f32>(0.0);
+    var o2_1 = vec4<f32>(0.0);
+    var o3_0 = vec4<f32>(0.0);
+    var o3_1 = vec4<f32>(0.0);
+    var a = RowState(NEG_BIG, 0.0);
     var b = a;
     let j0 = sub;
     let j1 = sub + 8u;
@@ -140,48 +154,45 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
         // The values replace the keys while each invocation turns its scores into
         // weights against each row's new running max.
         load_tile(1u, t0, end, kvb, hd4, lid);
-        let ca = new_weights(&a, ma, i, lid, 0u);
-        let cb = new_weights(&b, mb, i + HALF, lid, WG);
+        new_weights(&a, ma, i, lid, 0u);
+        new_weights(&b, mb, i + HALF, lid, WG);
         workgroupBarrier();
-        a.a0 *= ca;
-        a.a1 *= ca;
-        a.a2 *= ca;
-        a.a3 *= ca;
-        b.a0 *= cb;
-        b.a1 *= cb;
-        b.a2 *= cb;
-        b.a3 *= cb;
-        // Each value loaded once for both rows; the head's width tested outside the
-        // loops (uniform), where inside them the tests cost head_dim 128 10% (H200).
+        let c = corr[pq];
+        o0_0 *= c.x;
+        o0_1 *= c.x;
+        o1_0 *= c.y;
+        o1_1 *= c.y;
+        o2_0 *= c.z;
+        o2_1 *= c.z;
+        o3_0 *= c.w;
+        o3_1 *= c.w;
+        // Each value vec4 loaded once for the quad's four rows; the head's width tested
+        // outside the loops (uniform). Past head_dim an invocation sums what kvt holds
+        // there (finite: a tile's or zeros) into sums never stored, rather than testing
+        // each load.
         if (hd4 > 16u) {
             for (var j = 0u; j < TP; j++) {
-                let wa = wts[i * WTS_STRIDE + j];
-                let wb = wts[(i + HALF) * WTS_STRIDE + j];
-                let vb = j * ks;
-                let v0 = value(vb, sub, hd4);
-                let v1 = value(vb, sub + 8u, hd4);
-                let v2 = value(vb, sub + 16u, hd4);
-                let v3 = value(vb, sub + 24u, hd4);
-                a.a0 += wa * v0;
-                a.a1 += wa * v1;
-                a.a2 += wa * v2;
-                a.a3 += wa * v3;
-                b.a0 += wb * v0;
-                b.a1 += wb * v1;
-                b.a2 += wb * v2;
-                b.a3 += wb * v3;
+                let w = wts[j * WTS_STRIDE + pq];
+                let vb = j * ks + pd;
+                let v0 = kvt[vb];
+                let v1 = kvt[vb + 16u];
+                o0_0 += w.x * v0;
+                o0_1 += w.x * v1;
+                o1_0 += w.y * v0;
+                o1_1 += w.y * v1;
+                o2_0 += w.z * v0;
+                o2_1 += w.z * v1;
+                o3_0 += w.w * v0;
+                o3_1 += w.w * v1;
             }
         } else {
             for (var j = 0u; j < TP; j++) {
-                let wa = wts[i * WTS_STRIDE + j];
-                let wb = wts[(i + HALF) * WTS_STRIDE + j];
-                let vb = j * ks;
-                let v0 = value(vb, sub, hd4);
-                let v1 = value(vb, sub + 8u, hd4);
-                a.a0 += wa * v0;
-                a.a1 += wa * v1;
-                b.a0 += wb * v0;
-                b.a1 += wb * v1;
+                let w = wts[j * WTS_STRIDE + pq];
+                let v0 = kvt[j * ks + pd];
+                o0_0 += w.x * v0;
+                o1_0 += w.y * v0;
+                o2_0 += w.z * v0;
+                o3_0 += w.w * v0;
             }
         }
         workgroupBarrier();
@@ -190,72 +201,80 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     rowmax[WG + lid] = b.l;
     workgroupBarrier();
     if (sub == 0u) {
-        var sa = 0.0;
-        var sb = 0.0;
+        var la = 0.0;
+        var lb = 0.0;
         for (var c = 0u; c < 8u; c++) {
-            sa += rowmax[i * 8u + c];
-            sb += rowmax[WG + i * 8u + c];
+            la += rowmax[i * 8u + c];
+            lb += rowmax[WG + i * 8u + c];
         }
-        rowf[i] = sa;
-        rowf[i + HALF] = sb;
+        rowf[i] = la;
+        rowf[i + HALF] = lb;
+        // Splits: each row's running max and sum beside its share's weighted sum, as the
+        // per-row kernel's splits leave them for attn_combine.
+        if (p.splits > 1u) {
+            if (live_a) {
+                put_split_head(ra, h, split, a.m, la);
+            }
+            if (live_b) {
+                put_split_head(rb, h, split, b.m, lb);
+            }
+        }
     }
     workgroupBarrier();
-    if (live_a) {
-        finish_row(a, ra, i, h, split, sub, hd4);
-    }
-    if (live_b) {
-        finish_row(b, rb, i + HALF, h, split, sub, hd4);
-    }
+    let rq = r0 + 4u * pq;
+    finish_row(o0_0, o0_1, rq, 4u * pq, h, split, pd, hd4);
+    finish_row(o1_0, o1_1, rq + 1u, 4u * pq + 1u, h, split, pd, hd4);
+    finish_row(o2_0, o2_1, rq + 2u, 4u * pq + 2u, h, split, pd, hd4);
+    finish_row(o3_0, o3_1, rq + 3u, 4u * pq + 3u, h, split, pd, hd4);
 }
 
 // A row's weights for this tile from its masked scores s (positions sub and sub + 8)
 // against its new running max, from its 8 invocations' maxima at rowmax[half + 8 i..]:
-// into wts (row i of the block), the running max and sum updated; returns the factor
-// that rescales the weighted sum so far.
-fn new_weights(acc: ptr<function, Acc>, s: vec2<f32>, i: u32, lid: u32, half: u32) -> f32 {
-    var m_new = (*acc).m;
+// into wts (row i of the block), and the factor that rescales its weighted sum so far
+// into corr; the running max and sum updated.
+fn new_weights(st: ptr<function, RowState>, s: vec2<f32>, i: u32, lid: u32, half: u32) {
+    var m_new = (*st).m;
     let first = half + (lid / 8u) * 8u;
     for (var c = 0u; c < 8u; c++) {
         m_new = max(m_new, rowmax[first + c]);
     }
-    let corr = exp((*acc).m - m_new);
+    let f = exp((*st).m - m_new);
     let e = select(vec2<f32>(0.0), exp(s - m_new), s > vec2<f32>(NEG_BIG));
-    (*acc).l = (*acc).l * corr + e.x + e.y;
-    (*acc).m = m_new;
+    (*st).l = (*st).l * f + e.x + e.y;
+    (*st).m = m_new;
     let sub = lid % 8u;
-    wts[i * WTS_STRIDE + sub] = e.x;
-    wts[i * WTS_STRIDE + sub + 8u] = e.y;
-    return corr;
-}
-
-// vec4 g of the value tile's row at vb; zero past head_dim.
-fn value(vb: u32, g: u32, hd4: u32) -> vec4<f32> {
-    if (g >= hd4) {
-        return vec4<f32>(0.0);
+    let quad = i / 4u;
+    let row = i % 4u;
+    wts[sub * WTS_STRIDE + quad][row] = e.x;
+    wts[(sub + 8u) * WTS_STRIDE + quad][row] = e.y;
+    if (sub == 0u) {
+        corr[quad][row] = f;
     }
-    return kvt[vb + g];
 }
 
-// Row r (row i of the block) of head h: its normalised output. Splits: this share's
-// running max, sum and unnormalised weighted sum, as the per-row kernel's splits leave
-// them for attn_combine.
-fn finish_row(acc: Acc, r: u32, i: u32, h: u32, split: u32, sub: u32, hd4: u32) {
+// The running max m and sum l of row r's share of positions (splits > 1), ahead of its
+// weighted sum in the split scratch.
+fn put_split_head(r: u32, h: u32, split: u32, m: f32, l: f32) {
+    let sb = ((r * p.heads + h) * p.splits + split) * (SPLIT_HEAD + p.head_dim);
+    scratch[sb] = m;
+    scratch[sb + 1u] = l;
+}
+
+// Row r (row i of the block) of head h, vec4s pd and pd + 16 of head_dim (v0, v1): its
+// normalised output, or with splits its unnormalised weighted sum in the split scratch.
+fn finish_row(v0: vec4<f32>, v1: vec4<f32>, r: u32, i: u32, h: u32, split: u32, pd: u32, hd4: u32) {
+    if (r >= p.n) {
+        return;
+    }
     let hd = p.head_dim;
-    let sb = ((r * p.heads + h) * p.splits + split) * (SPLIT_HEAD + hd);
     var at = r * p.q_cols + h * hd;
     var f = select(0.0, 1.0 / rowf[i], rowf[i] > 0.0);
     if (p.splits > 1u) {
-        if (sub == 0u) {
-            scratch[sb] = acc.m;
-            scratch[sb + 1u] = rowf[i];
-        }
-        at = sb + SPLIT_HEAD;
+        at = ((r * p.heads + h) * p.splits + split) * (SPLIT_HEAD + hd) + SPLIT_HEAD;
         f = 1.0;
     }
-    put_row4(at, sub, hd4, acc.a0 * f);
-    put_row4(at, sub + 8u, hd4, acc.a1 * f);
-    put_row4(at, sub + 16u, hd4, acc.a2 * f);
-    put_row4(at, sub + 24u, hd4, acc.a3 * f);
+    put_row4(at, pd, hd4, v0 * f);
+    put_row4(at, pd + 16u, hd4, v1 * f);
 }
 
 // Score of tile position j of a row: scaled, soft-capped, or NEG_BIG (masked) outside

@@ -480,8 +480,8 @@ impl GpuBackend {
         self.keep_batch_input_quantized(xb, &p, digits, [ob, self.dummy]);
     }
 
-    /// Records a batch's gate and up and `out = act(gate) * up` as one
-    /// cooperative-matrix dispatch (`gated_batch_fits` holds).
+    /// Records a batch's gate and up and `out = act(gate) * up` as one dispatch
+    /// (`gated_batch_fits` holds): on cooperative matrices, or a gated f32 panel.
     pub(crate) fn record_matmul_gated(&mut self, g: PendingMatmul, u: PendingMatmul, act: u32, out: GpuActivation) {
         let p = MatmulParams {
             n: g.n as u32,

@@ -301,7 +301,7 @@ impl Backend for GpuBackend {
         let same_type = |a: &PendingMatmul| a.ty == pm.ty && a.row_words == pm.row_words;
         // A batch's two matmuls over one input, of one type and shape: held as a pair, as
         // a feed-forward's gate and up, which the gated activation after them may take
-        // into one cooperative-matrix dispatch (record_matmul_gated). And a batch's two
+        // into one dispatch (record_matmul_gated). And a batch's two
         // or three over one input that one dispatch takes (multi_batch_fits: q, k and v),
         // held as a group.
         let batch_group = match &self.pending {
@@ -549,9 +549,8 @@ impl Backend for GpuBackend {
         let len = self.rows(gate) * self.act(gate).cols;
         let act = act_code(act);
         // gate = Wg·x, up = Wu·x just held as a pair: one dispatch for all three (per
-        // weight part in decode; a batch's on cooperative matrices, where the pair was
-        // held only if it fits that kernel). Not when out is x (other workgroups still
-        // read it).
+        // weight part in decode; a batch's where the pair was held only if it fits that
+        // kernel, gated_batch_fits). Not when out is x (other workgroups still read it).
         let fusable = match &self.pending {
             Some(Pending::Group(v)) if v.len() == 2 && same_parts(&v[0], &v[1]) => {
                 let (g, u) = (&v[0], &v[1]);

@@ -461,11 +461,16 @@ pub const ATTN_TILE_ROWS: usize = 64;
 /// tiled kernel takes 23-44% off the per-row one's time at head_dim 128 and 64, but
 /// at 256 (Gemma 3: tiles of 8 positions, 64 workgroups) it is 65% slower.
 pub const ATTN_TILE_MAX_HEAD_DIM: usize = 128;
-// attention_tiled.wgsl holds four vec4s of head_dim per row and invocation, and its
-// tiles at most 16 positions of 128 values; its TQ / 2 row pairs of 8 invocations are its
-// workgroup of 256.
-const _: () =
-    assert!(ATTN_TILE_MAX_HEAD_DIM <= 128 && ATTN_TILE_ROWS.is_multiple_of(2) && ATTN_TILE_ROWS / 2 * 8 == 256);
+// attention_tiled.wgsl's weighted sum holds two vec4s of head_dim (16 apart) per row of a
+// row quad and invocation, and its tiles at most 16 positions of 128 values; its TQ / 2
+// row pairs of 8 invocations (the scores) and its TQ / 4 row quads of 16 (the weighted
+// sum) are each its workgroup of 256.
+const _: () = assert!(
+    ATTN_TILE_MAX_HEAD_DIM <= 128
+        && ATTN_TILE_ROWS.is_multiple_of(4)
+        && ATTN_TILE_ROWS / 2 * 8 == 256
+        && ATTN_TILE_ROWS / 4 * 16 == 256
+);
 /// Positions per workgroup of attention_tiled aimed at: a block of rows attending to
 /// more is shared among several (its last blocks otherwise walk the whole prompt
 /// alone while the GPU idles), as long as there are fewer than
