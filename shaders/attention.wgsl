@@ -217,6 +217,12 @@ fn share(r: u32, split: u32) -> vec2<u32> {
     return split_share(row_start(r), row_end(r), split);
 }
 
+// Where split `split` of row r, head h keeps its record in the split scratch (its max,
+// its sum, then its weighted sum from SPLIT_HEAD on), for attn_combine.
+fn split_record(r: u32, h: u32, split: u32) -> u32 {
+    return ((r * p.heads + h) * p.splits + split) * (SPLIT_HEAD + p.head_dim);
+}
+
 @compute @workgroup_size(256)
 fn attention(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
              @builtin(local_invocation_index) lid: u32) {

@@ -401,7 +401,7 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     // With splits, this share's max and sum for attn_combine (as attention_tiled.wgsl
     // leaves them).
     if (live && p.splits > 1u && part == 0u) {
-        let sb = ((r * p.heads + h) * p.splits + split) * (SPLIT_HEAD + hd);
+        let sb = split_record(r, h, split);
         scratch[sb] = m;
         scratch[sb + 1u] = lr;
     }
@@ -409,7 +409,7 @@ fn attention_tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
     // with splits unnormalised into the scratch.
     let orow = rb + srow;
     let olive = !dead && r0 + orow < p.n;
-    let osb = (((r0 + orow) * p.heads + h) * p.splits + split) * (SPLIT_HEAD + hd);
+    let osb = split_record(r0 + orow, h, split);
     let oqb = (r0 + orow) * p.q_cols + h * hd;
     let at = oa + srow * OLD;
     workgroupBarrier();

@@ -255,7 +255,7 @@ fn new_weights(st: ptr<function, RowState>, s: vec2<f32>, i: u32, lid: u32, half
 // The running max m and sum l of row r's share of positions (splits > 1), ahead of its
 // weighted sum in the split scratch.
 fn put_split_head(r: u32, h: u32, split: u32, m: f32, l: f32) {
-    let sb = ((r * p.heads + h) * p.splits + split) * (SPLIT_HEAD + p.head_dim);
+    let sb = split_record(r, h, split);
     scratch[sb] = m;
     scratch[sb + 1u] = l;
 }
@@ -270,7 +270,7 @@ fn finish_row(v0: vec4<f32>, v1: vec4<f32>, r: u32, i: u32, h: u32, split: u32, 
     var at = r * p.q_cols + h * hd;
     var f = select(0.0, 1.0 / rowf[i], rowf[i] > 0.0);
     if (p.splits > 1u) {
-        at = ((r * p.heads + h) * p.splits + split) * (SPLIT_HEAD + hd) + SPLIT_HEAD;
+        at = split_record(r, h, split) + SPLIT_HEAD;
         f = 1.0;
     }
     put_row4(at, pd, hd4, v0 * f);
